@@ -1,0 +1,36 @@
+# Two commands do all set-up on a fresh machine with Python 3.11 and make: `make run`, `make test`.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+OUT    ?= out
+
+.PHONY: run test bench lint sample clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/mpg run --traces data/sample_traces --out $(OUT)
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_bench.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+# Regenerates the committed sample fleet (deterministic: same seed, same bytes).
+sample: $(STAMP)
+	rm -rf data/sample_traces
+	$(BIN)/mpg simulate --seed 7 --jobs 60 --days 3 --out data/sample_traces
+
+clean:
+	rm -rf $(VENV) $(OUT) .pytest_cache .ruff_cache

@@ -1,0 +1,65 @@
+"""Metric definitions, versioned. The one place that says what every published number means.
+
+Changelog (append only; a new version is written beside the old ones, never over them):
+- v1 (2026-11): MPG = SG x RG x PG as in spec fleet-traces.md v1. PG per job-day is
+  sum(model_flops / (chips x peak_flops_per_chip)) / sum(step_time_s) over that day's profile
+  records; a generation without a peak has no PG.
+
+The chip-time categories and their precedence are part of the definition too: they decide which
+activity a second of all-allocated time is charged to when spans overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import polars as pl
+
+# Which span a second belongs to when several cover it: the first of these that is active.
+SPAN_PRECEDENCE: tuple[str, ...] = (
+    "kept_step",
+    "lost_step",
+    "checkpoint_save",
+    "checkpoint_restore",
+    "compile",
+    "init",
+    "data_wait",
+)
+
+# Stored ledger categories: an append-only list of strings (never renumbered enums).
+LEDGER_CATEGORIES: tuple[str, ...] = (
+    "ideal",
+    "program_loss",
+    "productive_unprofiled",
+    "lost_progress",
+    "checkpoint_save",
+    "checkpoint_restore",
+    "compile",
+    "init",
+    "data_wait",
+    "runtime_idle",
+    "scheduling",
+)
+
+
+@dataclass(frozen=True)
+class MetricVersion:
+    """A version of the PG definition: how ideal step time is derived from a profile record.
+
+    `ideal_step_time` is a Polars expression over a profile record joined with its chip catalog
+    entry (columns model_flops, hbm_bytes, chips, peak_flops_per_chip, hbm_bytes_per_s).
+    """
+
+    name: str
+    ideal_step_time: Callable[[], pl.Expr]
+
+
+def _compute_roofline() -> pl.Expr:
+    return pl.col("model_flops") / (pl.col("chips") * pl.col("peak_flops_per_chip"))
+
+
+METRIC_VERSIONS: dict[str, MetricVersion] = {
+    "v1": MetricVersion(name="v1", ideal_step_time=_compute_roofline),
+}
+DEFAULT_METRIC_VERSION = "v1"

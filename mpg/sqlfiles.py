@@ -1,0 +1,18 @@
+"""Loads SQL statements from the `sql/` folder (installed as `mpg.sql`).
+
+SQL lives only in files, one statement each (sql/parse/macros.sql excepted), with named
+parameters bound at execution: nothing here formats values into query text.
+
+    >>> "with" in load_sql("parse/runtime.sql")
+    True
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+
+@cache
+def load_sql(name: str) -> str:
+    return resources.files("mpg.sql").joinpath(name).read_text(encoding="utf-8")

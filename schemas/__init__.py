@@ -1,0 +1,164 @@
+"""Every record and table the pipeline reads or writes, declared once as a pyarrow schema.
+
+Parquet files are written with these schemas, the DuckDB DDL is generated from them
+(`mpg.schemas.ddl`), and the typed columns that the parse SQL produces are selected and cast by
+them, so a column is renamed or retyped in exactly one place. `SCHEMA_VERSION` travels in each
+schema's metadata and so in every Parquet footer.
+
+    >>> from mpg.schemas import JOB_DAY_GOODPUT
+    >>> JOB_DAY_GOODPUT.field("sg").type
+    DataType(double)
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+UTC_US = pa.timestamp("us", tz="UTC")
+
+# The three trace sources, in the order the spec lists them; also the folder names under a root.
+SOURCES: tuple[str, ...] = ("scheduler", "runtime", "profiles")
+
+
+def _schema(*fields: pa.Field) -> pa.Schema:
+    return pa.schema(list(fields), metadata={"mpg.schema_version": SCHEMA_VERSION})
+
+
+def _req(name: str, type_: pa.DataType) -> pa.Field:
+    return pa.field(name, type_, nullable=False)
+
+
+def _opt(name: str, type_: pa.DataType) -> pa.Field:
+    return pa.field(name, type_, nullable=True)
+
+
+# Where an accepted record came from; carried through so a number can be traced to input lines.
+PROVENANCE = (_req("file", pa.string()), _req("line", pa.int64()))
+
+SCHEDULER_EVENTS = _schema(
+    _req("type", pa.string()),
+    _req("ts", UTC_US),
+    _req("job_id", pa.string()),
+    _opt("chips_requested", pa.int64()),
+    _opt("chip_generation", pa.string()),
+    _opt("workload_class", pa.string()),
+    _opt("framework", pa.string()),
+    _opt("priority", pa.int64()),
+    _opt("owner", pa.string()),
+    _opt("topology", pa.string()),
+    _opt("task_index", pa.int64()),
+    _opt("chips", pa.int64()),
+    _opt("state", pa.string()),
+    *PROVENANCE,
+)
+
+RUNTIME_SPANS = _schema(
+    _req("job_id", pa.string()),
+    _req("attempt", pa.int64()),
+    _req("kind", pa.string()),
+    _req("start", UTC_US),
+    _req("end", UTC_US),
+    _opt("step", pa.int64()),
+    *PROVENANCE,
+)
+
+PROFILE_RECORDS = _schema(
+    _req("job_id", pa.string()),
+    _req("ts", UTC_US),
+    _req("step", pa.int64()),
+    _req("step_time_s", pa.float64()),
+    _req("model_flops", pa.float64()),
+    _opt("hbm_bytes", pa.float64()),
+    _req("chips", pa.int64()),
+    _opt("flops_source", pa.string()),
+    *PROVENANCE,
+)
+
+RECORD_SCHEMAS: dict[str, pa.Schema] = {
+    "scheduler": SCHEDULER_EVENTS,
+    "runtime": RUNTIME_SPANS,
+    "profiles": PROFILE_RECORDS,
+}
+
+# The column that puts a record on a UTC day in the partitioned record store.
+DAY_COLUMN: dict[str, str] = {"scheduler": "ts", "runtime": "start", "profiles": "ts"}
+
+QUARANTINE = _schema(
+    _req("source", pa.string()),
+    _req("file", pa.string()),
+    _req("line", pa.int64()),
+    _req("reason", pa.string()),
+    _req("raw", pa.string()),
+)
+
+JOB_DAY_GOODPUT = _schema(
+    _req("day", pa.date32()),
+    _req("job_id", pa.string()),
+    _req("metric_version", pa.string()),
+    _req("workload_class", pa.string()),
+    _req("framework", pa.string()),
+    _req("chip_generation", pa.string()),
+    _req("chips_requested", pa.int64()),
+    _req("wanted_chip_s", pa.float64()),
+    _req("all_allocated_chip_s", pa.float64()),
+    _req("productive_chip_s", pa.float64()),
+    _opt("ideal_chip_s", pa.float64()),
+    _opt("sg", pa.float64()),
+    _opt("rg", pa.float64()),
+    _opt("pg", pa.float64()),
+    _opt("mpg", pa.float64()),
+)
+
+CHIP_TIME_LEDGER = _schema(
+    _req("day", pa.date32()),
+    _req("job_id", pa.string()),
+    _req("metric_version", pa.string()),
+    _req("category", pa.string()),
+    _req("chip_s", pa.float64()),
+)
+
+GOODPUT_BY_SLICE = _schema(
+    _req("day", pa.date32()),
+    _req("metric_version", pa.string()),
+    _opt("workload_class", pa.string()),
+    _opt("framework", pa.string()),
+    _opt("chip_generation", pa.string()),
+    _req("wanted_chip_s", pa.float64()),
+    _req("all_allocated_chip_s", pa.float64()),
+    _req("productive_chip_s", pa.float64()),
+    _opt("ideal_chip_s", pa.float64()),
+    _opt("pg_coverage", pa.float64()),
+    _opt("sg", pa.float64()),
+    _opt("rg", pa.float64()),
+    _opt("pg", pa.float64()),
+    _opt("mpg", pa.float64()),
+)
+
+RECORD_COUNTS = _schema(
+    _req("source", pa.string()),
+    _req("records_read", pa.int64()),
+    _req("accepted", pa.int64()),
+    _req("duplicates", pa.int64()),
+    _req("quarantined", pa.int64()),
+)
+
+# The published tables, in the order they are created.
+TABLES: dict[str, pa.Schema] = {
+    "job_day_goodput": JOB_DAY_GOODPUT,
+    "chip_time_ledger": CHIP_TIME_LEDGER,
+    "goodput_by_slice": GOODPUT_BY_SLICE,
+    "quarantine": QUARANTINE,
+    "record_counts": RECORD_COUNTS,
+}
+
+
+def with_raw(schema: pa.Schema) -> pa.Schema:
+    """A record schema plus the line's raw text, which travels with a record until the per-job
+    checks (unknown job, conflicting lifecycle events) have decided whether it is quarantined."""
+    return schema.append(_req("raw", pa.string()))
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Select and cast `table`'s columns to `schema` (order, types, metadata); extra columns go."""
+    return table.select(schema.names).cast(schema)

@@ -1,0 +1,310 @@
+"""Chip-time accounting for the jobs of one bucket, vectorised with Polars (spec section
+"Accounting, metric definition v1").
+
+The whole calculation is one sweep per job over *boundary events*: every instant at which
+something starts or stops (the job is submitted or ends, a task gets or returns chips, a span
+starts or ends, a UTC day begins) carries a delta for each counter. Cumulative sums give, for
+each elementary segment between two consecutive instants, how many chips the job holds and which
+span kinds are active; the segment is then charged to exactly one category (scheduling, the first
+active span kind in `SPAN_PRECEDENCE`, or runtime_idle), so the ledger adds up to wanted time by
+construction. No Python loop runs per event.
+
+Times are integer microseconds since the epoch throughout; chip-seconds are formed only at the
+end, so sums are exact.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pyarrow as pa
+
+from mpg.catalog import ChipCatalog
+from mpg.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS, SPAN_PRECEDENCE
+from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT, conform
+from mpg.vocabulary import TASK_RELEASES
+
+DAY_US = 86_400_000_000
+_US = pl.Int64
+_COUNTERS = ("wanted", "held", *SPAN_PRECEDENCE)
+
+
+def _us(column: str) -> pl.Expr:
+    return pl.col(column).cast(pl.Datetime("us", "UTC")).dt.epoch("us").alias(column)
+
+
+def job_windows(scheduler: pl.DataFrame, data_end_us: int) -> pl.DataFrame:
+    """One row per job: its attributes, when it wants chips, and how it ended (if it did)."""
+    submits = scheduler.filter(pl.col("type") == "JOB_SUBMIT").select(
+        "job_id",
+        "chips_requested",
+        "chip_generation",
+        "workload_class",
+        "framework",
+        pl.col("ts").alias("submit_us"),
+    )
+    ends = scheduler.filter(pl.col("type") == "JOB_END").select(
+        "job_id", pl.col("ts").alias("end_us"), pl.col("state").alias("end_state")
+    )
+    return submits.join(ends, on="job_id", how="left").with_columns(
+        pl.max_horizontal("submit_us", pl.col("end_us").fill_null(data_end_us)).alias(
+            "wanted_end_us"
+        )
+    )
+
+
+def _allocation_deltas(scheduler: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFrame:
+    """Chips the job holds, as deltas: per task, a schedule replaces its count, a release zeroes it.
+
+    `JOB_END` releases every task at its instant. At one instant a task's releases apply before its
+    schedules (and of two schedules the larger applies last, so the result never depends on file
+    order).
+    """
+    task_events = scheduler.filter(pl.col("type").str.starts_with("TASK_")).select(
+        "job_id", "ts", "task_index", "chips", pl.col("type").is_in(TASK_RELEASES).alias("release")
+    )
+    job_end_releases = (
+        task_events.select("job_id", "task_index")
+        .unique()
+        .join(jobs.filter(pl.col("end_us").is_not_null()), on="job_id")
+        .select(
+            "job_id",
+            pl.col("end_us").alias("ts"),
+            "task_index",
+            pl.lit(None, pl.Int64).alias("chips"),
+            pl.lit(True).alias("release"),
+        )
+    )
+    held = pl.when(pl.col("release")).then(0).otherwise(pl.col("chips"))
+    return (
+        pl.concat([task_events, job_end_releases])
+        .sort(["job_id", "task_index", "ts", pl.col("release").not_(), "chips"], nulls_last=False)
+        .with_columns(held.alias("held_after"))
+        .select(
+            "job_id",
+            pl.col("ts").alias("t"),
+            (
+                pl.col("held_after")
+                - pl.col("held_after").shift(1).over(["job_id", "task_index"]).fill_null(0)
+            ).alias("held"),
+        )
+    )
+
+
+def classify_spans(runtime: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFrame:
+    """Each span with its precedence category; steps become kept_step or lost_step.
+
+    Attempt `a` ends where the first span of any later attempt starts, else at `JOB_END`. A
+    training step is kept when a checkpoint_save of its attempt covering its step ended by then,
+    or when its attempt is the job's last and the job FINISHED or has not ended; every serving and
+    bulk-inference step is kept.
+    """
+    attempts = (
+        runtime.group_by("job_id", "attempt")
+        .agg(pl.col("start").min().alias("first_start"))
+        .sort(["job_id", "attempt"], descending=[False, True])
+        .with_columns(
+            pl.col("first_start").cum_min().shift(1).over("job_id").alias("next_start"),
+            pl.col("attempt").max().over("job_id").alias("last_attempt"),
+        )
+        .join(jobs.select("job_id", "end_us"), on="job_id")
+        .with_columns(pl.coalesce("next_start", "end_us").alias("attempt_end"))
+    )
+    durable = (
+        runtime.filter(pl.col("kind") == "checkpoint_save")
+        .join(attempts.select("job_id", "attempt", "attempt_end"), on=["job_id", "attempt"])
+        .filter(pl.col("attempt_end").is_null() | (pl.col("end") <= pl.col("attempt_end")))
+        .group_by("job_id", "attempt")
+        .agg(pl.col("step").max().alias("durable_step"))
+    )
+    kept = (
+        (pl.col("workload_class") != "training")
+        | (pl.col("step") <= pl.col("durable_step")).fill_null(False)
+        | (
+            (pl.col("attempt") == pl.col("last_attempt"))
+            & (pl.col("end_state").is_null() | (pl.col("end_state") == "FINISHED"))
+        )
+    )
+    return (
+        runtime.join(attempts.select("job_id", "attempt", "last_attempt"), on=["job_id", "attempt"])
+        .join(durable, on=["job_id", "attempt"], how="left")
+        .join(jobs.select("job_id", "workload_class", "end_state"), on="job_id")
+        .with_columns(
+            pl.when(pl.col("kind") != "step")
+            .then(pl.col("kind"))
+            .when(kept)
+            .then(pl.lit("kept_step"))
+            .otherwise(pl.lit("lost_step"))
+            .alias("category")
+        )
+    )
+
+
+def _boundary_events(
+    jobs: pl.DataFrame, allocation: pl.DataFrame, spans: pl.DataFrame
+) -> pl.DataFrame:
+    """All instants of every job, each with its delta per counter (zero where untouched)."""
+
+    def events(frame: pl.DataFrame, deltas: dict[str, pl.Expr]) -> pl.DataFrame:
+        return frame.select(
+            "job_id",
+            "t",
+            *[deltas.get(c, pl.lit(0, _US)).cast(_US).alias(c) for c in _COUNTERS],
+        )
+
+    first_day = pl.col("submit_us") // DAY_US + 1
+    last_day = (pl.col("wanted_end_us") - 1) // DAY_US
+    midnights = (
+        jobs.select("job_id", pl.int_ranges(first_day, last_day + 1).alias("day"))
+        .explode("day")
+        .drop_nulls("day")
+        .select("job_id", (pl.col("day") * DAY_US).alias("t"))
+    )
+    span_edges = [
+        events(
+            spans.select("job_id", "category", pl.col(edge).alias("t")),
+            {c: (pl.col("category") == c).cast(_US) * sign for c in SPAN_PRECEDENCE},
+        )
+        for edge, sign in (("start", 1), ("end", -1))
+    ]
+    return pl.concat(
+        [
+            events(jobs.select("job_id", pl.col("submit_us").alias("t")), {"wanted": pl.lit(1)}),
+            events(jobs.select("job_id", pl.col("wanted_end_us").alias("t")), {"wanted": pl.lit(-1)}),
+            events(midnights, {}),
+            events(allocation, {"held": pl.col("held")}),
+            *span_edges,
+        ]
+    )
+
+
+def charge_segments(
+    jobs: pl.DataFrame, allocation: pl.DataFrame, spans: pl.DataFrame
+) -> pl.DataFrame:
+    """Chip-microseconds per job, UTC day and category (scheduling, runtime_idle or a span kind)."""
+    state = (
+        _boundary_events(jobs, allocation, spans)
+        .group_by("job_id", "t")
+        .agg(pl.col(c).sum() for c in _COUNTERS)
+        .sort("job_id", "t")
+        .with_columns(pl.col(c).cum_sum().over("job_id") for c in _COUNTERS)
+        .with_columns((pl.col("t").shift(-1).over("job_id") - pl.col("t")).alias("length_us"))
+        .filter((pl.col("wanted") > 0) & (pl.col("length_us") > 0))
+        .join(jobs.select("job_id", "chips_requested"), on="job_id")
+    )
+    category = pl.when(pl.col("held") < pl.col("chips_requested")).then(pl.lit("scheduling"))
+    for kind in SPAN_PRECEDENCE:
+        category = category.when(pl.col(kind) > 0).then(pl.lit(kind))
+    return (
+        state.with_columns(
+            category.otherwise(pl.lit("runtime_idle")).alias("category"),
+            (pl.col("t") // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day"),
+        )
+        .group_by("job_id", "day", "category")
+        .agg((pl.col("length_us").sum() * pl.col("chips_requested").first()).alias("chip_us"))
+    )
+
+
+def program_goodput(
+    profiles: pl.DataFrame, jobs: pl.DataFrame, catalog: pl.DataFrame, metric_version: str
+) -> pl.DataFrame:
+    """PG per job-day: sum of ideal step times over sum of measured step times, that day's records.
+
+    Jobs whose generation has no peak in the catalog get no row (their PG is null).
+    """
+    ideal = METRIC_VERSIONS[metric_version].ideal_step_time()
+    return (
+        profiles.join(jobs.select("job_id", "chip_generation"), on="job_id")
+        .join(catalog, on="chip_generation")
+        .filter(pl.col("peak_flops_per_chip").is_not_null())
+        .with_columns((pl.col("ts") // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day"))
+        .group_by("job_id", "day")
+        .agg((ideal.sum() / pl.col("step_time_s").sum()).alias("pg"))
+    )
+
+
+def _ratio(numerator: str, denominator: str) -> pl.Expr:
+    return pl.when(pl.col(denominator) > 0).then(pl.col(numerator) / pl.col(denominator))
+
+
+def decompose_goodput(
+    charged: pl.DataFrame, pg: pl.DataFrame, jobs: pl.DataFrame, metric_version: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Job-day goodput rows and their chip-time ledger, for one metric version."""
+    per_category = charged.pivot(
+        on="category", index=["job_id", "day"], values="chip_us", aggregate_function="sum"
+    )
+    for column in ("scheduling", "runtime_idle", *SPAN_PRECEDENCE):
+        if column not in per_category.columns:
+            per_category = per_category.with_columns(pl.lit(0, _US).alias(column))
+    charged_columns = ("scheduling", "runtime_idle", *SPAN_PRECEDENCE)
+    seconds = {c: pl.col(c).fill_null(0) / 1e6 for c in charged_columns}
+    wanted = pl.sum_horizontal(*charged_columns)
+    job_days = (
+        per_category.with_columns(**seconds)
+        .join(pg, on=["job_id", "day"], how="left")
+        .join(jobs, on="job_id")
+        .with_columns(
+            pl.lit(metric_version).alias("metric_version"),
+            wanted.alias("wanted_chip_s"),
+            (wanted - pl.col("scheduling")).alias("all_allocated_chip_s"),
+            pl.col("kept_step").alias("productive_chip_s"),
+            (pl.col("kept_step") * pl.col("pg")).alias("ideal_chip_s"),
+        )
+        .with_columns(
+            _ratio("all_allocated_chip_s", "wanted_chip_s").alias("sg"),
+            _ratio("productive_chip_s", "all_allocated_chip_s").alias("rg"),
+            _ratio("ideal_chip_s", "wanted_chip_s").alias("mpg"),
+        )
+        .sort("day", "job_id")
+    )
+    ledger = (
+        job_days.with_columns(
+            pl.col("ideal_chip_s").alias("ideal"),
+            (pl.col("productive_chip_s") - pl.col("ideal_chip_s")).alias("program_loss"),
+            pl.when(pl.col("pg").is_null())
+            .then(pl.col("productive_chip_s"))
+            .alias("productive_unprofiled"),
+            pl.col("lost_step").alias("lost_progress"),
+        )
+        .unpivot(
+            on=list(LEDGER_CATEGORIES),
+            index=["day", "job_id", "metric_version"],
+            variable_name="category",
+            value_name="chip_s",
+        )
+        .filter(pl.col("chip_s").is_not_null() & (pl.col("chip_s") != 0))
+        .sort("day", "job_id")
+    )
+    return job_days, ledger
+
+
+def account_chip_time(
+    scheduler: pa.Table,
+    runtime: pa.Table,
+    profiles: pa.Table,
+    catalog: ChipCatalog,
+    data_end_us: int,
+    metric_versions: tuple[str, ...],
+) -> tuple[pa.Table, pa.Table]:
+    """`job_day_goodput` and `chip_time_ledger` rows for the accepted records of some jobs.
+
+    `data_end_us` is the run's end of data (latest accepted scheduler `ts` or span `end`), where
+    the wanted time of a job with no `JOB_END` stops.
+    """
+    sched = pl.from_arrow(scheduler).with_columns(_us("ts"))
+    spans = pl.from_arrow(runtime).with_columns(_us("start"), _us("end"))
+    profs = pl.from_arrow(profiles).with_columns(_us("ts"))
+    jobs = job_windows(sched, data_end_us)
+    charged = charge_segments(jobs, _allocation_deltas(sched, jobs), classify_spans(spans, jobs))
+    chips = pl.from_arrow(catalog.table)
+    job_day_parts, ledger_parts = [], []
+    for version in metric_versions:
+        job_days, ledger = decompose_goodput(
+            charged, program_goodput(profs, jobs, chips, version), jobs, version
+        )
+        job_day_parts.append(job_days)
+        ledger_parts.append(ledger)
+    return (
+        conform(pl.concat(job_day_parts).to_arrow(), JOB_DAY_GOODPUT),
+        conform(pl.concat(ledger_parts).to_arrow(), CHIP_TIME_LEDGER),
+    )

@@ -1,0 +1,144 @@
+"""Parse and validate one block of a trace file, vectorised.
+
+A block is a run of whole lines from one file (see `mpg.pipelines.io.read_line_blocks`). The
+lines are cut with numpy (no Python loop per line), then one DuckDB query per source
+(`sql/parse/<source>.sql`) decodes UTF-8, parses the JSON, checks every field and types the
+columns. Rows with a reason go to the quarantine; the rest come out in the source's record schema
+(`mpg.schemas`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mpg.catalog import ChipCatalog
+from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform, with_raw
+from mpg.sqlfiles import load_sql
+from mpg.vocabulary import FRAMEWORKS, JOB_STATES, KINDS_WITH_STEP, SPAN_KINDS, WORKLOAD_CLASSES
+
+_NEWLINE = 10
+_CARRIAGE_RETURN = 13
+
+
+@dataclass(frozen=True)
+class ParsedBlock:
+    """What one block of one file yields: typed records, quarantine rows and the count read."""
+
+    source: str
+    file: str
+    records: pa.Table  # with_raw(RECORD_SCHEMAS[source]): the raw text rides along until reconcile
+    quarantine: pa.Table  # QUARANTINE
+    lines_read: int
+
+
+def split_lines(data: bytes, first_line: int) -> pa.Table:
+    """Cut `data` into lines: a table of (line number, bytes without the line break).
+
+    A final line break ends the last line rather than starting an empty one; a trailing '\\r' is
+    dropped with it. Every other line, empty ones included, is a record to account for.
+    """
+    buf = np.frombuffer(data, dtype=np.uint8)
+    breaks = np.flatnonzero(buf == _NEWLINE)
+    unterminated = len(buf) > 0 and buf[-1] != _NEWLINE
+    ends = np.append(breaks, len(buf)) if unterminated else breaks
+    starts = np.concatenate(([0], breaks + 1))[: len(ends)]
+    # A '\r' just before a line's end belongs to the line break, not to the record.
+    crlf = (ends > starts) & (buf[np.maximum(ends - 1, 0)] == _CARRIAGE_RETURN)
+    keep = np.ones(len(buf), dtype=bool)
+    keep[breaks] = False
+    keep[ends[crlf] - 1] = False
+    offsets = np.concatenate(([0], np.cumsum(ends - starts - crlf))).astype(np.int64)
+    raw = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(buf[keep])]
+    )
+    numbers = pa.array(np.arange(first_line, first_line + len(ends), dtype=np.int64))
+    return pa.table({"line": numbers, "raw_bytes": raw})
+
+
+class BlockParser:
+    """Holds one in-memory DuckDB connection with the parse macros loaded; reuse it per worker."""
+
+    def __init__(self, catalog: ChipCatalog) -> None:
+        self._con = duckdb.connect()
+        self._con.execute("SET TimeZone = 'UTC'")
+        self._con.execute(load_sql("parse/macros.sql"))
+        self._params: dict[str, dict[str, list[str]]] = {
+            "scheduler": {
+                "chip_generations": catalog.generations,
+                "workload_classes": list(WORKLOAD_CLASSES),
+                "frameworks": list(FRAMEWORKS),
+                "job_states": list(JOB_STATES),
+            },
+            "runtime": {"span_kinds": list(SPAN_KINDS), "kinds_with_step": list(KINDS_WITH_STEP)},
+            "profiles": {},
+        }
+
+    def close(self) -> None:
+        self._con.close()
+
+    def parse(self, source: str, file: str, data: bytes, first_line: int = 1) -> ParsedBlock:
+        lines = split_lines(data, first_line)
+        self._con.register("lines", lines)
+        try:
+            checked = self._con.sql(
+                load_sql(f"parse/{source}.sql"), params=self._params[source]
+            ).to_arrow_table()
+        finally:
+            self._con.unregister("lines")
+        bad = pc.is_valid(checked.column("reason"))
+        good = checked.filter(pc.invert(bad))
+        records = conform(
+            good.append_column("file", pa.repeat(pa.scalar(file), good.num_rows)),
+            with_raw(RECORD_SCHEMAS[source]),
+        )
+        return ParsedBlock(
+            source=source,
+            file=file,
+            records=records,
+            quarantine=_quarantine_rows(source, file, checked.filter(bad), lines),
+            lines_read=lines.num_rows,
+        )
+
+
+def _quarantine_rows(source: str, file: str, rejected: pa.Table, lines: pa.Table) -> pa.Table:
+    raw = rejected.column("raw")
+    if raw.null_count:
+        # Lines that are not UTF-8 keep their text with replacement characters; they are rare, so
+        # this loop runs over rejected lines only.
+        first = lines.column("line")[0].as_py() if lines.num_rows else 0
+        raw_bytes = lines.column("raw_bytes")
+        raw = pa.array(
+            [
+                text
+                if text is not None
+                else raw_bytes[line - first].as_py().decode("utf-8", "replace")
+                for text, line in zip(
+                    raw.to_pylist(), rejected.column("line").to_pylist(), strict=True
+                )
+            ],
+            pa.string(),
+        )
+    n = rejected.num_rows
+    return pa.table(
+        {
+            "source": pa.repeat(pa.scalar(source), n),
+            "file": pa.repeat(pa.scalar(file), n),
+            "line": rejected.column("line"),
+            "reason": rejected.column("reason"),
+            "raw": raw,
+        },
+        schema=QUARANTINE,
+    )
+
+
+def quarantine_row(source: str, file: str, line: int, reason: str, raw: str) -> pa.Table:
+    """One quarantine row for a problem found outside the parser (a corrupt gzip stream)."""
+    return pa.table(
+        {"source": [source], "file": [file], "line": [line], "reason": [reason], "raw": [raw]},
+        schema=QUARANTINE,
+    )

@@ -1,0 +1,170 @@
+"""Per job bucket: drop exact duplicates, then quarantine what no job can own.
+
+Every record of a job lands in the same bucket (`bucket_of`), so these checks need no shuffle of
+individual records:
+- exact duplicates (exporters retry) count once: the copy with the smallest (file, line) is kept;
+- a job with several different `JOB_SUBMIT`s keeps the earliest; so does one with several
+  `JOB_END`s; a `JOB_END` before the job's `JOB_SUBMIT` cannot be placed in time. The others go
+  to the quarantine (the spec is silent here: docs/decisions.md);
+- task events, `JOB_END`s, spans and profiles of a job with no valid `JOB_SUBMIT` are quarantined
+  as "unknown job".
+Duplicates are dropped first, so a repeated record is counted once wherever it ends up.
+
+    >>> int(bucket_of(pa.array(["train-a"]), 64)[0].as_py()) == bucket_of(pa.array(["train-a"]), 64)[0].as_py()
+    True
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, conform
+
+_PROVENANCE = ("file", "line", "raw")
+
+UNKNOWN_JOB = "unknown job: no valid JOB_SUBMIT for this job_id"
+CONFLICTING_SUBMIT = "conflicting JOB_SUBMIT: this job has an earlier, different JOB_SUBMIT"
+CONFLICTING_END = "conflicting JOB_END: this job has an earlier, different JOB_END"
+END_BEFORE_SUBMIT = "out of range: JOB_END is earlier than the job's JOB_SUBMIT"
+
+
+def bucket_of(job_ids: pa.Array | pa.ChunkedArray, buckets: int) -> pa.Array:
+    """A stable bucket per job id: CRC-32 of its UTF-8 bytes modulo `buckets`.
+
+    CRC-32 is fixed by its standard, so the same job lands in the same bucket in every process,
+    version and runner. It is computed once per distinct id, not per record.
+    """
+    encoded = pa.chunked_array([job_ids]) if isinstance(job_ids, pa.Array) else job_ids
+    encoded = encoded.combine_chunks().dictionary_encode()
+    per_id = np.fromiter(
+        (zlib.crc32(s.encode("utf-8")) % buckets for s in encoded.dictionary.to_pylist()),
+        dtype=np.int32,
+        count=len(encoded.dictionary),
+    )
+    return pa.array(per_id[encoded.indices.to_numpy(zero_copy_only=False)], pa.int32())
+
+
+@dataclass(frozen=True)
+class SourceCounts:
+    """How one source's records of one bucket were disposed of after parsing."""
+
+    source: str
+    accepted: int
+    duplicates: int
+    quarantined: int
+
+
+@dataclass(frozen=True)
+class BucketRecords:
+    """The accepted records of one job bucket (RECORD_SCHEMAS, no raw text) and what was not."""
+
+    bucket: int
+    scheduler: pa.Table
+    runtime: pa.Table
+    profiles: pa.Table
+    quarantine: pa.Table
+    counts: tuple[SourceCounts, ...]
+
+    def table(self, source: str) -> pa.Table:
+        return {"scheduler": self.scheduler, "runtime": self.runtime, "profiles": self.profiles}[
+            source
+        ]
+
+    @property
+    def data_end(self) -> int | None:
+        """Latest `ts` or `end` among accepted scheduler events and spans, in epoch microseconds."""
+        ends = [
+            t.column(c).cast(pa.int64()).to_numpy().max()
+            for t, c in ((self.scheduler, "ts"), (self.runtime, "end"))
+            if t.num_rows
+        ]
+        return int(max(ends)) if ends else None
+
+
+def _dedup(frame: pl.DataFrame) -> pl.DataFrame:
+    content = [c for c in frame.columns if c not in _PROVENANCE]
+    return frame.sort(["file", "line"]).unique(subset=content, keep="first", maintain_order=True)
+
+
+def _first_per_job(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Split lifecycle events into the earliest per job and the rest."""
+    ranked = events.sort(["job_id", "ts", "file", "line"]).with_columns(
+        pl.int_range(pl.len()).over("job_id").alias("_rank")
+    )
+    return (
+        ranked.filter(pl.col("_rank") == 0).drop("_rank"),
+        ranked.filter(pl.col("_rank") > 0).drop("_rank"),
+    )
+
+
+def _quarantined(source: str, frame: pl.DataFrame, reason: str) -> pl.DataFrame:
+    return frame.select(
+        pl.lit(source).alias("source"), "file", "line", pl.lit(reason).alias("reason"), "raw"
+    )
+
+
+def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
+    """Apply the per-job checks to one bucket's parsed records (with raw text) of all sources."""
+    frames = {s: pl.from_arrow(parsed[s]) for s in SOURCES}
+    deduped = {s: _dedup(frames[s]) for s in SOURCES}
+
+    sched = deduped["scheduler"]
+    submits, extra_submits = _first_per_job(sched.filter(pl.col("type") == "JOB_SUBMIT"))
+    ends, extra_ends = _first_per_job(
+        sched.filter(pl.col("type") == "JOB_END").join(submits.select("job_id"), on="job_id")
+    )
+    early_ends = ends.join(
+        submits.select("job_id", pl.col("ts").alias("_submit")), on="job_id"
+    ).filter(pl.col("ts") < pl.col("_submit"))
+    ends = ends.join(early_ends.select("job_id"), on="job_id", how="anti")
+    known = submits.select("job_id")
+    tasks = sched.filter(pl.col("type").is_in(["JOB_SUBMIT", "JOB_END"]).not_())
+
+    accepted = {
+        "scheduler": pl.concat([submits, tasks.join(known, on="job_id"), ends]),
+        "runtime": deduped["runtime"].join(known, on="job_id"),
+        "profiles": deduped["profiles"].join(known, on="job_id"),
+    }
+    rejected = {
+        "scheduler": [
+            _quarantined("scheduler", extra_submits, CONFLICTING_SUBMIT),
+            _quarantined("scheduler", extra_ends, CONFLICTING_END),
+            _quarantined("scheduler", early_ends.drop("_submit"), END_BEFORE_SUBMIT),
+            _quarantined(
+                "scheduler",
+                sched.filter(pl.col("type") != "JOB_SUBMIT").join(known, on="job_id", how="anti"),
+                UNKNOWN_JOB,
+            ),
+        ],
+        "runtime": [
+            _quarantined("runtime", deduped["runtime"].join(known, on="job_id", how="anti"), UNKNOWN_JOB)
+        ],
+        "profiles": [
+            _quarantined(
+                "profiles", deduped["profiles"].join(known, on="job_id", how="anti"), UNKNOWN_JOB
+            )
+        ],
+    }
+    quarantine = pl.concat([q for s in SOURCES for q in rejected[s]])
+    counts = tuple(
+        SourceCounts(
+            source=s,
+            accepted=accepted[s].height,
+            duplicates=frames[s].height - deduped[s].height,
+            quarantined=sum(q.height for q in rejected[s]),
+        )
+        for s in SOURCES
+    )
+    return BucketRecords(
+        bucket=bucket,
+        scheduler=conform(accepted["scheduler"].sort(["job_id", "ts"]).to_arrow(), RECORD_SCHEMAS["scheduler"]),
+        runtime=conform(accepted["runtime"].sort(["job_id", "start"]).to_arrow(), RECORD_SCHEMAS["runtime"]),
+        profiles=conform(accepted["profiles"].sort(["job_id", "ts"]).to_arrow(), RECORD_SCHEMAS["profiles"]),
+        quarantine=conform(quarantine.sort(["source", "file", "line"]).to_arrow(), QUARANTINE),
+        counts=counts,
+    )
