@@ -1,0 +1,121 @@
+"""The `mpg` command.
+
+    mpg run --traces ROOT --out DIR [--buckets N] [--metric-version v1] [beam options...]
+    mpg simulate --seed N --jobs N --days N --out ROOT
+
+User errors (a missing trace root, a bad option) print one line and exit 2; anything else is a
+bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from mpg.pipelines.io import TraceRootError
+from mpg.pipelines.options import DEFAULT_BEAM_ARGS, OptionsError, RunOptions
+from mpg.pipelines.publish import PublishedRun
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mpg", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser(
+        "run",
+        help="ingest traces, account chip-time, publish goodput tables",
+        description="Unknown options (--runner, --project, ...) are passed to Apache Beam.",
+    )
+    run.add_argument("--traces", type=Path, required=True, help="trace root (scheduler/, runtime/, profiles/)")
+    run.add_argument("--out", type=Path, required=True, help="output folder (mpg.duckdb, Parquet)")
+    run.add_argument("--buckets", type=int, default=64, help="job buckets: the unit of parallelism")
+    run.add_argument("--metric-version", action="append", dest="metric_versions",
+                     help="metric definition(s) to compute (default: v1)")
+    run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
+
+    sim = commands.add_parser("simulate", help="write a synthetic fleet's traces")
+    sim.add_argument("--seed", type=int, required=True)
+    sim.add_argument("--jobs", type=int, required=True)
+    sim.add_argument("--days", type=int, required=True)
+    sim.add_argument("--out", type=Path, required=True)
+    return parser
+
+
+def _fmt(value: object) -> str:
+    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def format_headline(result: PublishedRun, seconds: float) -> str:
+    rows = result.headline.to_pylist()
+    lines = [f"mpg run: {result.files} trace files in {seconds:.1f} s -> {result.database}"]
+    if result.skipped:
+        lines.append(f"  skipped {len(result.skipped)} files not named *.jsonl[.gz]")
+    lines.append("")
+    lines.append(f"{'day':<11} {'ver':<4} {'chip generation':<16} {'chip-hours':>11} "
+                 f"{'SG':>6} {'RG':>6} {'PG':>6} {'MPG':>6}")
+    for r in rows:
+        scope = r["chip_generation"] or "fleet"
+        lines.append(
+            f"{r['day']!s:<11} {r['metric_version']:<4} {scope:<16} "
+            f"{r['wanted_chip_s'] / 3600:>11.1f} {_fmt(r['sg']):>6} {_fmt(r['rg']):>6} "
+            f"{_fmt(r['pg']):>6} {_fmt(r['mpg']):>6}"
+        )
+    if not rows:
+        lines.append("(no job has wanted time in this input)")
+    lines.append("")
+    lines.append("records read = accepted + duplicates + quarantined")
+    for c in result.counts.to_pylist():
+        total = c["accepted"] + c["duplicates"] + c["quarantined"]
+        check = "" if total == c["records_read"] else "   <- DOES NOT ADD UP"
+        lines.append(
+            f"  {c['source']:<10} {c['records_read']:>9} = {c['accepted']:>9} + "
+            f"{c['duplicates']:>6} + {c['quarantined']:>6}{check}"
+        )
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from mpg.pipelines.run import run  # Beam is imported only for commands that run pipelines
+
+    extra = {"block_bytes": args.block_bytes} if args.block_bytes else {}
+    opts = RunOptions(
+        traces=args.traces,
+        out=args.out,
+        buckets=args.buckets,
+        metric_versions=tuple(args.metric_versions or ("v1",)),
+        beam_args=tuple(beam_args) if beam_args else DEFAULT_BEAM_ARGS,
+        **extra,
+    )
+    started = time.monotonic()
+    result = run(opts)
+    print(format_headline(result, time.monotonic() - started))
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from mpg.simulate import simulate
+
+    manifest = simulate(seed=args.seed, jobs=args.jobs, days=args.days, out=args.out)
+    print(f"mpg simulate: wrote {args.out} ({manifest})")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command != "run" and rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        return _run(args, rest) if args.command == "run" else _simulate(args)
+    except (TraceRootError, OptionsError) as exc:
+        print(f"mpg: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Pipelines: wire reading, the pure transforms of `mpg.transforms`, and writing."""

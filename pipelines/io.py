@@ -1,0 +1,145 @@
+"""Reading trace files and writing partitioned Parquet: the I/O around the pure transforms.
+
+Trace files are read as *blocks* of whole lines (about `block_bytes` each) so a file of any size
+streams through bounded memory, and `.jsonl.gz` is decompressed on the fly. Writers name every
+file after what it holds (a bucket, an input file), so a retried step overwrites rather than
+duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from mpg.schemas import SOURCES
+
+TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
+DEFAULT_BLOCK_BYTES = 32 * 1024 * 1024
+_READ_BYTES = 4 * 1024 * 1024
+
+
+class TraceRootError(ValueError):
+    """The trace root cannot be used at all (a user error: reported in one line, no traceback)."""
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    source: str
+    path: str  # absolute path, for reading
+    name: str  # path relative to the trace root, as written to the quarantine and provenance
+
+
+@dataclass(frozen=True)
+class LineBlock:
+    """Whole lines of one file, numbered from `first_line`; `problem` closes a corrupt stream."""
+
+    file: TraceFile
+    first_line: int
+    data: bytes
+    problem: str | None = None
+
+
+def discover_trace_files(root: Path) -> tuple[list[TraceFile], list[str]]:
+    """The trace files under `root/<source>/` (any depth) and the names of other files skipped."""
+    if not root.is_dir():
+        raise TraceRootError(f"trace root {root} does not exist or is not a directory")
+    if not any((root / s).is_dir() for s in SOURCES):
+        raise TraceRootError(
+            f"trace root {root} has none of the source folders {', '.join(SOURCES)}"
+        )
+    files: list[TraceFile] = []
+    skipped: list[str] = []
+    for source in SOURCES:
+        folder = root / source
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
+            name = path.relative_to(root).as_posix()
+            if path.name.endswith(TRACE_SUFFIXES):
+                files.append(TraceFile(source=source, path=str(path.resolve()), name=name))
+            else:
+                skipped.append(name)
+    return files, skipped
+
+
+def _decompressed(path: str) -> Iterator[bytes]:
+    """The bytes of a file, gunzipped (every member of a multi-member gzip) when named .gz.
+
+    Raises zlib.error or EOFError on a corrupt or truncated stream, after yielding what it could.
+    """
+    with open(path, "rb") as handle:
+        if not path.endswith(".gz"):
+            while chunk := handle.read(_READ_BYTES):
+                yield chunk
+            return
+        inflater = zlib.decompressobj(wbits=31)
+        in_member = False  # bytes of a gzip member have been fed since the last member ended
+        while chunk := handle.read(_READ_BYTES):
+            while chunk:
+                in_member = True
+                yield inflater.decompress(chunk)
+                if not inflater.eof:
+                    break
+                chunk = inflater.unused_data
+                inflater = zlib.decompressobj(wbits=31)
+                in_member = False
+        yield inflater.flush()
+        if in_member and not inflater.eof:
+            raise EOFError("the gzip stream ends before its end marker")
+
+
+def read_line_blocks(file: TraceFile, block_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[LineBlock]:
+    """Blocks of whole lines, each ending at a line break (the last one at end of file)."""
+    pending = b""
+    next_line = 1
+    try:
+        for chunk in _decompressed(file.path):
+            pending += chunk
+            if len(pending) < block_bytes:
+                continue
+            cut = pending.rfind(b"\n") + 1
+            if cut == 0:
+                continue  # one line longer than a block: keep reading until it ends
+            yield LineBlock(file, next_line, pending[:cut])
+            next_line += pending.count(b"\n", 0, cut)
+            pending = pending[cut:]
+    except (zlib.error, EOFError, OSError) as exc:
+        # Keep every whole line read so far; the unreadable rest becomes one quarantine row.
+        cut = pending.rfind(b"\n") + 1
+        if cut:
+            yield LineBlock(file, next_line, pending[:cut])
+            next_line += pending.count(b"\n", 0, cut)
+        yield LineBlock(file, next_line, pending[cut:], problem=f"unreadable file: {exc}")
+        return
+    if pending:
+        yield LineBlock(file, next_line, pending)
+
+
+def stable_id(text: str) -> str:
+    """A short, stable name for a file written on behalf of `text` (an input file, say)."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, compression="zstd")
+
+
+def write_by_day(table: pa.Table, day_column: str, folder: Path, basename: str) -> list[Path]:
+    """Write `table` as `folder/day=YYYY-MM-DD/basename`, one file per UTC day present."""
+    if table.num_rows == 0:
+        return []
+    days = table.column(day_column)
+    if pa.types.is_timestamp(days.type):
+        days = pc.cast(pc.floor_temporal(days, unit="day"), pa.date32())
+    written = []
+    for day in pc.unique(days).to_pylist():
+        path = folder / f"day={day.isoformat()}" / basename
+        write_parquet(table.filter(pc.equal(days, pa.scalar(day, pa.date32()))), path)
+        written.append(path)
+    return written

@@ -1,0 +1,44 @@
+"""One frozen, validated options object per pipeline run.
+
+`mpg run` splits its own flags from Beam's (`parse_known_args`): everything it does not know
+(`--runner`, `--project`, `--temp_location`, ...) is handed to Beam untouched, so the same
+command runs locally or on a distributed runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
+from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
+
+# Beam's default runner first tries to download the Prism runner; name one that runs in-process.
+DEFAULT_BEAM_ARGS = ("--runner=FnApiRunner",)
+
+
+class OptionsError(ValueError):
+    """An option value that cannot work (a user error: reported in one line)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    traces: Path
+    out: Path
+    buckets: int = 64
+    metric_versions: tuple[str, ...] = (DEFAULT_METRIC_VERSION,)
+    block_bytes: int = DEFAULT_BLOCK_BYTES
+    beam_args: tuple[str, ...] = field(default=DEFAULT_BEAM_ARGS)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.buckets <= 1_000_000:
+            raise OptionsError(f"--buckets must be between 1 and 1000000, not {self.buckets}")
+        unknown = [v for v in self.metric_versions if v not in METRIC_VERSIONS]
+        if unknown:
+            raise OptionsError(
+                f"unknown metric version {unknown[0]} (known: {', '.join(METRIC_VERSIONS)})"
+            )
+        if self.block_bytes < 1024:
+            raise OptionsError("--block-bytes must be at least 1024")
+        if self.out.resolve() == self.traces.resolve():
+            raise OptionsError("--out must not be the trace root itself")

@@ -1,0 +1,59 @@
+-- goodput_by_slice: fleet goodput per slice.
+-- grain: one row per day, metric version and combination of workload_class, framework and
+-- chip_generation, where a NULL slice column means "all" (GROUP BY CUBE: every roll-up present).
+-- Every ratio is a ratio of sums of chip-seconds, never a mean of ratios. PG's numerator and
+-- denominator cover only the job-days that have a PG; pg_coverage is the share of productive
+-- time they hold. MPG = SG x RG x PG.
+-- input: table job_day_goodput (one row per job, day and metric version).
+with job_days as (
+    select * from job_day_goodput
+),
+
+sums as (
+    select
+        day,
+        metric_version,
+        workload_class,
+        framework,
+        chip_generation,
+        sum(wanted_chip_s) as wanted_chip_s,
+        sum(all_allocated_chip_s) as all_allocated_chip_s,
+        sum(productive_chip_s) as productive_chip_s,
+        sum(ideal_chip_s) as ideal_chip_s,
+        coalesce(sum(productive_chip_s) filter (where pg is not null), 0) as profiled_chip_s
+    from job_days
+    group by day, metric_version, cube (workload_class, framework, chip_generation)
+),
+
+ratios as (
+    select
+        *,
+        case when productive_chip_s > 0 then profiled_chip_s / productive_chip_s end as pg_coverage,
+        case when wanted_chip_s > 0 then all_allocated_chip_s / wanted_chip_s end as sg,
+        case when all_allocated_chip_s > 0 then productive_chip_s / all_allocated_chip_s end as rg,
+        case when profiled_chip_s > 0 then ideal_chip_s / profiled_chip_s end as pg
+    from sums
+),
+
+final as (
+    select
+        day,
+        metric_version,
+        workload_class,
+        framework,
+        chip_generation,
+        wanted_chip_s,
+        all_allocated_chip_s,
+        productive_chip_s,
+        ideal_chip_s,
+        pg_coverage,
+        sg,
+        rg,
+        pg,
+        sg * rg * pg as mpg
+    from ratios
+)
+
+select * from final
+order by day, metric_version, workload_class nulls first, framework nulls first,
+    chip_generation nulls first

@@ -1,0 +1,178 @@
+"""The domain steps as Beam PTransforms: thin wrappers that apply the pure functions to coarse
+elements (blocks of lines, job buckets), so Beam's per-element cost is paid per block, not per
+record.
+
+    blocks | ParseTraceRecords(catalog) | ReconcileJobs(buckets) | AccountChipTime(catalog, ...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mpg.catalog import ChipCatalog
+from mpg.schemas import RECORD_SCHEMAS, SOURCES, with_raw
+from mpg.transforms.account import account_chip_time
+from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
+from mpg.transforms.reconcile import BucketRecords, bucket_of, reconcile_bucket
+
+# Per source: (records read, accepted, exact duplicates, quarantined).
+Counts = tuple[int, int, int, int]
+
+
+class _ParseBlocks(beam.DoFn):
+    def __init__(self, catalog: ChipCatalog) -> None:
+        self._catalog = catalog
+        self._parser: BlockParser | None = None
+
+    def setup(self) -> None:
+        self._parser = BlockParser(self._catalog)
+
+    def teardown(self) -> None:
+        if self._parser is not None:
+            self._parser.close()
+
+    def process(self, block) -> Iterator[ParsedBlock]:  # block: mpg.pipelines.io.LineBlock
+        assert self._parser is not None
+        parsed = self._parser.parse(block.file.source, block.file.name, block.data, block.first_line)
+        if block.problem is None:
+            yield parsed
+            return
+        # A corrupt stream: the unreadable rest of the file counts as one quarantined record.
+        yield ParsedBlock(
+            source=parsed.source,
+            file=parsed.file,
+            records=parsed.records,
+            quarantine=quarantine_row(
+                block.file.source,
+                block.file.name,
+                block.first_line,
+                block.problem,
+                block.data.decode("utf-8", "replace"),
+            ),
+            lines_read=1,
+        )
+
+
+class ParseTraceRecords(beam.PTransform):
+    """Blocks of trace lines -> ParsedBlock (typed records with raw text, quarantine rows)."""
+
+    def __init__(self, catalog: ChipCatalog) -> None:
+        super().__init__()
+        self._catalog = catalog
+
+    def expand(self, blocks):
+        return blocks | "ParseBlock" >> beam.ParDo(_ParseBlocks(self._catalog))
+
+
+def split_by_bucket(parsed: ParsedBlock, buckets: int) -> Iterator[tuple[int, tuple[str, pa.Table]]]:
+    """The records of one block, cut into one table per job bucket present."""
+    records = parsed.records
+    if records.num_rows == 0:
+        return
+    bucket = bucket_of(records.column("job_id"), buckets)
+    for b in pc.unique(bucket).to_pylist():
+        yield b, (parsed.source, records.filter(pc.equal(bucket, b)))
+
+
+def _reconcile(bucket: int, parts: Iterable[tuple[str, pa.Table]]) -> BucketRecords:
+    by_source: dict[str, list[pa.Table]] = {s: [] for s in SOURCES}
+    for source, table in parts:
+        by_source[source].append(table)
+    return reconcile_bucket(
+        bucket,
+        {
+            s: pa.concat_tables(by_source[s]) if by_source[s] else with_raw(RECORD_SCHEMAS[s]).empty_table()
+            for s in SOURCES
+        },
+    )
+
+
+class ReconcileJobs(beam.PTransform):
+    """ParsedBlocks -> one BucketRecords per job bucket: duplicates dropped, orphans quarantined.
+
+    The only shuffle in the pipeline, and it moves Arrow tables (one per block and bucket), never
+    single records.
+    """
+
+    def __init__(self, buckets: int) -> None:
+        super().__init__()
+        self._buckets = buckets
+
+    def expand(self, parsed):
+        return (
+            parsed
+            | "KeyByJobBucket" >> beam.FlatMap(split_by_bucket, self._buckets)
+            | "GroupByJobBucket" >> beam.GroupByKey()
+            | "CheckJobRecords" >> beam.MapTuple(_reconcile)
+        )
+
+
+def _latest(values: Iterable[int | None]) -> int | None:
+    return max((v for v in values if v is not None), default=None)
+
+
+def _account_bucket(
+    bucket: BucketRecords, catalog: ChipCatalog, versions: tuple[str, ...], data_end: int
+) -> tuple[int, pa.Table, pa.Table]:
+    job_days, ledger = account_chip_time(
+        bucket.scheduler, bucket.runtime, bucket.profiles, catalog, data_end, versions
+    )
+    return bucket.bucket, job_days, ledger
+
+
+class AccountChipTime(beam.PTransform):
+    """BucketRecords -> (bucket, job_day_goodput, chip_time_ledger) Arrow tables per bucket.
+
+    The end of the data (where open jobs stop wanting chips) is a property of the whole run, so it
+    is combined over all buckets first and handed to each as a side input.
+    """
+
+    def __init__(self, catalog: ChipCatalog, metric_versions: tuple[str, ...]) -> None:
+        super().__init__()
+        self._catalog = catalog
+        self._versions = metric_versions
+
+    def expand(self, buckets):
+        data_end = (
+            buckets
+            | "EndOfBucketData" >> beam.Map(lambda b: b.data_end)
+            | "EndOfData" >> beam.CombineGlobally(_latest)
+        )
+        return buckets | "AccountBucket" >> beam.Map(
+            _account_bucket, self._catalog, self._versions, beam.pvalue.AsSingleton(data_end)
+        )
+
+
+def _parse_counts(parsed: ParsedBlock) -> tuple[str, Counts]:
+    return parsed.source, (parsed.lines_read, 0, 0, parsed.quarantine.num_rows)
+
+
+def _bucket_counts(bucket: BucketRecords) -> Iterator[tuple[str, Counts]]:
+    for c in bucket.counts:
+        yield c.source, (0, c.accepted, c.duplicates, c.quarantined)
+
+
+def _add(counts: Iterable[Counts]) -> Counts:
+    total = (0, 0, 0, 0)
+    for c in counts:
+        total = (total[0] + c[0], total[1] + c[1], total[2] + c[2], total[3] + c[3])
+    return total
+
+
+class CountRecords(beam.PTransform):
+    """Per source: records read = accepted + duplicates + quarantined, summed over the run."""
+
+    def expand(self, inputs):
+        parsed, buckets = inputs
+        return (
+            (
+                parsed | "CountParsed" >> beam.Map(_parse_counts),
+                buckets | "CountReconciled" >> beam.FlatMap(_bucket_counts),
+            )
+            | "AllCounts" >> beam.Flatten()
+            | "SumPerSource" >> beam.CombinePerKey(_add)
+        )
