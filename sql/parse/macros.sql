@@ -14,10 +14,12 @@ CREATE OR REPLACE TEMP MACRO mpg_str_problem(name, v) AS
              WHEN json_extract_string(v, '$') = '' THEN 'out of range: ' || name || ' is empty'
         END);
 
+-- An integer literal too large even for UBIGINT comes back typed DOUBLE: its text decides.
 CREATE OR REPLACE TEMP MACRO mpg_int_problem(name, v) AS
     coalesce(
         mpg_missing(name, v),
         CASE WHEN json_type(v) NOT IN ('UBIGINT', 'BIGINT')
+                  AND NOT regexp_full_match(CAST(v AS VARCHAR), '-?[0-9]+')
                  THEN 'wrong type: ' || name || ' must be an integer'
              WHEN TRY_CAST(v AS BIGINT) IS NULL
                  THEN 'out of range: ' || name || ' does not fit in 64 bits'

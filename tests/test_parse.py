@@ -1,0 +1,139 @@
+"""Parsing and validation of single lines: every rule of the spec's "Records that cannot be used"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mpg.catalog import load_catalog
+from mpg.transforms.parse import BlockParser, split_lines
+
+SUBMIT = {
+    "type": "JOB_SUBMIT", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "chips_requested": 8,
+    "chip_generation": "tpu-v5p", "workload_class": "training", "framework": "jax",
+}
+SPAN = {"job_id": "j", "attempt": 0, "kind": "step", "start": "2026-11-20T00:00:00Z",
+        "end": "2026-11-20T00:01:00Z", "step": 1}
+PROFILE = {"job_id": "j", "ts": "2026-11-20T00:00:00Z", "step": 1, "step_time_s": 60.0,
+           "model_flops": 1e15, "chips": 8}
+
+
+@pytest.fixture(scope="module")
+def parser() -> BlockParser:
+    return BlockParser(load_catalog())
+
+
+def _one(parser: BlockParser, source: str, line: bytes | str) -> tuple[dict | None, str | None]:
+    data = line if isinstance(line, bytes) else line.encode()
+    block = parser.parse(source, f"{source}/f.jsonl", data + b"\n")
+    assert block.lines_read == 1
+    if block.records.num_rows:
+        return block.records.to_pylist()[0], None
+    return None, block.quarantine.column("reason")[0].as_py()
+
+
+def _with(base: dict, **changes: object) -> str:
+    record = {**base, **changes}
+    return json.dumps({k: v for k, v in record.items() if v is not ...})
+
+
+@pytest.mark.parametrize(
+    ("data", "first", "expected"),
+    [
+        (b"", 1, []),
+        (b"a\n", 1, [(1, b"a")]),
+        (b"a", 3, [(3, b"a")]),
+        (b"a\r\n\nbc\nd", 5, [(5, b"a"), (6, b""), (7, b"bc"), (8, b"d")]),
+        (b"\n\n", 1, [(1, b""), (2, b"")]),
+    ],
+)
+def test_split_lines(data: bytes, first: int, expected: list[tuple[int, bytes]]) -> None:
+    table = split_lines(data, first)
+    assert list(zip(table.column("line").to_pylist(), table.column("raw_bytes").to_pylist(), strict=True)) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "reason"),
+    [
+        ("scheduler", "", "empty line"),
+        ("scheduler", "   ", "empty line"),
+        ("scheduler", b"\xff\xfe{}", "invalid UTF-8"),
+        ("scheduler", '{"type": "JOB_SUBMIT"', "invalid JSON"),
+        ("scheduler", "[1, 2]", "not a JSON object"),
+        ("scheduler", _with(SUBMIT, type=...), "missing field: type"),
+        ("scheduler", _with(SUBMIT, type="JOB_RESIZE"), "unknown type: JOB_RESIZE"),
+        ("scheduler", _with(SUBMIT, ts="2026-11-20T00:00:00"), "unparseable time: ts"),
+        ("scheduler", _with(SUBMIT, ts="2026-11-20T24:00:00Z"), "unparseable time: ts"),
+        ("scheduler", _with(SUBMIT, ts="2026-02-30T00:00:00Z"), "unparseable time: ts"),
+        ("scheduler", _with(SUBMIT, ts=1795143600), "wrong type: ts must be an RFC 3339 string"),
+        ("scheduler", _with(SUBMIT, job_id=7), "wrong type: job_id must be a string"),
+        ("scheduler", _with(SUBMIT, job_id=""), "out of range: job_id is empty"),
+        ("scheduler", _with(SUBMIT, chips_requested=0), "out of range: chips_requested must be > 0"),
+        ("scheduler", _with(SUBMIT, chips_requested="8"), "wrong type: chips_requested must be an integer"),
+        ("scheduler", _with(SUBMIT, chips_requested=8.0), "wrong type: chips_requested must be an integer"),
+        ("scheduler", _with(SUBMIT, chips_requested=True), "wrong type: chips_requested must be an integer"),
+        ("scheduler", _with(SUBMIT, chips_requested=2**64), "out of range: chips_requested does not fit in 64 bits"),
+        ("scheduler", _with(SUBMIT, chips_requested=None), "missing field: chips_requested"),
+        ("scheduler", _with(SUBMIT, chip_generation="tpu-v9"), "unknown chip_generation: tpu-v9"),
+        ("scheduler", _with(SUBMIT, workload_class="eval"), "unknown workload_class: eval"),
+        ("scheduler", _with(SUBMIT, framework="mxnet"), "unknown framework: mxnet"),
+        ("scheduler", _with(SUBMIT, priority="high"), "wrong type: priority must be an integer"),
+        ("scheduler", '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": -1, "chips": 4}',
+         "out of range: task_index must be >= 0"),
+        ("scheduler", '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": 0}',
+         "missing field: chips"),
+        ("scheduler", '{"type": "TASK_EVICT", "ts": "2026-11-20T00:00:00Z", "job_id": "j"}',
+         "missing field: task_index"),
+        ("scheduler", '{"type": "JOB_END", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "state": "DONE"}',
+         "unknown state: DONE"),
+        ("runtime", _with(SPAN, end="2026-11-19T23:59:59Z"), "out of range: end < start"),
+        ("runtime", _with(SPAN, kind="warmup"), "unknown kind: warmup"),
+        ("runtime", _with(SPAN, attempt=-1), "out of range: attempt must be >= 0"),
+        ("runtime", _with(SPAN, step=...), "missing field: step"),
+        ("runtime", _with(SPAN, kind="checkpoint_save", step=...), "missing field: step"),
+        ("profiles", _with(PROFILE, step_time_s=0), "out of range: step_time_s must be > 0"),
+        ("profiles", '{"job_id": "j", "ts": "2026-11-20T00:00:00Z", "step": 1, "step_time_s": NaN, "model_flops": 1, "chips": 8}',
+         "out of range: step_time_s is not finite"),
+        ("profiles", _with(PROFILE, model_flops=-1), "out of range: model_flops must be >= 0"),
+        ("profiles", _with(PROFILE, chips=0), "out of range: chips must be > 0"),
+        ("profiles", _with(PROFILE, hbm_bytes="lots"), "wrong type: hbm_bytes must be a number"),
+    ],
+)
+def test_unusable_records_are_quarantined_with_their_reason(
+    parser: BlockParser, source: str, line: str | bytes, reason: str
+) -> None:
+    assert _one(parser, source, line) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column", "value"),
+    [
+        ("scheduler", _with(SUBMIT, ts="2026-11-20T02:30:00.250+02:00"), "ts", "2026-11-20T00:30:00.250000+00:00"),
+        ("scheduler", _with(SUBMIT, priority=None, owner=None), "priority", None),
+        ("scheduler", _with(SUBMIT, extra_field={"ignored": True}), "chips_requested", 8),
+        ("runtime", _with(SPAN, kind="init", step=...), "step", None),
+        ("runtime", _with(SPAN, kind="init", step=3), "step", None),
+        ("runtime", _with(SPAN, end=SPAN["start"]), "kind", "step"),
+        ("profiles", _with(PROFILE, model_flops=110160000000000000), "model_flops", 1.1016e17),
+        ("profiles", _with(PROFILE, hbm_bytes=None), "hbm_bytes", None),
+    ],
+)
+def test_usable_records_are_typed(
+    parser: BlockParser, source: str, line: str, column: str, value: object
+) -> None:
+    record, reason = _one(parser, source, line)
+    assert reason is None
+    got = record[column]
+    assert (got.isoformat() if hasattr(got, "isoformat") else got) == value
+
+
+def test_block_keeps_line_numbers_and_raw_text(parser: BlockParser) -> None:
+    data = "\n".join([_with(SPAN), "oops", _with(SPAN, step=2)]).encode()
+    block = parser.parse("runtime", "runtime/a.jsonl", data, first_line=41)
+    assert block.lines_read == 3
+    assert block.records.column("line").to_pylist() == [41, 43]
+    assert block.records.column("raw").to_pylist()[1] == _with(SPAN, step=2)
+    assert block.quarantine.to_pylist() == [
+        {"source": "runtime", "file": "runtime/a.jsonl", "line": 42, "reason": "invalid JSON", "raw": "oops"}
+    ]
