@@ -10,12 +10,11 @@ bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import pyarrow as pa
 
 from mpg.pipelines.io import TraceRootError
 from mpg.pipelines.options import DEFAULT_BEAM_ARGS, OptionsError, RunOptions
@@ -31,11 +30,17 @@ def _parser() -> argparse.ArgumentParser:
         help="ingest traces, account chip-time, publish goodput tables",
         description="Unknown options (--runner, --project, ...) are passed to Apache Beam.",
     )
-    run.add_argument("--traces", type=Path, required=True, help="trace root (scheduler/, runtime/, profiles/)")
+    run.add_argument(
+        "--traces", type=Path, required=True, help="trace root (scheduler/, runtime/, profiles/)"
+    )
     run.add_argument("--out", type=Path, required=True, help="output folder (mpg.duckdb, Parquet)")
     run.add_argument("--buckets", type=int, default=64, help="job buckets: the unit of parallelism")
-    run.add_argument("--metric-version", action="append", dest="metric_versions",
-                     help="metric definition(s) to compute (default: v1)")
+    run.add_argument(
+        "--metric-version",
+        action="append",
+        dest="metric_versions",
+        help="metric definition(s) to compute (default: v1)",
+    )
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
 
     sim = commands.add_parser("simulate", help="write a synthetic fleet's traces")
@@ -56,8 +61,10 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
     if result.skipped:
         lines.append(f"  skipped {len(result.skipped)} files not named *.jsonl[.gz]")
     lines.append("")
-    lines.append(f"{'day':<11} {'ver':<4} {'chip generation':<16} {'chip-hours':>11} "
-                 f"{'SG':>6} {'RG':>6} {'PG':>6} {'MPG':>6}")
+    lines.append(
+        f"{'day':<11} {'ver':<4} {'chip generation':<16} {'chip-hours':>11} "
+        f"{'SG':>6} {'RG':>6} {'PG':>6} {'MPG':>6}"
+    )
     for r in rows:
         scope = r["chip_generation"] or "fleet"
         lines.append(
@@ -79,8 +86,24 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def _import_run() -> Callable[[RunOptions], PublishedRun]:
+    """Import the Beam pipeline, only for commands that run one.
+
+    Importing Beam without its GCP extras logs a warning on the root logger about apitools, which
+    says nothing about this run; it is muted for the import alone.
+    """
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        from mpg.pipelines.run import run
+    finally:
+        root.setLevel(level)
+    return run
+
+
 def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from mpg.pipelines.run import run  # Beam is imported only for commands that run pipelines
+    run = _import_run()
 
     extra = {"block_bytes": args.block_bytes} if args.block_bytes else {}
     opts = RunOptions(

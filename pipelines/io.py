@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-
-from mpg.schemas import SOURCES
+from mpg.schemas import RECORD_SCHEMAS, SOURCES
+from mpg.transforms.reconcile import JobRecords
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 DEFAULT_BLOCK_BYTES = 32 * 1024 * 1024
@@ -72,7 +72,7 @@ def _decompressed(path: str) -> Iterator[bytes]:
 
     Raises zlib.error or EOFError on a corrupt or truncated stream, after yielding what it could.
     """
-    with open(path, "rb") as handle:
+    with Path(path).open("rb") as handle:
         if not path.endswith(".gz"):
             while chunk := handle.read(_READ_BYTES):
                 yield chunk
@@ -93,7 +93,9 @@ def _decompressed(path: str) -> Iterator[bytes]:
             raise EOFError("the gzip stream ends before its end marker")
 
 
-def read_line_blocks(file: TraceFile, block_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[LineBlock]:
+def read_line_blocks(
+    file: TraceFile, block_bytes: int = DEFAULT_BLOCK_BYTES
+) -> Iterator[LineBlock]:
     """Blocks of whole lines, each ending at a line break (the last one at end of file)."""
     pending = b""
     next_line = 1
@@ -118,6 +120,31 @@ def read_line_blocks(file: TraceFile, block_bytes: int = DEFAULT_BLOCK_BYTES) ->
         return
     if pending:
         yield LineBlock(file, next_line, pending)
+
+
+def record_store_file(bucket: int) -> str:
+    """A bucket's file inside one `records/source=S/day=D/` partition."""
+    return f"bucket={bucket:04d}/part-0.parquet"
+
+
+def stored_buckets(store: Path) -> list[int]:
+    """The job buckets that have records in the store (from its folder names)."""
+    names = {p.name for p in store.glob("source=*/day=*/bucket=*")}
+    return sorted(int(n.removeprefix("bucket=")) for n in names)
+
+
+def read_job_bucket(bucket: int, store: str) -> JobRecords:
+    """Every stored record of one job bucket, all days, as one table per source."""
+    tables = {}
+    for source in SOURCES:
+        files = sorted(Path(store).glob(f"source={source}/day=*/{record_store_file(bucket)}"))
+        schema = RECORD_SCHEMAS[source]
+        tables[source] = (
+            pa.concat_tables(pq.read_table(f, schema=schema) for f in files)
+            if files
+            else schema.empty_table()
+        )
+    return JobRecords(bucket=bucket, **tables)
 
 
 def stable_id(text: str) -> str:

@@ -1,24 +1,24 @@
 """Publish a finished run: build `mpg.duckdb` from the staged Parquet and swap it all into place.
 
-The database is built as a new file in the staging folder and moved over the old one with
-`os.replace`, so a reader never sees a half-built database and a reader holding the old file open
-keeps reading the old tables (DuckDB locks a file for as long as a writer has it open; building
-a fresh file keeps the published one free for analysts). Table DDL comes from `mpg.schemas`.
+The database is built as a new file in the staging folder and renamed over the old one
+(`Path.replace`, atomic on one filesystem), so a reader never sees a half-built database, and a
+reader holding the old file open keeps reading the old tables. (DuckDB locks a file while a writer
+has it open; building a fresh file keeps the published one free for analysts.) Table DDL comes
+from `mpg.schemas`.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-
 from mpg.pipelines.io import write_by_day
 from mpg.schemas import TABLES, conform
 from mpg.schemas.ddl import create_table_sql
+
 from mpg.sqlfiles import load_sql
 
 DATABASE = "mpg.duckdb"
@@ -65,10 +65,10 @@ def _swap_into_place(staging: Path, out: Path) -> None:
     retired.mkdir()
     for name in PUBLISHED_DIRS:
         if (out / name).exists():
-            os.replace(out / name, retired / name)
+            (out / name).replace(retired / name)
         if (staging / name).exists():
-            os.replace(staging / name, out / name)
-    os.replace(staging / DATABASE, out / DATABASE)
+            (staging / name).replace(out / name)
+    (staging / DATABASE).replace(out / DATABASE)
     shutil.rmtree(retired)
 
 

@@ -1,4 +1,4 @@
-"""Chip-time accounting on named timelines; every expected number is derived in the comment above it."""
+"""Chip-time accounting on named timelines; each expected number is derived in a comment."""
 
 from __future__ import annotations
 
@@ -21,11 +21,20 @@ def test_gang_scheduled_piecemeal() -> None:
     # 4 chips in two tasks of 2; task 1 arrives 10 min late: 600 s x 4 = 2400 chip-s of scheduling.
     # One kept step covers the 50 all-allocated minutes: 3000 s x 4 = 12000 chip-s productive.
     a = account(
-        [submit("g", "00:00", 4), schedule("g", "00:00", 0, 2), schedule("g", "00:10", 1, 2), end("g", "01:00")],
+        [
+            submit("g", "00:00", 4),
+            schedule("g", "00:00", 0, 2),
+            schedule("g", "00:10", 1, 2),
+            end("g", "01:00"),
+        ],
         [span("g", "step", "00:10", "01:00", step=1)],
     )
     row = a.job_day("g")
-    assert (row["wanted_chip_s"], row["all_allocated_chip_s"], row["productive_chip_s"]) == (14400, 12000, 12000)
+    assert (row["wanted_chip_s"], row["all_allocated_chip_s"], row["productive_chip_s"]) == (
+        14400,
+        12000,
+        12000,
+    )
     assert a.categories("g") == {"scheduling": 2400, "productive_unprofiled": 12000}
     assert row["sg"] == pytest.approx(12000 / 14400, rel=1e-15)
     assert row["pg"] is None and row["mpg"] is None
@@ -36,7 +45,12 @@ def test_release_and_schedule_at_one_instant_keep_the_job_allocated(schedule_fir
     # Releases apply before schedules whatever the file order: 3600 s x 2 all allocated.
     pair = [schedule("r", "00:30", 0, 2), release("r", "00:30", 0)]
     a = account(
-        [submit("r", "00:00", 2), schedule("r", "00:00", 0, 2), *(pair if schedule_first else pair[::-1]), end("r", "01:00")]
+        [
+            submit("r", "00:00", 2),
+            schedule("r", "00:00", 0, 2),
+            *(pair if schedule_first else pair[::-1]),
+            end("r", "01:00"),
+        ]
     )
     assert a.job_day("r")["all_allocated_chip_s"] == 7200
     assert a.categories("r") == {"runtime_idle": 7200}
@@ -44,18 +58,39 @@ def test_release_and_schedule_at_one_instant_keep_the_job_allocated(schedule_fir
 
 def test_a_later_schedule_replaces_the_task_count() -> None:
     # Task 0 first gets 2 of 4 chips, then 4 at 00:20: all-allocated from 00:20, 2400 s x 4.
-    a = account([submit("s", "00:00", 4), schedule("s", "00:00", 0, 2), schedule("s", "00:20", 0, 4), end("s", "01:00")])
+    a = account(
+        [
+            submit("s", "00:00", 4),
+            schedule("s", "00:00", 0, 2),
+            schedule("s", "00:20", 0, 4),
+            end("s", "01:00"),
+        ]
+    )
     assert a.job_day("s")["all_allocated_chip_s"] == 9600
 
 
 def test_two_schedules_at_one_instant_take_the_larger() -> None:
-    a = account([submit("d", "00:00", 4), schedule("d", "00:00", 0, 4), schedule("d", "00:00", 0, 2), end("d", "00:10")])
+    a = account(
+        [
+            submit("d", "00:00", 4),
+            schedule("d", "00:00", 0, 4),
+            schedule("d", "00:00", 0, 2),
+            end("d", "00:10"),
+        ]
+    )
     assert a.job_day("d")["all_allocated_chip_s"] == 2400
 
 
 def test_job_end_releases_every_task_and_ends_wanted_time() -> None:
     # Chips still held at JOB_END stop counting there; a schedule after JOB_END is outside wanted.
-    a = account([submit("e", "00:00", 1), schedule("e", "00:00", 0, 1), end("e", "00:10"), schedule("e", "00:20", 0, 1)])
+    a = account(
+        [
+            submit("e", "00:00", 1),
+            schedule("e", "00:00", 0, 1),
+            end("e", "00:10"),
+            schedule("e", "00:20", 0, 1),
+        ]
+    )
     assert a.job_day("e")["wanted_chip_s"] == 600
     assert a.job_day("e")["all_allocated_chip_s"] == 600
 
@@ -74,7 +109,10 @@ def test_checkpoint_that_ends_after_the_attempt_ended_is_not_durable() -> None:
     )
     # 00:02-00:04 save (120 s), 00:04-00:05 kept step outranks the save, 00:05-00:06 idle.
     assert a.categories("c") == {
-        "lost_progress": 120, "checkpoint_save": 120, "productive_unprofiled": 60, "runtime_idle": 60
+        "lost_progress": 120,
+        "checkpoint_save": 120,
+        "productive_unprofiled": 60,
+        "runtime_idle": 60,
     }
 
 
@@ -96,7 +134,11 @@ def test_last_attempt_keeps_unsaved_steps_only_when_the_job_finished(state: str,
 
 def test_serving_steps_are_always_kept() -> None:
     a = account(
-        [submit("s", "00:00", 2, cls="serving"), schedule("s", "00:00", 0, 2), end("s", "00:10", "FAILED")],
+        [
+            submit("s", "00:00", 2, cls="serving"),
+            schedule("s", "00:00", 0, 2),
+            end("s", "00:10", "FAILED"),
+        ],
         [span("s", "step", "00:00", "00:10", step=1)],
     )
     assert a.job_day("s")["productive_chip_s"] == 1200
@@ -105,7 +147,12 @@ def test_serving_steps_are_always_kept() -> None:
 def test_open_job_wants_chips_until_the_end_of_all_data() -> None:
     # "o" never ends; the latest record of the run is another job's span ending 02:00.
     a = account(
-        [submit("o", "00:00", 2), schedule("o", "00:30", 0, 2), submit("x", "01:00", 1), end("x", "01:30")],
+        [
+            submit("o", "00:00", 2),
+            schedule("o", "00:30", 0, 2),
+            submit("x", "01:00", 1),
+            end("x", "01:30"),
+        ],
         [span("x", "init", "01:00", "02:00")],
     )
     assert a.job_day("o")["wanted_chip_s"] == 7200 * 2
@@ -127,7 +174,12 @@ def test_spans_are_cut_at_midnight() -> None:
 def test_spans_count_only_inside_all_allocated_time() -> None:
     # The job has its chips 00:10-00:20 only; a step 00:00-00:30 contributes 600 s.
     a = account(
-        [submit("a", "00:00", 1), schedule("a", "00:10", 0, 1), release("a", "00:20", 0), end("a", "00:30")],
+        [
+            submit("a", "00:00", 1),
+            schedule("a", "00:10", 0, 1),
+            release("a", "00:20", 0),
+            end("a", "00:30"),
+        ],
         [span("a", "step", "00:00", "00:30", step=1)],
     )
     assert a.categories("a") == {"scheduling": 1200, "productive_unprofiled": 600}
@@ -145,7 +197,12 @@ def test_overlapping_spans_count_once_by_precedence() -> None:
             span("p", "checkpoint_restore", "00:12", "00:14", step=0),
         ],
     )
-    assert a.categories("p") == {"init": 300, "compile": 480, "checkpoint_restore": 120, "data_wait": 300}
+    assert a.categories("p") == {
+        "init": 300,
+        "compile": 480,
+        "checkpoint_restore": 120,
+        "data_wait": 300,
+    }
 
 
 def test_program_goodput_is_a_ratio_of_sums_over_the_days_profiles() -> None:

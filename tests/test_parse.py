@@ -1,22 +1,39 @@
-"""Parsing and validation of single lines: every rule of the spec's "Records that cannot be used"."""
+"""Parsing and validation of single lines: the spec's "Records that cannot be used", rule by rule."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-
-from mpg.catalog import load_catalog
 from mpg.transforms.parse import BlockParser, split_lines
 
+from mpg.catalog import load_catalog
+
 SUBMIT = {
-    "type": "JOB_SUBMIT", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "chips_requested": 8,
-    "chip_generation": "tpu-v5p", "workload_class": "training", "framework": "jax",
+    "type": "JOB_SUBMIT",
+    "ts": "2026-11-20T00:00:00Z",
+    "job_id": "j",
+    "chips_requested": 8,
+    "chip_generation": "tpu-v5p",
+    "workload_class": "training",
+    "framework": "jax",
 }
-SPAN = {"job_id": "j", "attempt": 0, "kind": "step", "start": "2026-11-20T00:00:00Z",
-        "end": "2026-11-20T00:01:00Z", "step": 1}
-PROFILE = {"job_id": "j", "ts": "2026-11-20T00:00:00Z", "step": 1, "step_time_s": 60.0,
-           "model_flops": 1e15, "chips": 8}
+SPAN = {
+    "job_id": "j",
+    "attempt": 0,
+    "kind": "step",
+    "start": "2026-11-20T00:00:00Z",
+    "end": "2026-11-20T00:01:00Z",
+    "step": 1,
+}
+PROFILE = {
+    "job_id": "j",
+    "ts": "2026-11-20T00:00:00Z",
+    "step": 1,
+    "step_time_s": 60.0,
+    "model_flops": 1e15,
+    "chips": 8,
+}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +67,14 @@ def _with(base: dict, **changes: object) -> str:
 )
 def test_split_lines(data: bytes, first: int, expected: list[tuple[int, bytes]]) -> None:
     table = split_lines(data, first)
-    assert list(zip(table.column("line").to_pylist(), table.column("raw_bytes").to_pylist(), strict=True)) == expected
+    assert (
+        list(
+            zip(
+                table.column("line").to_pylist(), table.column("raw_bytes").to_pylist(), strict=True
+            )
+        )
+        == expected
+    )
 
 
 @pytest.mark.parametrize(
@@ -69,32 +93,67 @@ def test_split_lines(data: bytes, first: int, expected: list[tuple[int, bytes]])
         ("scheduler", _with(SUBMIT, ts=1795143600), "wrong type: ts must be an RFC 3339 string"),
         ("scheduler", _with(SUBMIT, job_id=7), "wrong type: job_id must be a string"),
         ("scheduler", _with(SUBMIT, job_id=""), "out of range: job_id is empty"),
-        ("scheduler", _with(SUBMIT, chips_requested=0), "out of range: chips_requested must be > 0"),
-        ("scheduler", _with(SUBMIT, chips_requested="8"), "wrong type: chips_requested must be an integer"),
-        ("scheduler", _with(SUBMIT, chips_requested=8.0), "wrong type: chips_requested must be an integer"),
-        ("scheduler", _with(SUBMIT, chips_requested=True), "wrong type: chips_requested must be an integer"),
-        ("scheduler", _with(SUBMIT, chips_requested=2**64), "out of range: chips_requested does not fit in 64 bits"),
+        (
+            "scheduler",
+            _with(SUBMIT, chips_requested=0),
+            "out of range: chips_requested must be > 0",
+        ),
+        (
+            "scheduler",
+            _with(SUBMIT, chips_requested="8"),
+            "wrong type: chips_requested must be an integer",
+        ),
+        (
+            "scheduler",
+            _with(SUBMIT, chips_requested=8.0),
+            "wrong type: chips_requested must be an integer",
+        ),
+        (
+            "scheduler",
+            _with(SUBMIT, chips_requested=True),
+            "wrong type: chips_requested must be an integer",
+        ),
+        (
+            "scheduler",
+            _with(SUBMIT, chips_requested=2**64),
+            "out of range: chips_requested does not fit in 64 bits",
+        ),
         ("scheduler", _with(SUBMIT, chips_requested=None), "missing field: chips_requested"),
         ("scheduler", _with(SUBMIT, chip_generation="tpu-v9"), "unknown chip_generation: tpu-v9"),
         ("scheduler", _with(SUBMIT, workload_class="eval"), "unknown workload_class: eval"),
         ("scheduler", _with(SUBMIT, framework="mxnet"), "unknown framework: mxnet"),
         ("scheduler", _with(SUBMIT, priority="high"), "wrong type: priority must be an integer"),
-        ("scheduler", '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": -1, "chips": 4}',
-         "out of range: task_index must be >= 0"),
-        ("scheduler", '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": 0}',
-         "missing field: chips"),
-        ("scheduler", '{"type": "TASK_EVICT", "ts": "2026-11-20T00:00:00Z", "job_id": "j"}',
-         "missing field: task_index"),
-        ("scheduler", '{"type": "JOB_END", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "state": "DONE"}',
-         "unknown state: DONE"),
+        (
+            "scheduler",
+            '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": -1, "chips": 4}',
+            "out of range: task_index must be >= 0",
+        ),
+        (
+            "scheduler",
+            '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": 0}',
+            "missing field: chips",
+        ),
+        (
+            "scheduler",
+            '{"type": "TASK_EVICT", "ts": "2026-11-20T00:00:00Z", "job_id": "j"}',
+            "missing field: task_index",
+        ),
+        (
+            "scheduler",
+            '{"type": "JOB_END", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "state": "DONE"}',
+            "unknown state: DONE",
+        ),
         ("runtime", _with(SPAN, end="2026-11-19T23:59:59Z"), "out of range: end < start"),
         ("runtime", _with(SPAN, kind="warmup"), "unknown kind: warmup"),
         ("runtime", _with(SPAN, attempt=-1), "out of range: attempt must be >= 0"),
         ("runtime", _with(SPAN, step=...), "missing field: step"),
         ("runtime", _with(SPAN, kind="checkpoint_save", step=...), "missing field: step"),
         ("profiles", _with(PROFILE, step_time_s=0), "out of range: step_time_s must be > 0"),
-        ("profiles", '{"job_id": "j", "ts": "2026-11-20T00:00:00Z", "step": 1, "step_time_s": NaN, "model_flops": 1, "chips": 8}',
-         "out of range: step_time_s is not finite"),
+        (
+            "profiles",
+            '{"job_id": "j", "ts": "2026-11-20T00:00:00Z", "step": 1, "step_time_s": NaN, "model_flops": 1, "chips": 8}',
+            "out of range: step_time_s is not finite",
+        ),
         ("profiles", _with(PROFILE, model_flops=-1), "out of range: model_flops must be >= 0"),
         ("profiles", _with(PROFILE, chips=0), "out of range: chips must be > 0"),
         ("profiles", _with(PROFILE, hbm_bytes="lots"), "wrong type: hbm_bytes must be a number"),
@@ -109,7 +168,12 @@ def test_unusable_records_are_quarantined_with_their_reason(
 @pytest.mark.parametrize(
     ("source", "line", "column", "value"),
     [
-        ("scheduler", _with(SUBMIT, ts="2026-11-20T02:30:00.250+02:00"), "ts", "2026-11-20T00:30:00.250000+00:00"),
+        (
+            "scheduler",
+            _with(SUBMIT, ts="2026-11-20T02:30:00.250+02:00"),
+            "ts",
+            "2026-11-20T00:30:00.250000+00:00",
+        ),
         ("scheduler", _with(SUBMIT, priority=None, owner=None), "priority", None),
         ("scheduler", _with(SUBMIT, extra_field={"ignored": True}), "chips_requested", 8),
         ("runtime", _with(SPAN, kind="init", step=...), "step", None),
@@ -135,5 +199,11 @@ def test_block_keeps_line_numbers_and_raw_text(parser: BlockParser) -> None:
     assert block.records.column("line").to_pylist() == [41, 43]
     assert block.records.column("raw").to_pylist()[1] == _with(SPAN, step=2)
     assert block.quarantine.to_pylist() == [
-        {"source": "runtime", "file": "runtime/a.jsonl", "line": 42, "reason": "invalid JSON", "raw": "oops"}
+        {
+            "source": "runtime",
+            "file": "runtime/a.jsonl",
+            "line": 42,
+            "reason": "invalid JSON",
+            "raw": "oops",
+        }
     ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-
 from mpg.transforms.reconcile import (
     CONFLICTING_END,
     CONFLICTING_SUBMIT,
@@ -12,6 +11,7 @@ from mpg.transforms.reconcile import (
     UNKNOWN_JOB,
     bucket_of,
 )
+
 from tests.timeline import account, end, schedule, span, submit
 
 
@@ -37,7 +37,11 @@ def test_records_of_a_job_without_submit_are_quarantined_as_unknown_job() -> Non
         [submit("j", "00:00", 1), schedule("ghost", "00:00", 0, 1), end("ghost", "00:10")],
         [span("ghost", "init", "00:00", "00:05")] * 2,
     )
-    assert sorted(_reasons(a)) == [("runtime", UNKNOWN_JOB), ("scheduler", UNKNOWN_JOB), ("scheduler", UNKNOWN_JOB)]
+    assert sorted(_reasons(a)) == [
+        ("runtime", UNKNOWN_JOB),
+        ("scheduler", UNKNOWN_JOB),
+        ("scheduler", UNKNOWN_JOB),
+    ]
     # The duplicated span is a duplicate first, then one quarantined record.
     assert _count(a, "runtime") == (0, 1, 1)
 
@@ -52,12 +56,22 @@ def test_conflicting_lifecycle_events_keep_the_earliest() -> None:
             end("j", "00:20", "FAILED"),
         ]
     )
-    assert sorted(_reasons(a)) == [("scheduler", CONFLICTING_END), ("scheduler", CONFLICTING_SUBMIT)]
+    assert sorted(_reasons(a)) == [
+        ("scheduler", CONFLICTING_END),
+        ("scheduler", CONFLICTING_SUBMIT),
+    ]
     assert a.job_day("j")["wanted_chip_s"] == 600
 
 
 def test_job_end_before_submit_is_quarantined_and_the_job_stays_open() -> None:
-    a = account([submit("j", "00:10", 1), end("j", "00:05"), schedule("j", "00:10", 0, 1), submit("k", "00:30", 1)])
+    a = account(
+        [
+            submit("j", "00:10", 1),
+            end("j", "00:05"),
+            schedule("j", "00:10", 0, 1),
+            submit("k", "00:30", 1),
+        ]
+    )
     assert _reasons(a) == [("scheduler", END_BEFORE_SUBMIT)]
     assert a.job_day("j")["wanted_chip_s"] == 1200  # open: until the end of data at 00:30
 

@@ -18,7 +18,15 @@ KEYS = {
     "chip_time_ledger": ("day", "job_id", "metric_version", "category"),
     "goodput_by_slice": ("day", "metric_version", "workload_class", "framework", "chip_generation"),
 }
-TEXT = {"day", "job_id", "metric_version", "category", "workload_class", "framework", "chip_generation"}
+TEXT = {
+    "day",
+    "job_id",
+    "metric_version",
+    "category",
+    "workload_class",
+    "framework",
+    "chip_generation",
+}
 RATIOS = {"sg", "rg", "pg", "mpg", "pg_coverage"}
 
 
@@ -28,7 +36,13 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for name in ("tiny", "edges"):
         target = tmp_path_factory.mktemp(name)
-        result = run_mpg("run", "--traces", Path(__file__).parent / "fixtures/spec_examples" / name, "--out", target)
+        result = run_mpg(
+            "run",
+            "--traces",
+            Path(__file__).parent / "fixtures/spec_examples" / name,
+            "--out",
+            target,
+        )
         assert result.returncode == 0, result.stderr
         out[name] = target / "mpg.duckdb"
     return out
@@ -46,8 +60,12 @@ def _text(value: object) -> str | None:
 
 @pytest.mark.parametrize("table", sorted(KEYS))
 @pytest.mark.parametrize("example", ["tiny", "edges"])
-def test_example_table_matches_row_for_row(published: dict[str, Path], example: str, table: str) -> None:
-    expected = read_expected(Path(__file__).parent / "fixtures/spec_examples" / example / "expected" / f"{table}.csv")
+def test_example_table_matches_row_for_row(
+    published: dict[str, Path], example: str, table: str
+) -> None:
+    expected = read_expected(
+        Path(__file__).parent / "fixtures/spec_examples" / example / "expected" / f"{table}.csv"
+    )
     actual = _published_rows(published[example], table)
     assert set(actual) == {tuple(e[k] for k in KEYS[table]) for e in expected}
     assert len(actual) == len(expected)
@@ -64,7 +82,9 @@ def test_example_table_matches_row_for_row(published: dict[str, Path], example: 
 
 
 @pytest.mark.parametrize("example", ["tiny", "edges"])
-def test_example_has_no_quarantine_and_counts_add_up(published: dict[str, Path], example: str) -> None:
+def test_example_has_no_quarantine_and_counts_add_up(
+    published: dict[str, Path], example: str
+) -> None:
     with duckdb.connect(str(published[example]), read_only=True) as con:
         assert con.execute("select count(*) from quarantine").fetchone() == (0,)
         counts = con.execute(

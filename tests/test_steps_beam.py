@@ -9,16 +9,18 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-
-from mpg.catalog import load_catalog
 from mpg.pipelines.io import LineBlock, TraceFile
 from mpg.transforms.steps import AccountChipTime, CountRecords, ParseTraceRecords, ReconcileJobs
+
+from mpg.catalog import load_catalog
 from tests.timeline import end, schedule, span, submit
 
 CATALOG = load_catalog()
 
 
-def _block(source: str, records: list[dict | str], name: str = "a.jsonl", first_line: int = 1) -> LineBlock:
+def _block(
+    source: str, records: list[dict | str], name: str = "a.jsonl", first_line: int = 1
+) -> LineBlock:
     text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
     file = TraceFile(source=source, path=f"/nowhere/{source}/{name}", name=f"{source}/{name}")
     return LineBlock(file=file, first_line=first_line, data=text.encode())
@@ -33,7 +35,9 @@ def _blocks() -> list[LineBlock]:
         _block("scheduler", [*SCHEDULER, "not json"]),
         _block("runtime", RUNTIME[:1], "a.jsonl"),
         # the second file repeats the first span (an exporter retry) and names an unknown job
-        _block("runtime", [RUNTIME[0], RUNTIME[1], span("ghost", "init", "00:00", "00:01")], "b.jsonl"),
+        _block(
+            "runtime", [RUNTIME[0], RUNTIME[1], span("ghost", "init", "00:00", "00:01")], "b.jsonl"
+        ),
     ]
 
 
@@ -46,7 +50,12 @@ def test_parse_trace_records(pipeline: TestPipeline) -> None:
     with pipeline as p:
         parsed = p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG)
         summary = parsed | beam.Map(
-            lambda b: (b.file, b.lines_read, b.records.num_rows, b.quarantine.column("reason").to_pylist())
+            lambda b: (
+                b.file,
+                b.lines_read,
+                b.records.num_rows,
+                b.quarantine.column("reason").to_pylist(),
+            )
         )
         assert_that(
             summary,
@@ -63,10 +72,14 @@ def test_parse_trace_records(pipeline: TestPipeline) -> None:
 @pytest.mark.parametrize("buckets", [1, 3])
 def test_reconcile_jobs(pipeline: TestPipeline, buckets: int) -> None:
     with pipeline as p:
-        reconciled = p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG) | ReconcileJobs(buckets)
+        reconciled = (
+            p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG) | ReconcileJobs(buckets)
+        )
         per_source = (
             reconciled
-            | beam.FlatMap(lambda b: [(c.source, (c.accepted, c.duplicates, c.quarantined)) for c in b.counts])
+            | beam.FlatMap(
+                lambda b: [(c.source, (c.accepted, c.duplicates, c.quarantined)) for c in b.counts]
+            )
             | beam.CombinePerKey(lambda vs: tuple(map(sum, zip(*vs, strict=True))))
         )
         assert_that(
@@ -84,6 +97,7 @@ def test_account_chip_time(pipeline: TestPipeline) -> None:
             | beam.Create(_blocks())
             | ParseTraceRecords(CATALOG)
             | ReconcileJobs(4)
+            | beam.Map(lambda b: b.records)
             | AccountChipTime(CATALOG, ("v1",))
         )
         ledger = accounted | beam.FlatMap(
@@ -91,7 +105,13 @@ def test_account_chip_time(pipeline: TestPipeline) -> None:
         )
         assert_that(
             ledger,
-            equal_to([("j", "productive_unprofiled", 600.0), ("j", "init", 120.0), ("j", "runtime_idle", 480.0)]),
+            equal_to(
+                [
+                    ("j", "productive_unprofiled", 600.0),
+                    ("j", "init", 120.0),
+                    ("j", "runtime_idle", 480.0),
+                ]
+            ),
         )
 
 
@@ -103,5 +123,7 @@ def test_count_records(pipeline: TestPipeline) -> None:
         # read = accepted + duplicates + quarantined, per source
         assert_that(
             counts,
-            equal_to([("scheduler", (4, 3, 0, 1)), ("runtime", (4, 2, 1, 1)), ("profiles", (0, 0, 0, 0))]),
+            equal_to(
+                [("scheduler", (4, 3, 0, 1)), ("runtime", (4, 2, 1, 1)), ("profiles", (0, 0, 0, 0))]
+            ),
         )

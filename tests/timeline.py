@@ -10,11 +10,11 @@ import json
 from dataclasses import dataclass
 
 import pyarrow as pa
-
-from mpg.catalog import ChipCatalog, load_catalog
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import BucketRecords, reconcile_bucket
+
+from mpg.catalog import ChipCatalog, load_catalog
 
 DAY = "2026-11-20"
 NEXT_DAY = "2026-11-21"
@@ -26,12 +26,25 @@ def at(clock: str) -> str:
 
 
 def submit(job: str, clock: str, chips: int, cls: str = "training", gen: str = "tpu-v4") -> dict:
-    return {"type": "JOB_SUBMIT", "ts": at(clock), "job_id": job, "chips_requested": chips,
-            "chip_generation": gen, "workload_class": cls, "framework": "jax"}
+    return {
+        "type": "JOB_SUBMIT",
+        "ts": at(clock),
+        "job_id": job,
+        "chips_requested": chips,
+        "chip_generation": gen,
+        "workload_class": cls,
+        "framework": "jax",
+    }
 
 
 def schedule(job: str, clock: str, task: int, chips: int) -> dict:
-    return {"type": "TASK_SCHEDULE", "ts": at(clock), "job_id": job, "task_index": task, "chips": chips}
+    return {
+        "type": "TASK_SCHEDULE",
+        "ts": at(clock),
+        "job_id": job,
+        "task_index": task,
+        "chips": chips,
+    }
 
 
 def release(job: str, clock: str, task: int, kind: str = "TASK_EVICT") -> dict:
@@ -42,14 +55,22 @@ def end(job: str, clock: str, state: str = "FINISHED") -> dict:
     return {"type": "JOB_END", "ts": at(clock), "job_id": job, "state": state}
 
 
-def span(job: str, kind: str, start: str, stop: str, step: int | None = None, attempt: int = 0) -> dict:
+def span(
+    job: str, kind: str, start: str, stop: str, step: int | None = None, attempt: int = 0
+) -> dict:
     record = {"job_id": job, "attempt": attempt, "kind": kind, "start": at(start), "end": at(stop)}
     return record if step is None else {**record, "step": step}
 
 
 def profile(job: str, clock: str, step_time_s: float, model_flops: float, chips: int) -> dict:
-    return {"job_id": job, "ts": at(clock), "step": 1, "step_time_s": step_time_s,
-            "model_flops": model_flops, "chips": chips}
+    return {
+        "job_id": job,
+        "ts": at(clock),
+        "step": 1,
+        "step_time_s": step_time_s,
+        "model_flops": model_flops,
+        "chips": chips,
+    }
 
 
 @dataclass(frozen=True)
@@ -85,8 +106,9 @@ def account(
         parsed[source] = block.records
     parser.close()
     bucket = reconcile_bucket(0, parsed)
+    records = bucket.records
     job_days, ledger = account_chip_time(
-        bucket.scheduler, bucket.runtime, bucket.profiles, catalog, bucket.data_end, ("v1",)
+        records.scheduler, records.runtime, records.profiles, catalog, records.data_end, ("v1",)
     )
     return Accounted(
         records=bucket,

@@ -9,9 +9,6 @@ individual records:
 - task events, `JOB_END`s, spans and profiles of a job with no valid `JOB_SUBMIT` are quarantined
   as "unknown job".
 Duplicates are dropped first, so a repeated record is counted once wherever it ends up.
-
-    >>> int(bucket_of(pa.array(["train-a"]), 64)[0].as_py()) == bucket_of(pa.array(["train-a"]), 64)[0].as_py()
-    True
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
-
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, conform
 
 _PROVENANCE = ("file", "line", "raw")
@@ -60,15 +56,13 @@ class SourceCounts:
 
 
 @dataclass(frozen=True)
-class BucketRecords:
-    """The accepted records of one job bucket (RECORD_SCHEMAS, no raw text) and what was not."""
+class JobRecords:
+    """The accepted records (RECORD_SCHEMAS, no raw text) of the jobs of one bucket."""
 
     bucket: int
     scheduler: pa.Table
     runtime: pa.Table
     profiles: pa.Table
-    quarantine: pa.Table
-    counts: tuple[SourceCounts, ...]
 
     def table(self, source: str) -> pa.Table:
         return {"scheduler": self.scheduler, "runtime": self.runtime, "profiles": self.profiles}[
@@ -84,6 +78,15 @@ class BucketRecords:
             if t.num_rows
         ]
         return int(max(ends)) if ends else None
+
+
+@dataclass(frozen=True)
+class BucketRecords:
+    """What reconciling one bucket decided: the accepted records, and what was not accepted."""
+
+    records: JobRecords
+    quarantine: pa.Table  # QUARANTINE
+    counts: tuple[SourceCounts, ...]
 
 
 def _dedup(frame: pl.DataFrame) -> pl.DataFrame:
@@ -142,7 +145,9 @@ def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
             ),
         ],
         "runtime": [
-            _quarantined("runtime", deduped["runtime"].join(known, on="job_id", how="anti"), UNKNOWN_JOB)
+            _quarantined(
+                "runtime", deduped["runtime"].join(known, on="job_id", how="anti"), UNKNOWN_JOB
+            )
         ],
         "profiles": [
             _quarantined(
@@ -160,11 +165,14 @@ def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
         )
         for s in SOURCES
     )
+    order = {
+        "scheduler": ["job_id", "ts"],
+        "runtime": ["job_id", "start"],
+        "profiles": ["job_id", "ts"],
+    }
+    stored = {s: conform(accepted[s].sort(order[s]).to_arrow(), RECORD_SCHEMAS[s]) for s in SOURCES}
     return BucketRecords(
-        bucket=bucket,
-        scheduler=conform(accepted["scheduler"].sort(["job_id", "ts"]).to_arrow(), RECORD_SCHEMAS["scheduler"]),
-        runtime=conform(accepted["runtime"].sort(["job_id", "start"]).to_arrow(), RECORD_SCHEMAS["runtime"]),
-        profiles=conform(accepted["profiles"].sort(["job_id", "ts"]).to_arrow(), RECORD_SCHEMAS["profiles"]),
+        records=JobRecords(bucket=bucket, **stored),
         quarantine=conform(quarantine.sort(["source", "file", "line"]).to_arrow(), QUARANTINE),
         counts=counts,
     )

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
-
-from mpg.catalog import ChipCatalog
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, with_raw
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
-from mpg.transforms.reconcile import BucketRecords, bucket_of, reconcile_bucket
+from mpg.transforms.reconcile import BucketRecords, JobRecords, bucket_of, reconcile_bucket
+
+from mpg.catalog import ChipCatalog
 
 # Per source: (records read, accepted, exact duplicates, quarantined).
 Counts = tuple[int, int, int, int]
@@ -37,7 +37,9 @@ class _ParseBlocks(beam.DoFn):
 
     def process(self, block) -> Iterator[ParsedBlock]:  # block: mpg.pipelines.io.LineBlock
         assert self._parser is not None
-        parsed = self._parser.parse(block.file.source, block.file.name, block.data, block.first_line)
+        parsed = self._parser.parse(
+            block.file.source, block.file.name, block.data, block.first_line
+        )
         if block.problem is None:
             yield parsed
             return
@@ -68,7 +70,9 @@ class ParseTraceRecords(beam.PTransform):
         return blocks | "ParseBlock" >> beam.ParDo(_ParseBlocks(self._catalog))
 
 
-def split_by_bucket(parsed: ParsedBlock, buckets: int) -> Iterator[tuple[int, tuple[str, pa.Table]]]:
+def split_by_bucket(
+    parsed: ParsedBlock, buckets: int
+) -> Iterator[tuple[int, tuple[str, pa.Table]]]:
     """The records of one block, cut into one table per job bucket present."""
     records = parsed.records
     if records.num_rows == 0:
@@ -85,7 +89,9 @@ def _reconcile(bucket: int, parts: Iterable[tuple[str, pa.Table]]) -> BucketReco
     return reconcile_bucket(
         bucket,
         {
-            s: pa.concat_tables(by_source[s]) if by_source[s] else with_raw(RECORD_SCHEMAS[s]).empty_table()
+            s: pa.concat_tables(by_source[s])
+            if by_source[s]
+            else with_raw(RECORD_SCHEMAS[s]).empty_table()
             for s in SOURCES
         },
     )
@@ -116,7 +122,7 @@ def _latest(values: Iterable[int | None]) -> int | None:
 
 
 def _account_bucket(
-    bucket: BucketRecords, catalog: ChipCatalog, versions: tuple[str, ...], data_end: int
+    bucket: JobRecords, catalog: ChipCatalog, versions: tuple[str, ...], data_end: int
 ) -> tuple[int, pa.Table, pa.Table]:
     job_days, ledger = account_chip_time(
         bucket.scheduler, bucket.runtime, bucket.profiles, catalog, data_end, versions
@@ -125,7 +131,7 @@ def _account_bucket(
 
 
 class AccountChipTime(beam.PTransform):
-    """BucketRecords -> (bucket, job_day_goodput, chip_time_ledger) Arrow tables per bucket.
+    """JobRecords -> (bucket, job_day_goodput, chip_time_ledger) Arrow tables per bucket.
 
     The end of the data (where open jobs stop wanting chips) is a property of the whole run, so it
     is combined over all buckets first and handed to each as a side input.

@@ -58,7 +58,7 @@ _PRIORITY = {"training": 200, "serving": 300, "bulk_inference": 100}
 _OWNERS = ("team-lm", "team-chat", "team-vision", "team-ads", "team-search", "team-speech")
 _FLOPS_SOURCES = ("hlo_unoptimized", "hlo_optimized", "flop_counter")
 # Log-uniform ranges of the mean step (or batch) time, in seconds.
-_STEP_S = {"training": (15.0, 240.0), "serving": (20.0, 300.0), "bulk_inference": (30.0, 600.0)}
+_STEP_S = {"training": (30.0, 600.0), "serving": (60.0, 900.0), "bulk_inference": (60.0, 1200.0)}
 # Chance that a step is preceded by a data_wait span, and the median length of one.
 _DATA_WAIT = {"training": (0.005, 0.04, 15.0), "serving": (0.05, 0.2, 45.0)}
 _DATA_WAIT_DEFAULT = (0.01, 0.05, 30.0)
@@ -126,8 +126,8 @@ def _run_fraction(rng: np.random.Generator, classes: np.ndarray) -> np.ndarray:
     """Planned run time as a fraction of the window: serving is long-lived, bulk work short."""
     return np.select(
         [classes == "training", classes == "serving"],
-        [rng.beta(1.5, 2.5, len(classes)), rng.uniform(0.4, 1.2, len(classes))],
-        rng.beta(1.2, 5.0, len(classes)),
+        [rng.beta(1.2, 4.0, len(classes)), rng.uniform(0.2, 0.9, len(classes))],
+        rng.beta(1.1, 8.0, len(classes)),
     )
 
 

@@ -42,6 +42,7 @@ _INTERRUPT_P = (0.75, 0.15, 0.10)
 _FATAL_FAIL_P = 0.3  # chance a TASK_FAIL ends the job FAILED instead of being retried
 _IN_PROGRESS_P = 0.3  # chance the step running at an interruption still reports its span
 _NO_STEP = -1
+_UNBOUNDED = 2**62
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,9 @@ class _Job:
         self.rec = _Recorder()
         self.training = plan.workload_class == "training"
         self.chips_per_task = plan.chips_requested // plan.tasks
-        steps = math.ceil(plan.run_s / plan.step_s)
-        self.last_step = steps if plan.workload_class != "serving" else np.iinfo(np.int64).max
+        # Serving has no amount of work to finish: it runs until its time is up.
+        serving = plan.workload_class == "serving"
+        self.last_step = _UNBOUNDED if serving else math.ceil(plan.run_s / plan.step_s)
 
     def run(self) -> JobTrace:
         p, rng, rec = self.plan, self.rng, self.rec

@@ -1,0 +1,155 @@
+"""Gather the fleet's job traces into one typed frame per source, and sample its profiles.
+
+Frames hold typed columns (times as integer milliseconds since the epoch), not JSON: the records
+are made distinct on these values, so no two records can coincide once a parser reads them back,
+whatever text `mpg.simulate.encode` later gives each one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from mpg.catalog import load_catalog
+from mpg.simulate.fleet import JobPlan
+from mpg.simulate.timeline import EVENT_TYPES, JobTrace
+from mpg.vocabulary import JOB_STATES, SPAN_KINDS
+
+
+@dataclass(frozen=True)
+class FleetRecords:
+    """The valid records of every source, one row per record, each source's rows distinct.
+
+    jobs:      one row per job: job_id and the JOB_SUBMIT fields.
+    scheduler: job_id, type, ts_ms, task_index, chips (null where the type has none), state.
+    runtime:   job_id, attempt, kind, start_ms, end_ms, step (null where the kind has none).
+    profiles:  job_id, ts_ms, step, step_time_s, model_flops, hbm_bytes, chips, flops_source.
+    """
+
+    jobs: pl.DataFrame
+    scheduler: pl.DataFrame
+    runtime: pl.DataFrame
+    profiles: pl.DataFrame
+
+
+def _jobs_frame(plans: list[JobPlan]) -> pl.DataFrame:
+    catalog = pl.from_arrow(load_catalog().table)
+    return pl.DataFrame(
+        {
+            "job": np.arange(len(plans), dtype=np.int32),
+            "job_id": [p.job_id for p in plans],
+            "chips_requested": [p.chips_requested for p in plans],
+            "chip_generation": [p.chip_generation for p in plans],
+            "workload_class": [p.workload_class for p in plans],
+            "framework": [p.framework for p in plans],
+            "priority": [p.priority for p in plans],
+            "owner": [p.owner for p in plans],
+            "topology": [p.topology for p in plans],
+            "profile_rate": [p.profile_rate for p in plans],
+            "pg": [p.pg for p in plans],
+            "hbm_fraction": [p.hbm_fraction for p in plans],
+            "flops_source": [p.flops_source for p in plans],
+        },
+        schema_overrides={"priority": pl.Int64, "owner": pl.String, "topology": pl.String},
+    ).join(catalog, on="chip_generation", how="left")
+
+
+def _concat(traces: list[JobTrace], prefix: str) -> pl.DataFrame:
+    """One frame of the `prefix` columns of all traces, with the job's index as `job`."""
+    names = [n for n in JobTrace.__dataclass_fields__ if n.startswith(prefix)]
+    lengths = [len(getattr(t, names[0])) for t in traces]
+    columns = {n.removeprefix(prefix): np.concatenate([getattr(t, n) for t in traces]) for n in names}
+    job = np.repeat(np.arange(len(traces), dtype=np.int32), lengths)
+    return pl.DataFrame({"job": job, **columns})
+
+
+def _decode(column: str, names: tuple[str, ...]) -> pl.Expr:
+    return pl.col(column).replace_strict(dict(enumerate(names)), default=None, return_dtype=pl.String)
+
+
+def _ms(column: str) -> pl.Expr:
+    return (pl.col(column) * 1000).round().cast(pl.Int64)
+
+
+def _scheduler(traces: list[JobTrace], jobs: pl.DataFrame, epoch_ms: int) -> pl.DataFrame:
+    events = _concat(traces, "ev_").with_columns(
+        _decode("type", EVENT_TYPES).alias("type"),
+        (_ms("ts") + epoch_ms).alias("ts_ms"),
+        pl.when(pl.col("task") >= 0).then(pl.col("task").cast(pl.Int64)).alias("task_index"),
+        pl.when(pl.col("chips") > 0).then(pl.col("chips").cast(pl.Int64)).alias("chips"),
+        _decode("state", JOB_STATES).alias("state"),
+    )
+    return (
+        events.join(jobs.select("job", "job_id"), on="job")
+        .sort("job", "ts_ms", maintain_order=True)
+        .select("job", "job_id", "type", "ts_ms", "task_index", "chips", "state")
+    )
+
+
+def _runtime(traces: list[JobTrace], jobs: pl.DataFrame, epoch_ms: int) -> pl.DataFrame:
+    spans = _concat(traces, "sp_").with_columns(
+        _decode("kind", SPAN_KINDS).alias("kind"),
+        (_ms("start") + epoch_ms).alias("start_ms"),
+        (_ms("end") + epoch_ms).alias("end_ms"),
+        pl.when(pl.col("step") >= 0).then(pl.col("step")).alias("step"),
+    )
+    return (
+        spans.join(jobs.select("job", "job_id"), on="job")
+        .sort("job", "attempt", "start_ms", maintain_order=True)
+        .select("job", "job_id", pl.col("attempt").cast(pl.Int64), "kind", "start_ms", "end_ms", "step")
+    )
+
+
+def _profiles(runtime: pl.DataFrame, jobs: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame:
+    """Profile some steps of the profiled jobs: the measured device time is a little under the
+    step span's wall time, and model_flops is set so that PG is near the job's `pg`."""
+    steps = runtime.filter(pl.col("kind") == "step").join(jobs, on="job")
+    n = steps.height
+    draws = pl.DataFrame(
+        {
+            "_pick": rng.random(n),
+            "_device": rng.uniform(0.96, 1.0, n),
+            "_pg_noise": rng.uniform(0.95, 1.05, n),
+            "_hbm_noise": rng.uniform(0.9, 1.1, n),
+        }
+    )
+    seconds = ((pl.col("end_ms") - pl.col("start_ms")) / 1000 * pl.col("_device")).round(3)
+    per_step_peak = pl.col("chips_requested") * pl.col("step_time_s")
+    return (
+        pl.concat([steps, draws], how="horizontal")
+        .filter(pl.col("_pick") < pl.col("profile_rate"))
+        .with_columns(pl.max_horizontal(seconds, pl.lit(0.001)).alias("step_time_s"))
+        .select(
+            "job",
+            "job_id",
+            pl.col("end_ms").alias("ts_ms"),
+            "step",
+            "step_time_s",
+            (pl.col("pg") * pl.col("_pg_noise") * per_step_peak * pl.col("peak_flops_per_chip"))
+            .alias("model_flops"),
+            (pl.col("hbm_fraction") * pl.col("_hbm_noise") * per_step_peak * pl.col("hbm_bytes_per_s"))
+            .alias("hbm_bytes"),
+            pl.col("chips_requested").alias("chips"),
+            "flops_source",
+        )
+    )
+
+
+def _distinct(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.unique(subset=[c for c in frame.columns if c != "job"], keep="first", maintain_order=True)
+
+
+def gather_records(
+    plans: list[JobPlan], traces: list[JobTrace], epoch_ms: int, rng: np.random.Generator
+) -> FleetRecords:
+    """The fleet's records; `epoch_ms` is the window's start, `rng` draws the profile sample."""
+    jobs = _jobs_frame(plans)
+    runtime = _distinct(_runtime(traces, jobs, epoch_ms))
+    return FleetRecords(
+        jobs=jobs,
+        scheduler=_distinct(_scheduler(traces, jobs, epoch_ms)),
+        runtime=runtime,
+        profiles=_distinct(_profiles(runtime, jobs, rng)),
+    )

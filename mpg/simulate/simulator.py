@@ -1,0 +1,88 @@
+"""Simulate a fleet and write its trace root: the one entry point, `simulate`.
+
+    mpg simulate --seed 7 --jobs 60 --days 3 --out data/sample_traces
+
+Each stage draws from its own generator, spawned from `seed` (numpy SeedSequence, PCG64), so the
+stages stay independent: the same arguments always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import numpy as np
+
+from mpg.schemas import SOURCES
+from mpg.simulate.deliver import deliver
+from mpg.simulate.encode import profile_lines, runtime_lines, scheduler_lines
+from mpg.simulate.fleet import DAY_S, draw_fleet
+from mpg.simulate.malformed import profile_malformed, runtime_malformed, scheduler_malformed
+from mpg.simulate.manifest import SimulationManifest
+from mpg.simulate.records import gather_records
+from mpg.simulate.timeline import simulate_job
+
+DEFAULT_START = datetime.date(2026, 11, 20)
+MANIFEST_FILE = "manifest.json"
+
+
+def _generator(seed: np.random.SeedSequence) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(seed))
+
+
+def _refuse_old_traces(out: Path) -> None:
+    """A root that already holds trace files would mix two fleets: refuse rather than delete."""
+    for source in SOURCES:
+        folder = out / source
+        if folder.is_dir() and any(folder.glob("*.jsonl*")):
+            raise FileExistsError(f"{folder} already holds trace files; remove them first")
+
+
+def simulate(
+    seed: int, jobs: int, days: int, out: Path, start: datetime.date = DEFAULT_START
+) -> SimulationManifest:
+    """Simulate `jobs` jobs over `days` UTC days from `start`; write the trace root `out`.
+
+    Writes `out/{scheduler,runtime,profiles}/*.jsonl[.gz]` in the layout of spec fleet-traces.md
+    and `out/manifest.json` (the returned manifest), and returns the manifest. The runtime holds
+    about 140 spans per job-day: `simulate(seed, jobs=2000, days=7)` writes about 2 million.
+    """
+    if jobs < 1 or days < 1:
+        raise ValueError("jobs and days must be at least 1")
+    out = Path(out)
+    _refuse_old_traces(out)
+    fleet_seed, jobs_seed, profile_seed, encode_seed, bad_seed, deliver_seed = (
+        np.random.SeedSequence(seed).spawn(6)
+    )
+    plans = draw_fleet(_generator(fleet_seed), jobs, days)
+    traces = [
+        simulate_job(plan, _generator(job_seed), days * DAY_S)
+        for plan, job_seed in zip(plans, jobs_seed.spawn(jobs), strict=True)
+    ]
+    at = datetime.datetime.combine(start, datetime.time(), tzinfo=datetime.UTC)
+    records = gather_records(plans, traces, int(at.timestamp()) * 1000, _generator(profile_seed))
+    rng = _generator(encode_seed)
+    lines = {
+        "scheduler": scheduler_lines(records.scheduler, records.jobs, rng),
+        "runtime": runtime_lines(records.runtime, rng),
+        "profiles": profile_lines(records.profiles, rng),
+    }
+    rng = _generator(bad_seed)
+    malformed = {
+        "scheduler": scheduler_malformed(lines["scheduler"], rng, at),
+        "runtime": runtime_malformed(lines["runtime"], rng, at),
+        "profiles": profile_malformed(lines["profiles"], rng, at),
+    }
+    rng = _generator(deliver_seed)
+    written = {s: deliver(s, lines[s], malformed[s], rng, out) for s in SOURCES}
+    manifest = SimulationManifest(
+        seed=seed,
+        jobs=jobs,
+        days=days,
+        start=start,
+        scheduler=written["scheduler"],
+        runtime=written["runtime"],
+        profiles=written["profiles"],
+    )
+    (out / MANIFEST_FILE).write_text(manifest.to_json(), encoding="utf-8")
+    return manifest

@@ -1,0 +1,49 @@
+"""The CLI's front door: user errors are one line and exit 2; a run prints headline and counts."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from tests.conftest import SPEC_EXAMPLES, run_mpg
+
+
+def test_missing_trace_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = run_mpg("run", "--traces", tmp_path / "nope", "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"mpg: error: trace root {tmp_path / 'nope'} does not exist or is not a directory"
+    ]
+
+
+def test_bad_option_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", tmp_path, "--buckets", "0")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "mpg: error: --buckets must be between 1 and 1000000, not 0"
+
+
+def test_run_over_gzip_and_malformed_lines_prints_headline_and_counts(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    shutil.copytree(SPEC_EXAMPLES / "tiny", traces, ignore=shutil.ignore_patterns("expected*"))
+    spans = traces / "runtime" / "spans.jsonl"
+    text = spans.read_bytes()
+    spans.unlink()
+    (traces / "runtime" / "spans.jsonl.gz").write_bytes(
+        gzip.compress(text + text[:200] + b"\n{broken\n")
+    )
+    result = run_mpg("run", "--traces", traces, "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "2026-11-20  v1   fleet                   10.3  0.633  0.764  0.280  0.135" in result.stdout
+    )
+    # 36 spans, then a copy of the first (a duplicate), a partial second line and a broken one
+    assert "  runtime           39 =        36 +      1 +      2" in result.stdout
+    with duckdb.connect(str(tmp_path / "out" / "mpg.duckdb"), read_only=True) as con:
+        rows = con.execute("select file, line, reason from quarantine order by line").fetchall()
+    assert rows == [
+        ("runtime/spans.jsonl.gz", 38, "invalid JSON"),
+        ("runtime/spans.jsonl.gz", 39, "invalid JSON"),
+    ]

@@ -1,0 +1,76 @@
+"""Reading trace files: discovery, gzip (multi-member, truncated), blocks of whole lines."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from mpg.pipelines.io import TraceFile, TraceRootError, discover_trace_files, read_line_blocks
+
+LINES = [b'{"n": %d}' % i for i in range(2000)]
+TEXT = b"\n".join(LINES) + b"\n"
+
+
+def _file(path: Path) -> TraceFile:
+    return TraceFile(source="runtime", path=str(path), name=path.name)
+
+
+def _lines(blocks) -> list[tuple[int, bytes]]:
+    out = []
+    for b in blocks:
+        out += [(b.first_line + i, line) for i, line in enumerate(b.data.split(b"\n")[:-1])]
+    return out
+
+
+@pytest.mark.parametrize("block_bytes", [64, 1000, 1 << 20])
+def test_blocks_hold_whole_lines_numbered_from_one(tmp_path: Path, block_bytes: int) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(TEXT)
+    blocks = list(read_line_blocks(_file(path), block_bytes))
+    assert all(b.data.endswith(b"\n") and b.problem is None for b in blocks)
+    assert _lines(blocks) == list(enumerate(LINES, start=1))
+
+
+def test_multi_member_gzip_reads_every_member(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl.gz"
+    path.write_bytes(gzip.compress(TEXT[:5000]) + gzip.compress(TEXT[5000:]))
+    blocks = list(read_line_blocks(_file(path), 1 << 20))
+    assert b"".join(b.data for b in blocks) == TEXT
+
+
+def test_truncated_gzip_keeps_whole_lines_and_reports_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl.gz"
+    path.write_bytes(gzip.compress(TEXT)[:3000])
+    blocks = list(read_line_blocks(_file(path), 1 << 20))
+    *good, last = blocks
+    assert last.problem == "unreadable file: the gzip stream ends before its end marker"
+    read = _lines(good)
+    assert read == list(enumerate(LINES[: len(read)], start=1))
+    assert last.first_line == len(read) + 1
+
+
+def test_discovery_finds_trace_files_in_source_folders_only(tmp_path: Path) -> None:
+    for name in (
+        "scheduler/a.jsonl",
+        "runtime/x/b.jsonl.gz",
+        "profiles/notes.txt",
+        "other/c.jsonl",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    files, skipped = discover_trace_files(tmp_path)
+    assert [(f.source, f.name) for f in files] == [
+        ("scheduler", "scheduler/a.jsonl"),
+        ("runtime", "runtime/x/b.jsonl.gz"),
+    ]
+    assert skipped == ["profiles/notes.txt"]
+
+
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_unusable_trace_root_is_a_user_error(tmp_path: Path, make: str) -> None:
+    root = tmp_path / "traces"
+    if make == "empty":
+        root.mkdir()
+    with pytest.raises(TraceRootError, match="trace root"):
+        discover_trace_files(root)
