@@ -43,7 +43,7 @@ def _write(path: Path, lines: pl.Series) -> None:
     data = (lines.str.join("\n").item() + "\n").encode("utf-8")
     with path.open("wb") as raw:
         if path.suffix == ".gz":
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) as gz:
                 gz.write(data)
         else:
             raw.write(data)

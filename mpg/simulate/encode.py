@@ -16,8 +16,13 @@ import numpy as np
 import polars as pl
 
 # (suffix, minutes east of UTC, share of records)
-_OFFSETS = (("Z", 0, 0.99), ("+00:00", 0, 0.004), ("+02:00", 120, 0.003), ("-05:00", -300, 0.002),
-            ("+05:30", 330, 0.001))
+_OFFSETS = (
+    ("Z", 0, 0.99),
+    ("+00:00", 0, 0.004),
+    ("+02:00", 120, 0.003),
+    ("-05:00", -300, 0.002),
+    ("+05:30", 330, 0.001),
+)
 
 
 def _offsets(rng: np.random.Generator, n: int) -> pl.DataFrame:
@@ -25,7 +30,9 @@ def _offsets(rng: np.random.Generator, n: int) -> pl.DataFrame:
     code = rng.choice(len(_OFFSETS), size=n, p=[share for _, _, share in _OFFSETS])
     suffix = np.array([s for s, _, _ in _OFFSETS], dtype=object)[code]
     minutes = np.array([m for _, m, _ in _OFFSETS], dtype=np.int64)[code]
-    return pl.DataFrame({"_suffix": suffix, "_offset_min": minutes}, schema_overrides={"_suffix": pl.String})
+    return pl.DataFrame(
+        {"_suffix": suffix, "_offset_min": minutes}, schema_overrides={"_suffix": pl.String}
+    )
 
 
 def _rfc3339(ms_column: str) -> pl.Expr:
@@ -64,12 +71,20 @@ def _with_offsets(frame: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame
     return pl.concat([frame, _offsets(rng, frame.height)], how="horizontal")
 
 
-def scheduler_lines(events: pl.DataFrame, jobs: pl.DataFrame, rng: np.random.Generator) -> pl.Series:
+def scheduler_lines(
+    events: pl.DataFrame, jobs: pl.DataFrame, rng: np.random.Generator
+) -> pl.Series:
     """JOB_SUBMIT lines carry the job's attributes; the others their own few fields."""
     submit = pl.col("type") == "JOB_SUBMIT"
     attributes = jobs.select(
-        "job", "chips_requested", "chip_generation", "workload_class", "framework", "priority",
-        "owner", "topology",
+        "job",
+        "chips_requested",
+        "chip_generation",
+        "workload_class",
+        "framework",
+        "priority",
+        "owner",
+        "topology",
     )
     frame = _with_offsets(events, rng).join(attributes, on="job", how="left", maintain_order="left")
 
@@ -96,28 +111,36 @@ def scheduler_lines(events: pl.DataFrame, jobs: pl.DataFrame, rng: np.random.Gen
 
 
 def runtime_lines(spans: pl.DataFrame, rng: np.random.Generator) -> pl.Series:
-    return _with_offsets(spans, rng).select(
-        _object(
-            ("job_id", _quoted("job_id")),
-            ("attempt", _number("attempt")),
-            ("kind", _quoted("kind")),
-            ("start", _rfc3339("start_ms")),
-            ("end", _rfc3339("end_ms")),
-            ("step", _number("step")),
-        ).alias("line")
-    ).to_series()
+    return (
+        _with_offsets(spans, rng)
+        .select(
+            _object(
+                ("job_id", _quoted("job_id")),
+                ("attempt", _number("attempt")),
+                ("kind", _quoted("kind")),
+                ("start", _rfc3339("start_ms")),
+                ("end", _rfc3339("end_ms")),
+                ("step", _number("step")),
+            ).alias("line")
+        )
+        .to_series()
+    )
 
 
 def profile_lines(profiles: pl.DataFrame, rng: np.random.Generator) -> pl.Series:
-    return _with_offsets(profiles, rng).select(
-        _object(
-            ("job_id", _quoted("job_id")),
-            ("ts", _rfc3339("ts_ms")),
-            ("step", _number("step")),
-            ("step_time_s", _number("step_time_s")),
-            ("model_flops", _number("model_flops")),
-            ("hbm_bytes", _number("hbm_bytes")),
-            ("chips", _number("chips")),
-            ("flops_source", _quoted("flops_source")),
-        ).alias("line")
-    ).to_series()
+    return (
+        _with_offsets(profiles, rng)
+        .select(
+            _object(
+                ("job_id", _quoted("job_id")),
+                ("ts", _rfc3339("ts_ms")),
+                ("step", _number("step")),
+                ("step_time_s", _number("step_time_s")),
+                ("model_flops", _number("model_flops")),
+                ("hbm_bytes", _number("hbm_bytes")),
+                ("chips", _number("chips")),
+                ("flops_source", _quoted("flops_source")),
+            ).alias("line")
+        )
+        .to_series()
+    )

@@ -6,7 +6,7 @@ over the fleet; `mpg.simulate.timeline` then plays each plan out in time.
 
 Durations that set the volume of data scale with the window: a job's planned run time is a
 fraction of `days`, so the number of runtime spans grows with jobs x days (see
-`mpg.simulate.simulate` for the figure). Step and batch spans are coarse (15 s to 10 min) so that a
+`mpg.simulate.simulate` for the figure). Step and batch spans are coarse (30 s to 20 min) so that a
 week of 2,000 jobs is millions of spans, not billions.
 """
 
@@ -60,7 +60,7 @@ _FLOPS_SOURCES = ("hlo_unoptimized", "hlo_optimized", "flop_counter")
 # Log-uniform ranges of the mean step (or batch) time, in seconds.
 _STEP_S = {"training": (30.0, 600.0), "serving": (60.0, 900.0), "bulk_inference": (60.0, 1200.0)}
 # Chance that a step is preceded by a data_wait span, and the median length of one.
-_DATA_WAIT = {"training": (0.005, 0.04, 15.0), "serving": (0.05, 0.2, 45.0)}
+_DATA_WAIT = {"training": (0.01, 0.08, 20.0), "serving": (0.05, 0.2, 45.0)}
 _DATA_WAIT_DEFAULT = (0.01, 0.05, 30.0)
 
 
@@ -85,6 +85,7 @@ class JobPlan:
     save_s: float
     data_wait_p: float
     data_wait_s: float
+    idle_share: float  # mean share of a step's time spent between steps, under no span
     interrupts_per_day: float
     cancel_after_s: float | None  # the owner cancels the job this long after submitting it
     serving_end_state: str  # how a serving job ends when its run time is over
@@ -161,7 +162,7 @@ def draw_fleet(rng: np.random.Generator, jobs: int, days: int) -> list[JobPlan]:
     step_s = _log_uniform(rng, step_lo, step_hi)
     checkpoint_every = np.where(
         cls == "training",
-        np.maximum(2, np.rint(rng.uniform(600, 3600, jobs) / step_s)).astype(np.int64),
+        np.maximum(2, np.rint(rng.uniform(1200, 7200, jobs) / step_s)).astype(np.int64),
         0,
     )
     async_ckpt = rng.random(jobs) < 0.4
@@ -170,17 +171,19 @@ def draw_fleet(rng: np.random.Generator, jobs: int, days: int) -> list[JobPlan]:
     save_s = np.where(async_ckpt, np.minimum(save_s, 0.8 * checkpoint_every * step_s), save_s)
     dw = np.array([_DATA_WAIT.get(c, _DATA_WAIT_DEFAULT) for c in cls])
     data_wait_p = rng.uniform(dw[:, 0], dw[:, 1])
+    idle_share = rng.uniform(0, 0.06, jobs)
     priority = np.array([_PRIORITY[c] for c in cls]) + rng.choice([-50, 0, 0, 50], jobs)
     interrupts = _log_uniform(
-        rng, np.where(cls == "serving", 0.05, 0.1), np.where(cls == "serving", 0.6, 3.0)
+        rng, np.where(cls == "serving", 0.05, 0.2), np.where(cls == "serving", 0.6, 4.0)
     ) * np.where(priority < 150, 2.0, 1.0)
     cancelled = (cls != "serving") & (rng.random(jobs) < 0.09)
     cancel_after = rng.uniform(0.05, 1.0, jobs) * run_s
-    profiled = rng.random(jobs) < np.where(cls == "serving", 0.75, 0.85)
+    # Big jobs are worth profiling: from 70% of one-chip jobs to 95% of 2048-chip ones.
+    profiled = rng.random(jobs) < 0.7 + 0.25 * log2_chips / 11
     profile_rate = np.where(profiled, _log_uniform(rng, np.full(jobs, 0.01), 0.1), 0.0)
     flops_source = rng.choice(np.array(_FLOPS_SOURCES, dtype=object), jobs, p=(0.6, 0.25, 0.15))
 
-    u = rng.random((jobs, 8))  # presence of optional fields and end states
+    u = rng.random((jobs, 6))  # presence of optional fields, how serving ends
     hbm_fraction = rng.uniform(0.1, 0.9, jobs)
     pg = rng.uniform(0.2, 0.7, jobs)
     owners = rng.choice(np.array(_OWNERS, dtype=object), jobs)
@@ -207,6 +210,7 @@ def draw_fleet(rng: np.random.Generator, jobs: int, days: int) -> list[JobPlan]:
             save_s=float(save_s[i]),
             data_wait_p=float(data_wait_p[i]),
             data_wait_s=float(dw[i, 2]),
+            idle_share=float(idle_share[i]),
             interrupts_per_day=float(interrupts[i]),
             cancel_after_s=float(cancel_after[i]) if cancelled[i] else None,
             serving_end_state="CANCELLED" if u[i, 3] < 0.7 else "FINISHED",

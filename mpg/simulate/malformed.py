@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ BAD_TIME = "2026-13-45T00:00:00Z"
 _ZONE = re.compile(r"(Z|[+-]\d\d:\d\d)$")
 
 Record = dict[str, Any]
+Bend = Callable[[Record], str]  # a real record in, a line to quarantine out
 
 
 class _Bases:
@@ -31,97 +33,157 @@ class _Bases:
         self._lines = lines
         self._rng = rng
 
-    def pick(self, contains: str, stand_in: Record) -> Record:
+    def bend(self, contains: str, stand_in: Record, bends: list[Bend]) -> list[str]:
+        """One line per bend, each from a freshly picked record whose line holds `contains`."""
         found = self._lines.filter(self._lines.str.contains(contains, literal=True))
-        if found.is_empty():
-            return dict(stand_in)
-        return json.loads(found[int(self._rng.integers(found.len()))])
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value)
-
-
-def _truncated(record: Record) -> str:
-    line = _dumps(record)
-    return line[: len(line) // 2]
-
-
-def _without(record: Record, field: str) -> str:
-    return _dumps({k: v for k, v in record.items() if k != field})
+        picks = self._rng.integers(found.len(), size=len(bends)) if found.len() else []
+        records = [json.loads(found[int(i)]) for i in picks] or [stand_in] * len(bends)
+        return [bend(dict(record)) for bend, record in zip(bends, records, strict=True)]
 
 
 def _rfc3339(at: datetime.datetime) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _naive(ts: str) -> str:
+def _truncated(record: Record) -> str:
+    line = json.dumps(record)
+    return line[: len(line) // 2]
+
+
+def _as_array(record: Record) -> str:
+    return json.dumps(list(record.values()))
+
+
+def _without(name: str) -> Bend:
+    return lambda r: json.dumps({k: v for k, v in r.items() if k != name})
+
+
+def _with(**changes: object) -> Bend:
+    return lambda r: json.dumps({**r, **changes})
+
+
+def _as_string(name: str) -> Bend:
+    return lambda r: json.dumps({**r, name: str(r[name])})
+
+
+def _no_zone(name: str) -> Bend:
     """The same time without its zone: not RFC 3339."""
-    return _ZONE.sub("", ts)
+    return lambda r: json.dumps({**r, name: _ZONE.sub("", r[name])})
 
 
-def scheduler_malformed(lines: pl.Series, rng: np.random.Generator, at: datetime.datetime) -> list[str]:
+def _swapped(a: str, b: str) -> Bend:
+    return lambda r: json.dumps({**r, a: r[b], b: r[a]})
+
+
+def _negated(name: str) -> Bend:
+    return lambda r: json.dumps({**r, name: -r[name]})
+
+
+def _orphan_end(record: Record) -> str:
+    return json.dumps(
+        {"type": "JOB_END", "ts": record["ts"], "job_id": ORPHAN_JOB, "state": "FAILED"}
+    )
+
+
+def scheduler_malformed(
+    lines: pl.Series, rng: np.random.Generator, at: datetime.datetime
+) -> list[str]:
     """One line of each kind; `at` dates the stand-ins used where the fleet has no such record."""
     bases = _Bases(lines, rng)
     ts = _rfc3339(at)
-    submit = bases.pick(
-        '"JOB_SUBMIT"',
-        {"type": "JOB_SUBMIT", "ts": ts, "job_id": ORPHAN_JOB, "chips_requested": 8,
-         "chip_generation": "tpu-v5p", "workload_class": "training", "framework": "jax"},
-    )
     task = {"type": "TASK_SCHEDULE", "ts": ts, "job_id": ORPHAN_JOB, "task_index": 0, "chips": 4}
-    task = bases.pick('"TASK_SCHEDULE"', task)
+    submit = {
+        "type": "JOB_SUBMIT",
+        "ts": ts,
+        "job_id": ORPHAN_JOB,
+        "chips_requested": 8,
+        "chip_generation": "tpu-v5p",
+        "workload_class": "training",
+        "framework": "jax",
+    }
     return [
-        _truncated(submit),
-        _dumps(list(task.values())),
-        _without(task, "chips"),
-        _dumps({**task, "chips": str(task["chips"])}),
-        _dumps({**task, "type": "TASK_MIGRATE"}),
-        _dumps({**task, "ts": BAD_TIME}),
-        _dumps({**task, "ts": _naive(task["ts"])}),
-        _dumps({**submit, "job_id": "stray-00001", "workload_class": "finetuning"}),
-        _dumps({**submit, "job_id": "stray-00002", "framework": "mxnet"}),
-        _dumps({**submit, "job_id": "stray-00003", "chip_generation": "tpu-v9x"}),
-        _dumps({**submit, "job_id": "stray-00004", "chips_requested": 0}),
-        _dumps({**task, "job_id": ORPHAN_JOB}),
-        _dumps({"type": "JOB_END", "ts": task["ts"], "job_id": ORPHAN_JOB, "state": "FAILED"}),
+        *bases.bend(
+            '"TASK_SCHEDULE"',
+            task,
+            [
+                _as_array,
+                _without("chips"),
+                _as_string("chips"),
+                _with(type="TASK_MIGRATE"),
+                _with(ts=BAD_TIME),
+                _no_zone("ts"),
+                _with(job_id=ORPHAN_JOB),
+                _orphan_end,
+            ],
+        ),
+        *bases.bend(
+            '"JOB_SUBMIT"',
+            submit,
+            [
+                _truncated,
+                _with(job_id="stray-00001", workload_class="finetuning"),
+                _with(job_id="stray-00002", framework="mxnet"),
+                _with(job_id="stray-00003", chip_generation="tpu-v9x"),
+                _with(job_id="stray-00004", chips_requested=0),
+            ],
+        ),
     ]
 
 
-def runtime_malformed(lines: pl.Series, rng: np.random.Generator, at: datetime.datetime) -> list[str]:
+def runtime_malformed(
+    lines: pl.Series, rng: np.random.Generator, at: datetime.datetime
+) -> list[str]:
     """One line of each kind; `at` dates the stand-ins used where the fleet has no such record."""
-    bases = _Bases(lines, rng)
-    start, end = _rfc3339(at), _rfc3339(at + datetime.timedelta(seconds=30))
-    step = {"job_id": ORPHAN_JOB, "attempt": 0, "kind": "step", "start": start, "end": end, "step": 1}
-    step = bases.pick('"kind": "step"', step)
-    return [
-        _truncated(step),
-        _dumps(list(step.values())),
-        _without(step, "kind"),
-        _without(step, "step"),
-        _dumps({**step, "attempt": str(step["attempt"])}),
-        _dumps({**step, "attempt": -1}),
-        _dumps({**step, "start": step["end"], "end": step["start"]}),
-        _dumps({**step, "kind": "warmup"}),
-        _dumps({**step, "start": BAD_TIME}),
-        _dumps({**step, "end": _naive(step["end"])}),
-        _dumps({**step, "job_id": ORPHAN_JOB}),
-    ]
+    step = {
+        "job_id": ORPHAN_JOB,
+        "attempt": 0,
+        "kind": "step",
+        "start": _rfc3339(at),
+        "end": _rfc3339(at + datetime.timedelta(seconds=30)),
+        "step": 1,
+    }
+    return _Bases(lines, rng).bend(
+        '"kind": "step"',
+        step,
+        [
+            _truncated,
+            _as_array,
+            _without("kind"),
+            _without("step"),
+            _as_string("attempt"),
+            _with(attempt=-1),
+            _swapped("start", "end"),
+            _with(kind="warmup"),
+            _with(start=BAD_TIME),
+            _no_zone("end"),
+            _with(job_id=ORPHAN_JOB),
+        ],
+    )
 
 
-def profile_malformed(lines: pl.Series, rng: np.random.Generator, at: datetime.datetime) -> list[str]:
+def profile_malformed(
+    lines: pl.Series, rng: np.random.Generator, at: datetime.datetime
+) -> list[str]:
     """One line of each kind; `at` dates the stand-ins used where the fleet has no such record."""
-    bases = _Bases(lines, rng)
-    profile = {"job_id": ORPHAN_JOB, "ts": _rfc3339(at), "step": 1, "step_time_s": 30.0,
-               "model_flops": 4.4e16, "chips": 8}
-    profile = bases.pick('"step_time_s"', profile)
-    return [
-        _truncated(profile),
-        _dumps(list(profile.values())),
-        _without(profile, "model_flops"),
-        _dumps({**profile, "chips": str(profile["chips"])}),
-        _dumps({**profile, "step_time_s": 0.0}),
-        _dumps({**profile, "step_time_s": -profile["step_time_s"]}),
-        _dumps({**profile, "ts": BAD_TIME}),
-        _dumps({**profile, "job_id": ORPHAN_JOB}),
-    ]
+    profile = {
+        "job_id": ORPHAN_JOB,
+        "ts": _rfc3339(at),
+        "step": 1,
+        "step_time_s": 30.0,
+        "model_flops": 4.4e16,
+        "chips": 8,
+    }
+    return _Bases(lines, rng).bend(
+        '"step_time_s"',
+        profile,
+        [
+            _truncated,
+            _as_array,
+            _without("model_flops"),
+            _as_string("chips"),
+            _with(step_time_s=0.0),
+            _negated("step_time_s"),
+            _with(ts=BAD_TIME),
+            _with(job_id=ORPHAN_JOB),
+        ],
+    )

@@ -45,7 +45,8 @@ def simulate(
 
     Writes `out/{scheduler,runtime,profiles}/*.jsonl[.gz]` in the layout of spec fleet-traces.md
     and `out/manifest.json` (the returned manifest), and returns the manifest. The runtime holds
-    about 140 spans per job-day: `simulate(seed, jobs=2000, days=7)` writes about 2 million.
+    about 145 spans per job-day (jobs x days): `simulate(seed, jobs=2000, days=7)` writes about
+    2 million, in seconds. Raises FileExistsError if `out` already holds trace files.
     """
     if jobs < 1 or days < 1:
         raise ValueError("jobs and days must be at least 1")

@@ -38,8 +38,8 @@ _EV = {name: code for code, name in enumerate(EVENT_TYPES)}
 _KIND = {name: code for code, name in enumerate(SPAN_KINDS)}
 _STATE = {name: code for code, name in enumerate(JOB_STATES)}
 _INTERRUPTS = ("TASK_EVICT", "TASK_FAIL", "TASK_LOST")
-_INTERRUPT_P = (0.75, 0.15, 0.10)
-_FATAL_FAIL_P = 0.3  # chance a TASK_FAIL ends the job FAILED instead of being retried
+_INTERRUPT_P = (0.70, 0.20, 0.10)
+_FATAL_FAIL_P = 0.4  # chance a TASK_FAIL ends the job FAILED instead of being retried
 _IN_PROGRESS_P = 0.3  # chance the step running at an interruption still reports its span
 _NO_STEP = -1
 _UNBOUNDED = 2**62
@@ -80,7 +80,9 @@ class _Recorder:
         self._events: list[tuple[int, float, int, int, int]] = []
         self._spans: list[tuple[np.ndarray, ...]] = []
 
-    def event(self, type_: str, ts: float, task: int = -1, chips: int = -1, state: str = "") -> None:
+    def event(
+        self, type_: str, ts: float, task: int = -1, chips: int = -1, state: str = ""
+    ) -> None:
         self._events.append((_EV[type_], ts, task, chips, _STATE.get(state, -1)))
 
     def spans(
@@ -128,14 +130,14 @@ class _Job:
     def run(self) -> JobTrace:
         p, rng, rec = self.plan, self.rng, self.rec
         rec.event("JOB_SUBMIT", p.submit_s)
-        queue = min(rng.lognormal(math.log(180), 1.5), DAY_S)
+        queue = min(rng.lognormal(math.log(900), 1.5), DAY_S)
         offsets = np.sort(rng.exponential(20, p.tasks))
-        if p.tasks > 1 and rng.random() < 0.15:  # one straggler task waits much longer
-            offsets[-1] += rng.uniform(300, 5400)
+        if p.tasks > 1 and rng.random() < 0.25:  # one straggler task waits much longer
+            offsets[-1] += rng.uniform(300, 7200)
         scheduled = np.ceil(p.submit_s + queue + offsets)
         for task, ts in enumerate(scheduled):
             rec.event("TASK_SCHEDULE", ts, task, self.chips_per_task)
-        t = float(scheduled[-1]) + rng.uniform(1, 20)
+        t = float(scheduled[-1]) + rng.uniform(5, 120)
         # Owners cancel jobs that run, not ones still queueing.
         cancel_at = (
             math.inf
@@ -159,10 +161,8 @@ class _Job:
             if out.finished:
                 self._finish(math.ceil(out.t_done + rng.uniform(0.5, 10)))
                 return rec.trace(self.window_end)
-            if why == "serving" and p.serving_end_state == "FINISHED":
-                self._finish(stop)
-            elif why in ("serving", "cancel"):
-                rec.event("JOB_END", stop, state="CANCELLED")
+            if why in ("serving", "cancel"):
+                self._close(why, stop)
             if why != "interrupt":
                 return rec.trace(self.window_end)
             kind = str(rng.choice(_INTERRUPTS, p=_INTERRUPT_P))
@@ -171,17 +171,25 @@ class _Job:
             if kind == "TASK_FAIL" and rng.random() < _FATAL_FAIL_P:
                 rec.event("JOB_END", stop + math.ceil(rng.uniform(1, 120)), state="FAILED")
                 return rec.trace(self.window_end)
-            again = stop + math.ceil(min(rng.lognormal(math.log(300), 1.2), DAY_S / 2))
-            if cancel_at < again:
-                rec.event("JOB_END", cancel_at, state="CANCELLED")
+            again = stop + math.ceil(min(rng.lognormal(math.log(1200), 1.3), DAY_S / 2))
+            owner_end = min(cancel_at, serving_end)
+            if owner_end < again:  # the job ends while the task waits for chips
+                self._close("cancel" if cancel_at < serving_end else "serving", owner_end)
                 return rec.trace(self.window_end)
             rec.event("TASK_SCHEDULE", again, task, self.chips_per_task)
             attempt += 1
-            t = again + rng.uniform(1, 20)
+            t = again + rng.uniform(5, 120)
             next_step = out.durable_step + 1 if self.training else out.last_step + 1
             restore = out.durable_step if self.training else 0
 
-    def _finish(self, ts: int) -> None:
+    def _close(self, why: str, ts: float) -> None:
+        """The owner ends the job: a serving job whose time is up, or a cancelled one."""
+        if why == "serving" and self.plan.serving_end_state == "FINISHED":
+            self._finish(ts)
+        else:
+            self.rec.event("JOB_END", ts, state="CANCELLED")
+
+    def _finish(self, ts: float) -> None:
         for task in range(self.plan.tasks):
             self.rec.event("TASK_FINISH", ts, task)
         self.rec.event("JOB_END", ts + math.ceil(self.rng.uniform(1, 30)), state="FINISHED")
@@ -192,11 +200,11 @@ class _Job:
         """Emit one attempt's spans from `t` until `stop`; what ends after `stop` is not emitted
         (but see _IN_PROGRESS_P)."""
         p, rng = self.plan, self.rng
-        startup = [("init", rng.uniform(5, 60))]
-        compile_s = min(rng.lognormal(math.log(90), 0.8), 900) * (0.3 if attempt else 1.0)
+        startup = [("init", rng.uniform(10, 180))]
+        compile_s = min(rng.lognormal(math.log(240), 0.8), 1800) * (0.3 if attempt else 1.0)
         startup.append(("compile", compile_s))
         if restore:
-            startup.append(("checkpoint_restore", rng.uniform(10, 180)))
+            startup.append(("checkpoint_restore", rng.uniform(30, 300)))
         for kind, length in startup:
             if t + length > stop:
                 return _Outcome(first - 1, restore, False, t)
@@ -205,7 +213,7 @@ class _Job:
             t += length
         durable, last = restore, first - 1
         while last < self.last_step:
-            n = int(min(self.last_step - last, (stop - t) / (0.9 * p.step_s) + 8, 200_000))
+            n = int(max(1, min(self.last_step - last, (stop - t) / (0.9 * p.step_s) + 8, 200_000)))
             steps = np.arange(last + 1, last + 1 + n, dtype=np.int64)
             t_chunk_end, done, saved = self._steps(attempt, t, stop, steps, interrupted)
             last, t = last + done, t_chunk_end
@@ -229,7 +237,7 @@ class _Job:
         wait = np.where(
             rng.random(n) < p.data_wait_p, rng.lognormal(math.log(p.data_wait_s), 0.7, n), 0.0
         )
-        host_gap = rng.uniform(0, 0.05, n)
+        host_gap = rng.uniform(0, 2 * p.idle_share * p.step_s, n)  # host-side work, logging
         saves = np.zeros(n, bool)
         if p.checkpoint_every:
             saves = (steps % p.checkpoint_every == 0) | (steps == self.last_step)
@@ -245,11 +253,17 @@ class _Job:
         self.rec.spans(attempt, "step", step_start[:emit], step_end[:emit], steps[:emit])
         waited = np.flatnonzero(wait[: done + 1] > 0)
         waited = waited[step_start[waited] <= stop]
-        self.rec.spans(attempt, "data_wait", step_start[waited] - wait[waited],
-                       step_start[waited], None)
+        self.rec.spans(
+            attempt, "data_wait", step_start[waited] - wait[waited], step_start[waited], None
+        )
         saved = np.flatnonzero(saves[:done] & (step_end[:done] + save_len[:done] <= stop))
-        self.rec.spans(attempt, "checkpoint_save", step_end[saved],
-                       step_end[saved] + save_len[saved], steps[saved])
+        self.rec.spans(
+            attempt,
+            "checkpoint_save",
+            step_end[saved],
+            step_end[saved] + save_len[saved],
+            steps[saved],
+        )
         last_end = float(chunk_end[done - 1]) if done else t
         return last_end, done, int(steps[saved[-1]]) if len(saved) else 0
 

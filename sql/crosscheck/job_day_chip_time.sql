@@ -1,36 +1,39 @@
--- Chip-time ledger per job and UTC day, metric v1 without PG (no profiles, no ideal time): an
--- independent second implementation of the spec's "Accounting" rules, read straight from the
--- record store, to cross-check the pipeline's job_day_goodput and chip_time_ledger and to benchmark.
+-- Chip-time ledger per job and UTC day, metric v1 without PG (no profiles, so no ideal time): a
+-- second, independent implementation of the spec's "Accounting" rules (docs: fleet-traces.md),
+-- read straight from the record store, to cross-check job_day_goodput / chip_time_ledger and to
+-- benchmark against the pipeline.
 -- grain: one row per job and UTC day on which the job has wanted time > 0.
--- parameters: $records (VARCHAR): the `records` folder of a record store, holding
---   source={scheduler,runtime}/day=YYYY-MM-DD/bucket=NNNN/*.parquet of accepted, de-duplicated
---   records (each of the two sources needs at least one file). Profiles are not read.
+-- parameters: $records (VARCHAR): the `records` folder of a record store, i.e. the parent of
+--   source=scheduler/ and source=runtime/ (day=YYYY-MM-DD/bucket=NNNN/*.parquet of accepted,
+--   de-duplicated records; each source needs at least one file). Profiles are not read.
 -- columns: day (DATE), job_id, then DOUBLE chip-seconds: wanted, all_allocated, productive and the
 --   ledger categories lost_progress, checkpoint_save, checkpoint_restore, compile, init, data_wait,
---   runtime_idle, scheduling. productive + the seven categories after it = wanted, and
---   wanted - scheduling = all_allocated, exactly (all sums are integer microseconds, converted to
---   seconds once at the end, after multiplying by chips_requested).
+--   runtime_idle, scheduling. productive and the next seven add up to all_allocated, and
+--   all_allocated + scheduling to wanted: lengths are summed as integer microseconds and turned into
+--   seconds once, after the multiplication by chips_requested.
 --
--- Shape: one sweep per job over a merged, time-ordered stream of +/- events, never a join of spans
--- against allocation segments (that blows up for long jobs):
---   * wanted:   +1 at JOB_SUBMIT, -1 at JOB_END or, for an open job, at the end of the data (the
---               latest ts/end over ALL scheduler events and runtime spans in the store);
---   * surplus:  chips held by the job's tasks minus chips_requested; JOB_SUBMIT contributes
---               -chips_requested and every task event the change it makes to its task's holding
---               (a schedule replaces the count, a release sets it to 0; at one instant a task's
---               releases come before its schedules), so the job is all-allocated where surplus >= 0;
---               JOB_END needs no event, as wanted time stops there;
---   * n1..n7:   how many spans of each precedence rank are open (1 kept step, 2 lost step,
---               3 checkpoint_save, 4 checkpoint_restore, 5 compile, 6 init, 7 data_wait);
---   * a zero event at every UTC midnight inside the wanted interval, so no piece crosses a day.
--- Running sums over the stream give the state of each piece [t, next t); a wanted piece is
--- scheduling where surplus < 0, else the lowest rank open, else runtime_idle.
+-- Shape: one sweep per job over its events in time order (no join of spans against allocation
+-- intervals, which grows as spans x intervals on long jobs):
+--   * a task event changes the job's held chips by what it changes its task's holding (a schedule
+--     replaces the count, a release sets it to 0; at one instant a task's releases come first);
+--   * a span adds 1 at its start and -1 at its end to the counter of its precedence rank
+--     (1 kept step, 2 lost step, 3 checkpoint_save, 4 checkpoint_restore, 5 compile, 6 init,
+--     7 data_wait);
+--   * zero events cut the sweep at JOB_SUBMIT, at the end of wanted time (JOB_END or, for an open
+--     job, the latest ts/end over ALL scheduler events and runtime spans in the store) and at
+--     every UTC midnight in between.
+-- Running sums give the state on each piece [t, next t); a piece in wanted time is scheduling
+-- where fewer than chips_requested chips are held, else the lowest rank open, else runtime_idle.
+-- JOB_END needs no release event: wanted time, and with it every piece that counts, stops there.
+-- The held chips and the seven rank counters travel as 31-bit fields of two HUGEINTs, so the
+-- sweep takes two running sums instead of eight (exact while a job holds fewer than 2^31 chips
+-- and has fewer than 2^31 spans of one rank open at once).
 -- Kept steps: every step of a serving / bulk_inference job; a training step of attempt a when a
--- checkpoint_save of attempt a with step >= its step ended no later than a ended, or when a is the
--- job's last attempt (highest number) and the job ended FINISHED or has not ended. Attempt a ends
--- at the earliest start of a span of any higher attempt, else at JOB_END, else never.
--- Decided where the spec is silent: two schedules of one task at one instant apply in (file, line)
--- order, the last one wins; times are microseconds since the epoch, days floor-divided.
+-- checkpoint_save of attempt a with step >= its step ended no later than a ended, or when a is
+-- the job's last attempt (highest number) and the job ended FINISHED or has not ended. Attempt a
+-- ends at the earliest start of a span of any higher attempt, else at JOB_END, else never.
+-- Decided where the spec is silent (docs/decisions.md): of two schedules of one task at one
+-- instant the larger applies, so file order never matters; zero-length spans cover nothing.
 
 with scheduler as (
     select type, job_id, epoch_us(ts) as ts_us, chips_requested, workload_class,
@@ -58,7 +61,8 @@ jobs as (
         submit.workload_class,
         job_end.ts_us as job_end_us,
         job_end.state as end_state,
-        greatest(submit.ts_us, coalesce(job_end.ts_us, data_end.data_end_us)) as wanted_end_us
+        greatest(submit.ts_us, coalesce(job_end.ts_us, data_end.data_end_us)) as wanted_end_us,
+        row_number() over (order by submit.job_id) as job_key
     from scheduler as submit
     left join scheduler as job_end
         on job_end.job_id = submit.job_id and job_end.type = 'JOB_END'
@@ -68,17 +72,18 @@ jobs as (
 
 task_changes as (
     select
-        job_id,
+        job_key,
         ts_us,
         held_after - lag(held_after, 1, 0) over (
-            partition by job_id, task_index order by ts_us, is_schedule, file, line
+            partition by job_key, task_index order by ts_us, is_schedule, held_after
         ) as held_change
     from (
         select
-            job_id, task_index, ts_us, file, line,
+            job_key, task_index, ts_us, file, line,
             type = 'TASK_SCHEDULE' as is_schedule,
             case when type = 'TASK_SCHEDULE' then chips else 0 end as held_after
         from scheduler
+        join jobs using (job_id)
         where type in ('TASK_SCHEDULE', 'TASK_EVICT', 'TASK_FAIL', 'TASK_LOST', 'TASK_FINISH')
     )
 ),
@@ -93,6 +98,7 @@ attempt_ends as (
     select
         attempts.job_id,
         attempts.attempt,
+        jobs.job_key,
         coalesce(
             min(attempts.first_start_us) over later_attempts, jobs.job_end_us
         ) as attempt_end_us,
@@ -118,7 +124,7 @@ durable_steps as (
 
 ranked_spans as (
     select
-        runtime.job_id,
+        attempt_ends.job_key,
         runtime.start_us,
         runtime.end_us,
         case runtime.kind
@@ -137,91 +143,86 @@ ranked_spans as (
     where runtime.end_us > runtime.start_us
 ),
 
-midnights as (
-    select job_id, unnest(range(
+-- Each open span adds one to its rank's 31-bit field of a packed 128-bit counter (ranks 1-3 in
+-- `a` above the held chips, 4-7 in `b`): two running sums instead of eight.
+span_units as (
+    select
+        job_key,
+        start_us,
+        end_us,
+        case when span_rank <= 3 then 1::hugeint << (31 * span_rank) else 0 end as a_unit,
+        case when span_rank >= 4 then 1::hugeint << (31 * (span_rank - 4)) else 0 end as b_unit
+    from ranked_spans
+),
+
+-- Pieces must not straddle the ends of wanted time or a UTC midnight.
+cuts as (
+    select job_key, submit_us as t from jobs
+    union all
+    select job_key, wanted_end_us from jobs
+    union all
+    select job_key, unnest(range(
         submit_us - ((submit_us % 86400000000) + 86400000000) % 86400000000 + 86400000000,
         wanted_end_us,
         86400000000
-    )) as t
+    ))
     from jobs
 ),
 
--- what: 0 wanted, 1..7 span ranks, 8 surplus, 9 midnight
 events as (
-    select job_id, submit_us as t, 0 as what, 1 as change from jobs
+    select job_key, ts_us as t, held_change::hugeint as a_change, 0::hugeint as b_change
+    from task_changes
+    where held_change <> 0
     union all
-    select job_id, wanted_end_us, 0, -1 from jobs
+    select job_key, start_us, a_unit, b_unit from span_units
     union all
-    select job_id, submit_us, 8, -chips_requested from jobs
+    select job_key, end_us, -a_unit, -b_unit from span_units
     union all
-    select job_id, ts_us, 8, held_change from task_changes where held_change <> 0
-    union all
-    select job_id, start_us, span_rank, 1 from ranked_spans
-    union all
-    select job_id, end_us, span_rank, -1 from ranked_spans
-    union all
-    select job_id, t, 9, 0 from midnights
+    select job_key, t, 0, 0 from cuts
 ),
 
 instants as (
-    select
-        job_id,
-        t,
-        sum(case when what = 0 then change else 0 end) as wanted_change,
-        sum(case when what = 8 then change else 0 end) as surplus_change,
-        sum(case when what = 1 then change else 0 end) as n1_change,
-        sum(case when what = 2 then change else 0 end) as n2_change,
-        sum(case when what = 3 then change else 0 end) as n3_change,
-        sum(case when what = 4 then change else 0 end) as n4_change,
-        sum(case when what = 5 then change else 0 end) as n5_change,
-        sum(case when what = 6 then change else 0 end) as n6_change,
-        sum(case when what = 7 then change else 0 end) as n7_change
+    select job_key, t, sum(a_change) as a_change, sum(b_change) as b_change
     from events
-    group by job_id, t
+    group by job_key, t
 ),
 
 pieces as (
     select
-        job_id,
+        job_key,
         t,
         lead(t) over sweep - t as length_us,
-        sum(wanted_change) over sweep as wanted,
-        sum(surplus_change) over sweep as surplus,
-        sum(n1_change) over sweep as n1,
-        sum(n2_change) over sweep as n2,
-        sum(n3_change) over sweep as n3,
-        sum(n4_change) over sweep as n4,
-        sum(n5_change) over sweep as n5,
-        sum(n6_change) over sweep as n6,
-        sum(n7_change) over sweep as n7
+        sum(a_change) over sweep as a,
+        sum(b_change) over sweep as b
     from instants
-    window sweep as (partition by job_id order by t rows between unbounded preceding and current row)
+    window sweep as (partition by job_key order by t rows between unbounded preceding and current row)
 ),
 
 -- category: 0 scheduling, 1..7 the rank that holds the piece, 8 runtime_idle
 classified as (
     select
-        job_id,
+        pieces.job_key,
         (t - ((t % 86400000000) + 86400000000) % 86400000000) // 86400000000 as day_number,
-        length_us,
+        pieces.length_us,
         case
-            when surplus < 0 then 0
-            when n1 > 0 then 1
-            when n2 > 0 then 2
-            when n3 > 0 then 3
-            when n4 > 0 then 4
-            when n5 > 0 then 5
-            when n6 > 0 then 6
-            when n7 > 0 then 7
+            when a & 2147483647 < jobs.chips_requested then 0
+            when (a >> 31) & 2147483647 > 0 then 1
+            when (a >> 62) & 2147483647 > 0 then 2
+            when a >> 93 > 0 then 3
+            when b & 2147483647 > 0 then 4
+            when (b >> 31) & 2147483647 > 0 then 5
+            when (b >> 62) & 2147483647 > 0 then 6
+            when b >> 93 > 0 then 7
             else 8
         end as category
     from pieces
-    where wanted > 0 and length_us > 0
+    join jobs using (job_key)
+    where pieces.t >= jobs.submit_us and pieces.t < jobs.wanted_end_us and pieces.length_us > 0
 ),
 
 job_day_us as (
     select
-        job_id,
+        job_key,
         day_number,
         sum(length_us) as wanted_us,
         sum(length_us) filter (where category <> 0) as all_allocated_us,
@@ -235,13 +236,13 @@ job_day_us as (
         sum(length_us) filter (where category = 8) as runtime_idle_us,
         sum(length_us) filter (where category = 0) as scheduling_us
     from classified
-    group by job_id, day_number
+    group by job_key, day_number
 ),
 
 final as (
     select
         date '1970-01-01' + job_day_us.day_number::integer as day,
-        job_day_us.job_id,
+        jobs.job_id,
         (wanted_us * chips_requested)::double / 1e6 as wanted_chip_s,
         (coalesce(all_allocated_us, 0) * chips_requested)::double / 1e6 as all_allocated_chip_s,
         (coalesce(productive_us, 0) * chips_requested)::double / 1e6 as productive_chip_s,
@@ -256,7 +257,7 @@ final as (
         (coalesce(runtime_idle_us, 0) * chips_requested)::double / 1e6 as runtime_idle_chip_s,
         (coalesce(scheduling_us, 0) * chips_requested)::double / 1e6 as scheduling_chip_s
     from job_day_us
-    join jobs using (job_id)
+    join jobs using (job_key)
 )
 
 select * from final
