@@ -60,7 +60,7 @@ def main() -> None:
         shutil.rmtree(traces, ignore_errors=True)
         simulate(seed=args.seed, jobs=args.jobs, days=args.days, out=traces)
     manifest = json.loads((traces / "manifest.json").read_text())
-    spans = manifest["sources"]["runtime"]["lines_written"]
+    spans = manifest["runtime"]["lines_written"]
     work = WORK / "run"
     shutil.rmtree(work, ignore_errors=True)
 

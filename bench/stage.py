@@ -4,7 +4,7 @@
     python bench/stage.py account WORK           # record store -> job-day tables (real pipeline)
     python bench/stage.py crosscheck WORK        # the same job-day chip-time by one DuckDB query
 
-Prints one JSON line: seconds and peak resident memory of this process.
+Prints one JSON line: seconds and peak resident memory (VmHWM) of this process.
 """
 
 from __future__ import annotations
@@ -50,6 +50,17 @@ def _crosscheck(work: Path) -> None:
     pq.write_table(table, work / "crosscheck.parquet")
 
 
+def _peak_kib() -> int:
+    """This process's peak resident memory. Not getrusage's ru_maxrss: on Linux that survives
+    exec, so a child would report its parent's peak; VmHWM belongs to this address space."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def main(stage: str, *paths: str) -> None:
     started = time.perf_counter()
     if stage == "ingest":
@@ -59,8 +70,7 @@ def main(stage: str, *paths: str) -> None:
     else:
         _crosscheck(Path(paths[0]))
     seconds = time.perf_counter() - started
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"stage": stage, "seconds": seconds, "peak_mib": peak_kib / 1024}))
+    print(json.dumps({"stage": stage, "seconds": seconds, "peak_mib": _peak_kib() / 1024}))
 
 
 if __name__ == "__main__":

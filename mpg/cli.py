@@ -124,7 +124,12 @@ def _simulate(args: argparse.Namespace) -> int:
     from mpg.simulate import simulate
 
     manifest = simulate(seed=args.seed, jobs=args.jobs, days=args.days, out=args.out)
-    print(f"mpg simulate: wrote {args.out} ({manifest})")
+    print(f"mpg simulate: {args.jobs} jobs over {args.days} days -> {args.out}")
+    for m in manifest.sources:
+        print(
+            f"  {m.source:<10} {m.lines_written:>9} lines in {len(m.files)} files "
+            f"({m.duplicates} duplicates, {m.malformed} malformed)"
+        )
     return 0
 
 

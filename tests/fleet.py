@@ -1,0 +1,87 @@
+"""Account a whole trace root with the pure steps (no Beam), for property tests over many fleets.
+
+The Beam pipeline applies exactly these functions per block and per bucket; running them directly
+keeps a hypothesis example to a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+from mpg.pipelines.io import discover_trace_files, read_line_blocks
+from mpg.schemas import RECORD_SCHEMAS, SOURCES, with_raw
+from mpg.transforms.account import account_chip_time
+from mpg.transforms.parse import BlockParser
+from mpg.transforms.reconcile import reconcile_bucket
+
+from mpg.catalog import load_catalog
+from mpg.sqlfiles import load_sql
+
+
+@dataclass(frozen=True)
+class FleetResult:
+    job_days: pl.DataFrame
+    ledger: pl.DataFrame
+    quarantine: pl.DataFrame
+    counts: dict[
+        str, tuple[int, int, int, int]
+    ]  # source -> (read, accepted, duplicates, quarantined)
+
+
+def account_fleet(root: Path) -> FleetResult:
+    catalog = load_catalog()
+    parser = BlockParser(catalog)
+    parsed: dict[str, list[pa.Table]] = {s: [] for s in SOURCES}
+    quarantined: list[pa.Table] = []
+    read = dict.fromkeys(SOURCES, 0)
+    files, _ = discover_trace_files(root)
+    for file in files:
+        for block in read_line_blocks(file):
+            assert block.problem is None
+            result = parser.parse(file.source, file.name, block.data, block.first_line)
+            parsed[file.source].append(result.records)
+            quarantined.append(result.quarantine)
+            read[file.source] += result.lines_read
+    parser.close()
+    bucket = reconcile_bucket(
+        0,
+        {
+            s: pa.concat_tables(parsed[s])
+            if parsed[s]
+            else with_raw(RECORD_SCHEMAS[s]).empty_table()
+            for s in SOURCES
+        },
+    )
+    r = bucket.records
+    job_days, ledger = account_chip_time(
+        r.scheduler, r.runtime, r.profiles, catalog, r.data_end, ("v1",)
+    )
+    parse_q = {
+        s: sum(q.num_rows for q in quarantined if q.num_rows and q["source"][0].as_py() == s)
+        for s in SOURCES
+    }
+    return FleetResult(
+        job_days=pl.from_arrow(job_days),
+        ledger=pl.from_arrow(ledger),
+        quarantine=pl.from_arrow(pa.concat_tables([*quarantined, bucket.quarantine])),
+        counts={
+            c.source: (read[c.source], c.accepted, c.duplicates, c.quarantined + parse_q[c.source])
+            for c in bucket.counts
+        },
+    )
+
+
+def slices(job_days: pl.DataFrame) -> pl.DataFrame:
+    """goodput_by_slice as the published SQL computes it, over the given job-days."""
+    with duckdb.connect() as con:
+        con.register("job_day_goodput", job_days.to_arrow())
+        return pl.from_arrow(con.sql(load_sql("publish/goodput_by_slice.sql")).to_arrow_table())
+
+
+def manifest(root: Path) -> dict:
+    return json.loads((root / "manifest.json").read_text())
