@@ -1,6 +1,7 @@
-"""The ingest pipeline: trace files -> the validated, de-duplicated record store.
+r"""The ingest pipeline: trace files -> the validated, de-duplicated record store.
 
     files | ReadLineBlocks | ParseTraceRecords | ReconcileJobs | WriteRecordStore
+                                                             \ RecoverRawText (quarantine rows)
 
 Writes, under a staging folder: `records/source=S/day=D/bucket=NNNN/part-0.parquet` (accepted
 records with their file and line), `tables/quarantine/*.parquet` and
@@ -10,14 +11,17 @@ holds, so a retried bundle overwrites its own output.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import apache_beam as beam
 import pyarrow as pa
+import pyarrow.compute as pc
 from mpg.pipelines.io import (
     TraceFile,
     read_line_blocks,
     record_store_file,
+    recover_raw_text,
     stable_id,
     write_by_day,
     write_parquet,
@@ -38,19 +42,31 @@ def _write_parse_quarantine(parsed: ParsedBlock, staging: str) -> None:
 
 
 def _write_bucket(bucket: BucketRecords, staging: str) -> None:
-    """The accepted records of one bucket into the record store, and its quarantine rows."""
-    root = Path(staging)
+    """The accepted records of one bucket into the record store."""
     records = bucket.records
     for source in SOURCES:
         write_by_day(
             records.table(source),
             DAY_COLUMN[source],
-            root / "records" / f"source={source}",
+            Path(staging) / "records" / f"source={source}",
             record_store_file(records.bucket),
         )
-    if bucket.quarantine.num_rows:
-        name = f"part-bucket-{records.bucket:04d}.parquet"
-        write_parquet(bucket.quarantine, root / "tables" / "quarantine" / name)
+
+
+def _refs_by_file(bucket: BucketRecords) -> Iterator[tuple[str, pa.Table]]:
+    refs = bucket.quarantine
+    for name in pc.unique(refs.column("file")).to_pylist():
+        yield name, refs.filter(pc.equal(refs.column("file"), name))
+
+
+def _write_recovered(
+    grouped: tuple[str, Iterable[pa.Table]], files: dict[str, TraceFile], staging: str
+) -> None:
+    """Quarantine rows decided per job, with their raw text read back from input file `name`."""
+    name, refs = grouped
+    rows = recover_raw_text(files[name], pa.concat_tables(refs).sort_by("line"))
+    out = Path(staging) / "tables" / "quarantine" / f"part-{stable_id(name)}-jobs.parquet"
+    write_parquet(rows, out)
 
 
 def _write_counts(per_source: list[tuple[str, Counts]], staging: str) -> None:
@@ -77,6 +93,12 @@ def build_ingest(
     reconciled = parsed | "ReconcileJobs" >> ReconcileJobs(buckets)
     _ = parsed | "WriteParseQuarantine" >> beam.Map(_write_parse_quarantine, out)
     _ = reconciled | "WriteRecordStore" >> beam.Map(_write_bucket, out)
+    _ = (
+        reconciled
+        | "QuarantineRefsByFile" >> beam.FlatMap(_refs_by_file)
+        | "GroupRefsByFile" >> beam.GroupByKey()
+        | "RecoverRawText" >> beam.Map(_write_recovered, {f.name: f for f in files}, out)
+    )
     _ = (
         (parsed, reconciled)
         | "CountRecords" >> CountRecords()

@@ -14,10 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from mpg.schemas import RECORD_SCHEMAS, SOURCES
+from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, conform
+from mpg.transforms.parse import split_lines
 from mpg.transforms.reconcile import JobRecords
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -145,6 +147,28 @@ def read_job_bucket(bucket: int, store: str) -> JobRecords:
             else schema.empty_table()
         )
     return JobRecords(bucket=bucket, **tables)
+
+
+def recover_raw_text(file: TraceFile, refs: pa.Table) -> pa.Table:
+    """QUARANTINE rows for QUARANTINE_REF rows that point into `file`: its lines read again.
+
+    Records quarantined after parsing (unknown job, conflicting lifecycle event) travel as
+    references, so raw text never crosses the shuffle; they are rare, and only the files that
+    hold one are read a second time.
+    """
+    wanted = refs.column("line").to_numpy()
+    found: dict[int, str] = {}
+    for block in read_line_blocks(file):
+        lines = split_lines(block.data, block.first_line)
+        hit = np.isin(lines.column("line").to_numpy(), wanted)
+        for number, raw in zip(
+            lines.column("line").filter(hit).to_pylist(),
+            lines.column("raw_bytes").filter(hit).to_pylist(),
+            strict=True,
+        ):
+            found[number] = raw.decode("utf-8", "replace")
+    raw = pa.array([found.get(n, "") for n in wanted.tolist()], pa.string())
+    return conform(refs.append_column("raw", raw), QUARANTINE)
 
 
 def stable_id(text: str) -> str:

@@ -153,10 +153,9 @@ TABLES: dict[str, pa.Schema] = {
 }
 
 
-def with_raw(schema: pa.Schema) -> pa.Schema:
-    """A record schema plus the line's raw text, which travels with a record until the per-job
-    checks (unknown job, conflicting lifecycle events) have decided whether it is quarantined."""
-    return schema.append(_req("raw", pa.string()))
+# A quarantine row decided after parsing (unknown job, conflicting lifecycle event), before its
+# raw text is read back from the input file: raw text never travels through the shuffle.
+QUARANTINE_REF = _schema(*[f for f in QUARANTINE if f.name != "raw"])
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -13,8 +13,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pyarrow as pa
-from mpg.pipelines.io import discover_trace_files, read_line_blocks
-from mpg.schemas import RECORD_SCHEMAS, SOURCES, with_raw
+from mpg.pipelines.io import discover_trace_files, read_line_blocks, recover_raw_text
+from mpg.schemas import RECORD_SCHEMAS, SOURCES
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import reconcile_bucket
@@ -51,13 +51,17 @@ def account_fleet(root: Path) -> FleetResult:
     bucket = reconcile_bucket(
         0,
         {
-            s: pa.concat_tables(parsed[s])
-            if parsed[s]
-            else with_raw(RECORD_SCHEMAS[s]).empty_table()
+            s: pa.concat_tables(parsed[s]) if parsed[s] else RECORD_SCHEMAS[s].empty_table()
             for s in SOURCES
         },
     )
     r = bucket.records
+    by_name = {f.name: f for f in files}
+    refs = bucket.quarantine
+    recovered = [
+        recover_raw_text(by_name[name], refs.filter(pa.compute.equal(refs["file"], name)))
+        for name in set(refs.column("file").to_pylist())
+    ]
     job_days, ledger = account_chip_time(
         r.scheduler, r.runtime, r.profiles, catalog, r.data_end, ("v1",)
     )
@@ -68,7 +72,7 @@ def account_fleet(root: Path) -> FleetResult:
     return FleetResult(
         job_days=pl.from_arrow(job_days),
         ledger=pl.from_arrow(ledger),
-        quarantine=pl.from_arrow(pa.concat_tables([*quarantined, bucket.quarantine])),
+        quarantine=pl.from_arrow(pa.concat_tables([*quarantined, *recovered])),
         counts={
             c.source: (read[c.source], c.accepted, c.duplicates, c.quarantined + parse_q[c.source])
             for c in bucket.counts

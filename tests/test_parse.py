@@ -77,97 +77,98 @@ def test_split_lines(data: bytes, first: int, expected: list[tuple[int, bytes]])
     )
 
 
-@pytest.mark.parametrize(
-    ("source", "line", "reason"),
-    [
-        ("scheduler", "", "empty line"),
-        ("scheduler", "   ", "empty line"),
-        ("scheduler", b"\xff\xfe{}", "invalid UTF-8"),
-        ("scheduler", '{"type": "JOB_SUBMIT"', "invalid JSON"),
-        ("scheduler", "[1, 2]", "not a JSON object"),
-        ("scheduler", _with(SUBMIT, type=...), "missing field: type"),
-        ("scheduler", _with(SUBMIT, type="JOB_RESIZE"), "unknown type: JOB_RESIZE"),
-        ("scheduler", _with(SUBMIT, ts="2026-11-20T00:00:00"), "unparseable time: ts"),
-        ("scheduler", _with(SUBMIT, ts="2026-11-20T24:00:00Z"), "unparseable time: ts"),
-        ("scheduler", _with(SUBMIT, ts="2026-02-30T00:00:00Z"), "unparseable time: ts"),
-        ("scheduler", _with(SUBMIT, ts=1795143600), "wrong type: ts must be an RFC 3339 string"),
-        ("scheduler", _with(SUBMIT, job_id=7), "wrong type: job_id must be a string"),
-        ("scheduler", _with(SUBMIT, job_id=""), "out of range: job_id is empty"),
-        (
-            "scheduler",
-            _with(SUBMIT, chips_requested=0),
-            "out of range: chips_requested must be > 0",
-        ),
-        (
-            "scheduler",
-            _with(SUBMIT, chips_requested="8"),
-            "wrong type: chips_requested must be an integer",
-        ),
-        (
-            "scheduler",
-            _with(SUBMIT, chips_requested=8.0),
-            "wrong type: chips_requested must be an integer",
-        ),
-        (
-            "scheduler",
-            _with(SUBMIT, chips_requested=True),
-            "wrong type: chips_requested must be an integer",
-        ),
-        (
-            "scheduler",
-            _with(SUBMIT, chips_requested=2**64),
-            "out of range: chips_requested does not fit in 64 bits",
-        ),
-        ("scheduler", _with(SUBMIT, chips_requested=None), "missing field: chips_requested"),
-        ("scheduler", _with(SUBMIT, chip_generation="tpu-v9"), "unknown chip_generation: tpu-v9"),
-        ("scheduler", _with(SUBMIT, workload_class="eval"), "unknown workload_class: eval"),
-        ("scheduler", _with(SUBMIT, framework="mxnet"), "unknown framework: mxnet"),
-        ("scheduler", _with(SUBMIT, priority="high"), "wrong type: priority must be an integer"),
-        (
-            "scheduler",
-            '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": -1, "chips": 4}',
-            "out of range: task_index must be >= 0",
-        ),
-        (
-            "scheduler",
-            '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": 0}',
-            "missing field: chips",
-        ),
-        (
-            "scheduler",
-            '{"type": "TASK_EVICT", "ts": "2026-11-20T00:00:00Z", "job_id": "j"}',
-            "missing field: task_index",
-        ),
-        (
-            "scheduler",
-            '{"type": "JOB_END", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "state": "DONE"}',
-            "unknown state: DONE",
-        ),
-        ("runtime", _with(SPAN, end="2026-11-19T23:59:59Z"), "out of range: end < start"),
-        ("runtime", _with(SPAN, kind="warmup"), "unknown kind: warmup"),
-        ("runtime", _with(SPAN, attempt=-1), "out of range: attempt must be >= 0"),
-        ("runtime", _with(SPAN, step=...), "missing field: step"),
-        ("runtime", _with(SPAN, kind="checkpoint_save", step=...), "missing field: step"),
-        ("profiles", _with(PROFILE, step_time_s=0), "out of range: step_time_s must be > 0"),
-        (
-            "profiles",
-            '{"job_id": "j", "ts": "2026-11-20T00:00:00Z", "step": 1, "step_time_s": NaN, "model_flops": 1, "chips": 8}',
-            "out of range: step_time_s is not finite",
-        ),
-        ("profiles", _with(PROFILE, model_flops=-1), "out of range: model_flops must be >= 0"),
-        ("profiles", _with(PROFILE, chips=0), "out of range: chips must be > 0"),
-        ("profiles", _with(PROFILE, hbm_bytes="lots"), "wrong type: hbm_bytes must be a number"),
-    ],
-)
+# fmt: off
+UNUSABLE = [
+    ("scheduler", "", "empty line"),
+    ("scheduler", "   ", "empty line"),
+    ("scheduler", b"\xff\xfe{}", "invalid UTF-8"),
+    ("scheduler", '{"type": "JOB_SUBMIT"', "invalid JSON"),
+    ("scheduler", "[1, 2]", "not a JSON object"),
+    ("scheduler", _with(SUBMIT, type=...), "missing field: type"),
+    ("scheduler", _with(SUBMIT, type="JOB_RESIZE"), "unknown type: JOB_RESIZE"),
+    ("scheduler", _with(SUBMIT, ts="2026-11-20T00:00:00"), "unparseable time: ts"),
+    ("scheduler", _with(SUBMIT, ts="2026-11-20T24:00:00Z"), "unparseable time: ts"),
+    ("scheduler", _with(SUBMIT, ts="2026-02-30T00:00:00Z"), "unparseable time: ts"),
+    ("scheduler", _with(SUBMIT, ts=1795143600), "wrong type: ts must be an RFC 3339 string"),
+    ("scheduler", _with(SUBMIT, job_id=7), "wrong type: job_id must be a string"),
+    ("scheduler", _with(SUBMIT, job_id=""), "out of range: job_id is empty"),
+    (
+    "scheduler",
+    _with(SUBMIT, chips_requested=0),
+    "out of range: chips_requested must be > 0",
+    ),
+    (
+    "scheduler",
+    _with(SUBMIT, chips_requested="8"),
+    "wrong type: chips_requested must be an integer",
+    ),
+    (
+    "scheduler",
+    _with(SUBMIT, chips_requested=8.0),
+    "wrong type: chips_requested must be an integer",
+    ),
+    (
+    "scheduler",
+    _with(SUBMIT, chips_requested=True),
+    "wrong type: chips_requested must be an integer",
+    ),
+    (
+    "scheduler",
+    _with(SUBMIT, chips_requested=2**64),
+    "out of range: chips_requested does not fit in 64 bits",
+    ),
+    ("scheduler", _with(SUBMIT, chips_requested=None), "missing field: chips_requested"),
+    ("scheduler", _with(SUBMIT, chip_generation="tpu-v9"), "unknown chip_generation: tpu-v9"),
+    ("scheduler", _with(SUBMIT, workload_class="eval"), "unknown workload_class: eval"),
+    ("scheduler", _with(SUBMIT, framework="mxnet"), "unknown framework: mxnet"),
+    ("scheduler", _with(SUBMIT, priority="high"), "wrong type: priority must be an integer"),
+    (
+    "scheduler",
+    '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": -1, "chips": 4}',
+    "out of range: task_index must be >= 0",
+    ),
+    (
+    "scheduler",
+    '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": 0}',
+    "missing field: chips",
+    ),
+    (
+    "scheduler",
+    '{"type": "TASK_EVICT", "ts": "2026-11-20T00:00:00Z", "job_id": "j"}',
+    "missing field: task_index",
+    ),
+    (
+    "scheduler",
+    '{"type": "JOB_END", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "state": "DONE"}',
+    "unknown state: DONE",
+    ),
+    ("runtime", _with(SPAN, end="2026-11-19T23:59:59Z"), "out of range: end < start"),
+    ("runtime", _with(SPAN, kind="warmup"), "unknown kind: warmup"),
+    ("runtime", _with(SPAN, attempt=-1), "out of range: attempt must be >= 0"),
+    ("runtime", _with(SPAN, step=...), "missing field: step"),
+    ("runtime", _with(SPAN, kind="checkpoint_save", step=...), "missing field: step"),
+    ("profiles", _with(PROFILE, step_time_s=0), "out of range: step_time_s must be > 0"),
+    (
+    "profiles",
+    '{"job_id": "j", "ts": "2026-11-20T00:00:00Z", "step": 1, "step_time_s": NaN, "model_flops": 1, "chips": 8}',
+    "out of range: step_time_s is not finite",
+    ),
+    ("profiles", _with(PROFILE, model_flops=-1), "out of range: model_flops must be >= 0"),
+    ("profiles", _with(PROFILE, chips=0), "out of range: chips must be > 0"),
+    ("profiles", _with(PROFILE, hbm_bytes="lots"), "wrong type: hbm_bytes must be a number"),
+    ]
+# fmt: on
+
+
+@pytest.mark.parametrize(("source", "line", "reason"), UNUSABLE)
 def test_unusable_records_are_quarantined_with_their_reason(
     parser: BlockParser, source: str, line: str | bytes, reason: str
 ) -> None:
     assert _one(parser, source, line) == (None, reason)
 
 
-@pytest.mark.parametrize(
-    ("source", "line", "column", "value"),
-    [
+# fmt: off
+USABLE = [
         (
             "scheduler",
             _with(SUBMIT, ts="2026-11-20T02:30:00.250+02:00"),
@@ -181,8 +182,11 @@ def test_unusable_records_are_quarantined_with_their_reason(
         ("runtime", _with(SPAN, end=SPAN["start"]), "kind", "step"),
         ("profiles", _with(PROFILE, model_flops=110160000000000000), "model_flops", 1.1016e17),
         ("profiles", _with(PROFILE, hbm_bytes=None), "hbm_bytes", None),
-    ],
-)
+    ]
+# fmt: on
+
+
+@pytest.mark.parametrize(("source", "line", "column", "value"), USABLE)
 def test_usable_records_are_typed(
     parser: BlockParser, source: str, line: str, column: str, value: object
 ) -> None:
@@ -197,7 +201,8 @@ def test_block_keeps_line_numbers_and_raw_text(parser: BlockParser) -> None:
     block = parser.parse("runtime", "runtime/a.jsonl", data, first_line=41)
     assert block.lines_read == 3
     assert block.records.column("line").to_pylist() == [41, 43]
-    assert block.records.column("raw").to_pylist()[1] == _with(SPAN, step=2)
+    assert block.records.column("file").to_pylist() == ["runtime/a.jsonl"] * 2
+    assert block.records.column("step").to_pylist() == [1, 2]
     assert block.quarantine.to_pylist() == [
         {
             "source": "runtime",

@@ -4,13 +4,21 @@ beam.Create and checked with assert_that, as in Beam's own examples."""
 from __future__ import annotations
 
 import json
+import pickle
 
 import apache_beam as beam
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from mpg.pipelines.io import LineBlock, TraceFile
-from mpg.transforms.steps import AccountChipTime, CountRecords, ParseTraceRecords, ReconcileJobs
+from mpg.transforms.parse import BlockParser
+from mpg.transforms.steps import (
+    AccountChipTime,
+    CountRecords,
+    ParseTraceRecords,
+    ReconcileJobs,
+    split_by_bucket,
+)
 
 from mpg.catalog import load_catalog
 from tests.timeline import end, schedule, span, submit
@@ -42,11 +50,11 @@ def _blocks() -> list[LineBlock]:
 
 
 @pytest.fixture
-def pipeline() -> TestPipeline:
-    return TestPipeline(runner="FnApiRunner")
+def pipeline() -> BeamTestPipeline:
+    return BeamTestPipeline(runner="FnApiRunner")
 
 
-def test_parse_trace_records(pipeline: TestPipeline) -> None:
+def test_parse_trace_records(pipeline: BeamTestPipeline) -> None:
     with pipeline as p:
         parsed = p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG)
         summary = parsed | beam.Map(
@@ -70,7 +78,7 @@ def test_parse_trace_records(pipeline: TestPipeline) -> None:
 
 
 @pytest.mark.parametrize("buckets", [1, 3])
-def test_reconcile_jobs(pipeline: TestPipeline, buckets: int) -> None:
+def test_reconcile_jobs(pipeline: BeamTestPipeline, buckets: int) -> None:
     with pipeline as p:
         reconciled = (
             p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG) | ReconcileJobs(buckets)
@@ -88,7 +96,7 @@ def test_reconcile_jobs(pipeline: TestPipeline, buckets: int) -> None:
         )
 
 
-def test_account_chip_time(pipeline: TestPipeline) -> None:
+def test_account_chip_time(pipeline: BeamTestPipeline) -> None:
     # 2 chips for 600 s: step 300 s productive (kept: last attempt of a FINISHED job), init 60 s,
     # idle 240 s.
     with pipeline as p:
@@ -115,7 +123,7 @@ def test_account_chip_time(pipeline: TestPipeline) -> None:
         )
 
 
-def test_count_records(pipeline: TestPipeline) -> None:
+def test_count_records(pipeline: BeamTestPipeline) -> None:
     with pipeline as p:
         parsed = p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG)
         buckets = parsed | ReconcileJobs(2)
@@ -127,3 +135,17 @@ def test_count_records(pipeline: TestPipeline) -> None:
                 [("scheduler", (4, 3, 0, 1)), ("runtime", (4, 2, 1, 1)), ("profiles", (0, 0, 0, 0))]
             ),
         )
+
+
+def test_bucket_parts_pickle_compactly() -> None:
+    """What crosses the shuffle is compact: the parts of a block pickle to about the block's size
+    (a slice of an Arrow table would carry its parent's whole buffers, once per bucket)."""
+    spans = [span(f"job-{i}", "step", "00:00", "00:01", step=i) for i in range(2000)]
+    parser = BlockParser(CATALOG)
+    block = _block("runtime", spans)
+    parsed = parser.parse("runtime", block.file.name, block.data)
+    parts = list(split_by_bucket(parsed, 64))
+    assert len(parts) == 64
+    assert sum(p[1][1].num_rows for p in parts) == 2000
+    whole = len(pickle.dumps(parsed.records))
+    assert sum(len(pickle.dumps(p[1][1])) for p in parts) < 2 * whole

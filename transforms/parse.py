@@ -15,7 +15,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform, with_raw
+from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
 
 from mpg.catalog import ChipCatalog
 from mpg.sqlfiles import load_sql
@@ -31,7 +31,7 @@ class ParsedBlock:
 
     source: str
     file: str
-    records: pa.Table  # with_raw(RECORD_SCHEMAS[source]): the raw text rides along until reconcile
+    records: pa.Table  # RECORD_SCHEMAS[source], with each record's file and line
     quarantine: pa.Table  # QUARANTINE
     lines_read: int
 
@@ -94,7 +94,7 @@ class BlockParser:
         good = checked.filter(pc.invert(bad))
         records = conform(
             good.append_column("file", pa.repeat(pa.scalar(file), good.num_rows)),
-            with_raw(RECORD_SCHEMAS[source]),
+            RECORD_SCHEMAS[source],
         )
         return ParsedBlock(
             source=source,

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, conform
+from mpg.schemas import QUARANTINE_REF, RECORD_SCHEMAS, SOURCES, conform
 
-_PROVENANCE = ("file", "line", "raw")
+_PROVENANCE = ("file", "line")
 
 UNKNOWN_JOB = "unknown job: no valid JOB_SUBMIT for this job_id"
 CONFLICTING_SUBMIT = "conflicting JOB_SUBMIT: this job has an earlier, different JOB_SUBMIT"
@@ -85,7 +85,7 @@ class BucketRecords:
     """What reconciling one bucket decided: the accepted records, and what was not accepted."""
 
     records: JobRecords
-    quarantine: pa.Table  # QUARANTINE
+    quarantine: pa.Table  # QUARANTINE_REF: raw text is read back later (RecoverRawText)
     counts: tuple[SourceCounts, ...]
 
 
@@ -107,12 +107,12 @@ def _first_per_job(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def _quarantined(source: str, frame: pl.DataFrame, reason: str) -> pl.DataFrame:
     return frame.select(
-        pl.lit(source).alias("source"), "file", "line", pl.lit(reason).alias("reason"), "raw"
+        pl.lit(source).alias("source"), "file", "line", pl.lit(reason).alias("reason")
     )
 
 
 def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
-    """Apply the per-job checks to one bucket's parsed records (with raw text) of all sources."""
+    """Apply the per-job checks to one bucket's parsed records of all sources."""
     frames = {s: pl.from_arrow(parsed[s]) for s in SOURCES}
     deduped = {s: _dedup(frames[s]) for s in SOURCES}
 
@@ -173,6 +173,6 @@ def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
     stored = {s: conform(accepted[s].sort(order[s]).to_arrow(), RECORD_SCHEMAS[s]) for s in SOURCES}
     return BucketRecords(
         records=JobRecords(bucket=bucket, **stored),
-        quarantine=conform(quarantine.sort(["source", "file", "line"]).to_arrow(), QUARANTINE),
+        quarantine=conform(quarantine.sort(["source", "file", "line"]).to_arrow(), QUARANTINE_REF),
         counts=counts,
     )

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import apache_beam as beam
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-from mpg.schemas import RECORD_SCHEMAS, SOURCES, with_raw
+from mpg.schemas import RECORD_SCHEMAS, SOURCES
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
 from mpg.transforms.reconcile import BucketRecords, JobRecords, bucket_of, reconcile_bucket
@@ -60,7 +60,7 @@ class _ParseBlocks(beam.DoFn):
 
 
 class ParseTraceRecords(beam.PTransform):
-    """Blocks of trace lines -> ParsedBlock (typed records with raw text, quarantine rows)."""
+    """Blocks of trace lines -> ParsedBlock (typed records, quarantine rows)."""
 
     def __init__(self, catalog: ChipCatalog) -> None:
         super().__init__()
@@ -73,13 +73,21 @@ class ParseTraceRecords(beam.PTransform):
 def split_by_bucket(
     parsed: ParsedBlock, buckets: int
 ) -> Iterator[tuple[int, tuple[str, pa.Table]]]:
-    """The records of one block, cut into one table per job bucket present."""
+    """The records of one block, cut into one table per job bucket present.
+
+    One stable sort by bucket, then a `take` per bucket: compact tables, never slices (a pickled
+    slice of an Arrow table carries its parent's whole buffers through the shuffle).
+    """
     records = parsed.records
     if records.num_rows == 0:
         return
-    bucket = bucket_of(records.column("job_id"), buckets)
-    for b in pc.unique(bucket).to_pylist():
-        yield b, (parsed.source, records.filter(pc.equal(bucket, b)))
+    bucket = bucket_of(records.column("job_id"), buckets).to_numpy()
+    order = np.argsort(bucket, kind="stable")
+    keys = bucket[order]
+    starts = np.flatnonzero(np.diff(keys, prepend=-1))
+    ends = np.append(starts[1:], len(keys))
+    for start, end in zip(starts, ends, strict=True):
+        yield int(keys[start]), (parsed.source, records.take(pa.array(order[start:end])))
 
 
 def _reconcile(bucket: int, parts: Iterable[tuple[str, pa.Table]]) -> BucketRecords:
@@ -89,9 +97,7 @@ def _reconcile(bucket: int, parts: Iterable[tuple[str, pa.Table]]) -> BucketReco
     return reconcile_bucket(
         bucket,
         {
-            s: pa.concat_tables(by_source[s])
-            if by_source[s]
-            else with_raw(RECORD_SCHEMAS[s]).empty_table()
+            s: pa.concat_tables(by_source[s]) if by_source[s] else RECORD_SCHEMAS[s].empty_table()
             for s in SOURCES
         },
     )
