@@ -230,6 +230,15 @@ def test_a_generation_without_a_peak_gets_sg_and_rg_but_no_pg() -> None:
     assert a.categories("u") == {"productive_unprofiled": 300, "runtime_idle": 300}
 
 
+def test_a_huge_gang_does_not_overflow() -> None:
+    # 2**40 chips for one day: 86400 x 2**40 chip-s, beyond what int64 chip-microseconds hold.
+    chips = 2**40
+    a = account(
+        [submit("h", "00:00", chips), schedule("h", "00:00", 0, chips), end("h", "+1 00:00")]
+    )
+    assert a.job_day("h")["wanted_chip_s"] == 86400 * chips
+
+
 def test_a_job_whose_wanted_time_is_empty_has_no_rows() -> None:
     a = account([submit("z", "00:00", 1), end("z", "00:00")])
     assert a.job_days == []

@@ -47,3 +47,18 @@ def test_run_over_gzip_and_malformed_lines_prints_headline_and_counts(tmp_path: 
         ("runtime/spans.jsonl.gz", 38, "invalid JSON"),
         ("runtime/spans.jsonl.gz", 39, "invalid JSON"),
     ]
+
+
+def test_running_twice_into_one_folder_replaces_the_tables(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    tables = "job_day_goodput", "chip_time_ledger", "goodput_by_slice"
+
+    def published() -> dict[str, list[tuple]]:
+        with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+            return {t: sorted(con.table(t).fetchall(), key=repr) for t in tables}
+
+    assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
+    first = published()
+    assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
+    assert published() == first
+    assert sorted(p.name for p in out.iterdir()) == ["mpg.duckdb", "records", "tables"]

@@ -9,8 +9,8 @@ span kinds are active; the segment is then charged to exactly one category (sche
 active span kind in `SPAN_PRECEDENCE`, or runtime_idle), so the ledger adds up to wanted time by
 construction. No Python loop runs per event.
 
-Times are integer microseconds since the epoch throughout; chip-seconds are formed only at the
-end, so sums are exact.
+Times are integer microseconds since the epoch throughout, so time sums are exact; chip-seconds
+are formed only at the end.
 """
 
 from __future__ import annotations
@@ -202,7 +202,13 @@ def charge_segments(
             (pl.col("t") // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day"),
         )
         .group_by("job_id", "day", "category")
-        .agg((pl.col("length_us").sum() * pl.col("chips_requested").first()).alias("chip_us"))
+        # Time sums stay exact integers; chips multiply in float64, which cannot overflow the way
+        # int64 would for a very large gang (and is exact up to 2**53 chip-microseconds).
+        .agg(
+            (pl.col("length_us").sum().cast(pl.Float64) * pl.col("chips_requested").first()).alias(
+                "chip_us"
+            )
+        )
     )
 
 
@@ -237,7 +243,7 @@ def decompose_goodput(
     )
     for column in ("scheduling", "runtime_idle", *SPAN_PRECEDENCE):
         if column not in per_category.columns:
-            per_category = per_category.with_columns(pl.lit(0, _US).alias(column))
+            per_category = per_category.with_columns(pl.lit(0.0).alias(column))
     charged_columns = ("scheduling", "runtime_idle", *SPAN_PRECEDENCE)
     seconds = {c: pl.col(c).fill_null(0) / 1e6 for c in charged_columns}
     wanted = pl.sum_horizontal(*charged_columns)
