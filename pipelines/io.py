@@ -84,12 +84,14 @@ def _decompressed(path: str) -> Iterator[bytes]:
         while chunk := handle.read(_READ_BYTES):
             while chunk:
                 in_member = True
-                yield inflater.decompress(chunk)
-                if not inflater.eof:
-                    break
-                chunk = inflater.unused_data
-                inflater = zlib.decompressobj(wbits=31)
-                in_member = False
+                # Bounded output per step: a highly compressed member cannot balloon one step.
+                yield inflater.decompress(chunk, _READ_BYTES)
+                if inflater.eof:
+                    chunk = inflater.unused_data
+                    inflater = zlib.decompressobj(wbits=31)
+                    in_member = False
+                else:
+                    chunk = inflater.unconsumed_tail
         yield inflater.flush()
         if in_member and not inflater.eof:
             raise EOFError("the gzip stream ends before its end marker")
@@ -99,7 +101,7 @@ def read_line_blocks(
     file: TraceFile, block_bytes: int = DEFAULT_BLOCK_BYTES
 ) -> Iterator[LineBlock]:
     """Blocks of whole lines, each ending at a line break (the last one at end of file)."""
-    pending = b""
+    pending = bytearray()
     next_line = 1
     try:
         for chunk in _decompressed(file.path):
@@ -109,19 +111,19 @@ def read_line_blocks(
             cut = pending.rfind(b"\n") + 1
             if cut == 0:
                 continue  # one line longer than a block: keep reading until it ends
-            yield LineBlock(file, next_line, pending[:cut])
+            yield LineBlock(file, next_line, bytes(pending[:cut]))
             next_line += pending.count(b"\n", 0, cut)
-            pending = pending[cut:]
+            del pending[:cut]
     except (zlib.error, EOFError, OSError) as exc:
         # Keep every whole line read so far; the unreadable rest becomes one quarantine row.
         cut = pending.rfind(b"\n") + 1
         if cut:
-            yield LineBlock(file, next_line, pending[:cut])
+            yield LineBlock(file, next_line, bytes(pending[:cut]))
             next_line += pending.count(b"\n", 0, cut)
-        yield LineBlock(file, next_line, pending[cut:], problem=f"unreadable file: {exc}")
+        yield LineBlock(file, next_line, bytes(pending[cut:]), problem=f"unreadable file: {exc}")
         return
     if pending:
-        yield LineBlock(file, next_line, pending)
+        yield LineBlock(file, next_line, bytes(pending))
 
 
 def record_store_file(bucket: int) -> str:

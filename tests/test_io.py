@@ -74,3 +74,14 @@ def test_unusable_trace_root_is_a_user_error(tmp_path: Path, make: str) -> None:
         root.mkdir()
     with pytest.raises(TraceRootError, match="trace root"):
         discover_trace_files(root)
+
+
+def test_a_highly_compressed_member_decompresses_in_bounded_steps(tmp_path: Path) -> None:
+    # 64 MiB of one repeated line compresses to ~64 KiB; it must still come out whole and in order.
+    line = b'{"job_id": "j", "attempt": 0}\n'
+    path = tmp_path / "a.jsonl.gz"
+    path.write_bytes(gzip.compress(line * (64 * 1024 * 1024 // len(line)), compresslevel=9))
+    blocks = list(read_line_blocks(_file(path), 8 * 1024 * 1024))
+    assert len(blocks) > 1 and all(b.problem is None for b in blocks)
+    assert [b.first_line for b in blocks][:2] == [1, 1 + blocks[0].data.count(b"\n")]
+    assert sum(len(b.data) for b in blocks) == len(line) * (64 * 1024 * 1024 // len(line))

@@ -65,3 +65,14 @@ CREATE OR REPLACE TEMP MACRO mpg_line_problem(text) AS
          WHEN NOT json_valid(text) THEN 'invalid JSON'
          WHEN json_type(text) <> 'OBJECT' THEN 'not a JSON object'
     END;
+
+-- The start of every parse: each line of the relation named `lines_table` (columns line,
+-- raw_bytes) decoded as UTF-8, why it is not a JSON object (`line_problem`), and else its fields as
+-- JSON values, named by `shape` (a json_transform structure, every field typed JSON).
+CREATE OR REPLACE TEMP MACRO mpg_json_objects(lines_table, shape) AS TABLE
+    SELECT
+        line,
+        raw,
+        mpg_line_problem(raw) AS line_problem,
+        CASE WHEN mpg_line_problem(raw) IS NULL THEN json_transform(raw, shape) END AS j
+    FROM (SELECT line, try(decode(raw_bytes)) AS raw FROM query_table(lines_table));

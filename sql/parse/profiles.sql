@@ -1,20 +1,11 @@
 -- Profile records: validate and type every line of one block of a profiles file.
 -- grain: one row per input line. `reason` is the first problem found (NULL: the record is usable).
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`.
-with decoded as (
-    select line, try(decode(raw_bytes)) as raw from lines
-),
-
-objects as (
-    select
-        line,
-        raw,
-        mpg_line_problem(raw) as line_problem,
-        case when mpg_line_problem(raw) is null then json_transform(raw, '{
+with objects as (
+    select * from mpg_json_objects('lines', '{
             "job_id": "JSON", "ts": "JSON", "step": "JSON", "step_time_s": "JSON",
             "model_flops": "JSON", "hbm_bytes": "JSON", "chips": "JSON",
-            "flops_source": "JSON"}') end as j
-    from decoded
+            "flops_source": "JSON"}')
 ),
 
 checked as (

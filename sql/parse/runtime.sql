@@ -1,19 +1,10 @@
 -- Runtime spans: validate and type every line of one block of a runtime file.
 -- grain: one row per input line. `reason` is the first problem found (NULL: the record is usable).
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $span_kinds, $kinds_with_step (VARCHAR[]).
-with decoded as (
-    select line, try(decode(raw_bytes)) as raw from lines
-),
-
-objects as (
-    select
-        line,
-        raw,
-        mpg_line_problem(raw) as line_problem,
-        case when mpg_line_problem(raw) is null then json_transform(raw, '{
+with objects as (
+    select * from mpg_json_objects('lines', '{
             "job_id": "JSON", "attempt": "JSON", "kind": "JSON", "start": "JSON",
-            "end": "JSON", "step": "JSON"}') end as j
-    from decoded
+            "end": "JSON", "step": "JSON"}')
 ),
 
 checked as (

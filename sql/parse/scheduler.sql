@@ -3,21 +3,12 @@
 -- typed columns are meaningful only where `reason` is NULL.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $chip_generations, $workload_classes,
 -- $frameworks, $job_states: the allowed values (VARCHAR[]).
-with decoded as (
-    select line, try(decode(raw_bytes)) as raw from lines
-),
-
-objects as (
-    select
-        line,
-        raw,
-        mpg_line_problem(raw) as line_problem,
-        case when mpg_line_problem(raw) is null then json_transform(raw, '{
+with objects as (
+    select * from mpg_json_objects('lines', '{
             "type": "JSON", "ts": "JSON", "job_id": "JSON", "chips_requested": "JSON",
             "chip_generation": "JSON", "workload_class": "JSON", "framework": "JSON",
             "priority": "JSON", "owner": "JSON", "topology": "JSON", "task_index": "JSON",
-            "chips": "JSON", "state": "JSON"}') end as j
-    from decoded
+            "chips": "JSON", "state": "JSON"}')
 ),
 
 checked as (

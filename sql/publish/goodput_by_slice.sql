@@ -36,21 +36,7 @@ ratios as (
 ),
 
 final as (
-    select
-        day,
-        metric_version,
-        workload_class,
-        framework,
-        chip_generation,
-        wanted_chip_s,
-        all_allocated_chip_s,
-        productive_chip_s,
-        ideal_chip_s,
-        pg_coverage,
-        sg,
-        rg,
-        pg,
-        sg * rg * pg as mpg
+    select * exclude (profiled_chip_s), sg * rg * pg as mpg
     from ratios
 )
 
