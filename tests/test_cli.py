@@ -62,3 +62,17 @@ def test_running_twice_into_one_folder_replaces_the_tables(tmp_path: Path) -> No
     assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
     assert published() == first
     assert sorted(p.name for p in out.iterdir()) == ["mpg.duckdb", "records", "tables"]
+
+
+def test_empty_source_folders_publish_empty_tables(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    (traces / "scheduler").mkdir(parents=True)
+    (traces / "runtime").mkdir()
+    (traces / "runtime" / "a.jsonl").write_text("garbage\n")
+    result = run_mpg("run", "--traces", traces, "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    assert "(no job has wanted time in this input)" in result.stdout
+    assert "  runtime            1 =         0 +      0 +      1" in result.stdout
+    with duckdb.connect(str(tmp_path / "out" / "mpg.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from job_day_goodput").fetchone() == (0,)
+        assert con.execute("select reason from quarantine").fetchall() == [("invalid JSON",)]
