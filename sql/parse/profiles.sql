@@ -1,5 +1,6 @@
 -- Profile records: validate and type every line of one block of a profiles file.
--- grain: one row per input line. `reason` is the first problem found (NULL: the record is usable).
+-- grain: one row per input line, in no particular order. `reason` is the first problem found
+-- (NULL: the record is usable).
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`.
 with objects as (
     select * from mpg_json_objects('lines', '{
@@ -45,4 +46,3 @@ select
     mpg_int(j.chips) as chips,
     mpg_str(j.flops_source) as flops_source
 from checked
-order by line

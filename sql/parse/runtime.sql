@@ -1,5 +1,6 @@
 -- Runtime spans: validate and type every line of one block of a runtime file.
--- grain: one row per input line. `reason` is the first problem found (NULL: the record is usable).
+-- grain: one row per input line, in no particular order. `reason` is the first problem found
+-- (NULL: the record is usable).
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $span_kinds, $kinds_with_step (VARCHAR[]).
 with objects as (
     select * from mpg_json_objects('lines', '{
@@ -40,4 +41,3 @@ select
     mpg_ts(j."end") as "end",
     case when list_contains($kinds_with_step, mpg_str(j.kind)) then mpg_int(j.step) end as step
 from checked
-order by line

@@ -1,5 +1,6 @@
 -- Scheduler events: validate and type every line of one block of a scheduler file.
--- grain: one row per input line. `reason` is the first problem found (NULL: the record is usable);
+-- grain: one row per input line, in no particular order. `reason` is the first problem found
+-- (NULL: the record is usable);
 -- typed columns are meaningful only where `reason` is NULL.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $chip_generations, $workload_classes,
 -- $frameworks, $job_states: the allowed values (VARCHAR[]).
@@ -74,4 +75,3 @@ select
     case when mpg_str(j.type) = 'TASK_SCHEDULE' then mpg_int(j.chips) end as chips,
     case when mpg_str(j.type) = 'JOB_END' then mpg_str(j.state) end as state
 from checked
-order by line
