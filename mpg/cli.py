@@ -19,6 +19,7 @@ from pathlib import Path
 from mpg.pipelines.io import TraceRootError
 from mpg.pipelines.options import DEFAULT_BEAM_ARGS, OptionsError, RunOptions
 from mpg.pipelines.publish import PublishedRun
+from mpg.simulate import SimulationError, simulate
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -121,8 +122,6 @@ def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from mpg.simulate import simulate
-
     manifest = simulate(seed=args.seed, jobs=args.jobs, days=args.days, out=args.out)
     print(f"mpg simulate: {args.jobs} jobs over {args.days} days -> {args.out}")
     for m in manifest.sources:
@@ -140,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return _run(args, rest) if args.command == "run" else _simulate(args)
-    except (TraceRootError, OptionsError) as exc:
+    except (TraceRootError, OptionsError, SimulationError) as exc:
         print(f"mpg: error: {exc}", file=sys.stderr)
         return 2
 

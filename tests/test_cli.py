@@ -76,3 +76,13 @@ def test_empty_source_folders_publish_empty_tables(tmp_path: Path) -> None:
     with duckdb.connect(str(tmp_path / "out" / "mpg.duckdb"), read_only=True) as con:
         assert con.execute("select count(*) from job_day_goodput").fetchone() == (0,)
         assert con.execute("select reason from quarantine").fetchall() == [("invalid JSON",)]
+
+
+def test_simulate_refuses_to_mix_two_fleets(tmp_path: Path) -> None:
+    args = ("simulate", "--seed", "1", "--jobs", "2", "--days", "1", "--out", tmp_path / "t")
+    assert run_mpg(*args).returncode == 0
+    again = run_mpg(*args)
+    assert again.returncode == 2
+    assert again.stderr.strip() == (
+        f"mpg: error: {tmp_path / 't' / 'scheduler'} already holds trace files; remove them first"
+    )

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mpg.simulate import SimulationManifest, simulate
+from mpg.simulate import SimulationError, SimulationManifest, simulate
 
 SOURCES = ("scheduler", "runtime", "profiles")
 GENERATIONS = {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7"} | {
@@ -303,5 +303,5 @@ def test_tiny_fleets_still_add_up(tmp_path: Path) -> None:
 
 def test_refuses_to_mix_two_fleets(tmp_path: Path) -> None:
     simulate(seed=1, jobs=2, days=1, out=tmp_path)
-    with pytest.raises(FileExistsError):
+    with pytest.raises(SimulationError, match="already holds trace files"):
         simulate(seed=2, jobs=2, days=1, out=tmp_path)

@@ -12,6 +12,6 @@ counted in the returned manifest. Deterministic per seed.
 """
 
 from mpg.simulate.manifest import SimulationManifest, SourceManifest
-from mpg.simulate.simulator import simulate
+from mpg.simulate.simulator import SimulationError, simulate
 
-__all__ = ["SimulationManifest", "SourceManifest", "simulate"]
+__all__ = ["SimulationError", "SimulationManifest", "SourceManifest", "simulate"]

@@ -26,6 +26,10 @@ DEFAULT_START = datetime.date(2026, 11, 20)
 MANIFEST_FILE = "manifest.json"
 
 
+class SimulationError(ValueError):
+    """Arguments the simulator cannot use (a user error: the CLI reports it in one line)."""
+
+
 def _generator(seed: np.random.SeedSequence) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(seed))
 
@@ -35,7 +39,7 @@ def _refuse_old_traces(out: Path) -> None:
     for source in SOURCES:
         folder = out / source
         if folder.is_dir() and any(folder.glob("*.jsonl*")):
-            raise FileExistsError(f"{folder} already holds trace files; remove them first")
+            raise SimulationError(f"{folder} already holds trace files; remove them first")
 
 
 def simulate(
@@ -46,10 +50,13 @@ def simulate(
     Writes `out/{scheduler,runtime,profiles}/*.jsonl[.gz]` in the layout of spec fleet-traces.md
     and `out/manifest.json` (the returned manifest), and returns the manifest. The runtime holds
     about 145 spans per job-day (jobs x days): `simulate(seed, jobs=2000, days=7)` writes about
-    2 million, in seconds. Raises FileExistsError if `out` already holds trace files.
+    2 million, in seconds. Raises SimulationError for a negative seed, fewer than one job or day,
+    or an `out` that already holds trace files.
     """
+    if seed < 0:
+        raise SimulationError(f"--seed must be >= 0, not {seed}")
     if jobs < 1 or days < 1:
-        raise ValueError("jobs and days must be at least 1")
+        raise SimulationError("--jobs and --days must be at least 1")
     out = Path(out)
     _refuse_old_traces(out)
     fleet_seed, jobs_seed, profile_seed, encode_seed, bad_seed, deliver_seed = (
