@@ -1,0 +1,16 @@
+"""The examples in module docstrings run, so they cannot drift from the code."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "module", ["mpg.sqlfiles", "mpg.catalog", "mpg.schemas", "mpg.schemas.ddl", "mpg.simulate"]
+)
+def test_docstring_examples(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0
