@@ -19,11 +19,11 @@ import apache_beam as beam
 import duckdb
 import pyarrow.parquet as pq
 from apache_beam.options.pipeline_options import PipelineOptions
+
 from mpg.pipelines.account import build_account
 from mpg.pipelines.ingest import build_ingest
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES, discover_trace_files, stored_buckets
 from mpg.pipelines.options import DEFAULT_BEAM_ARGS
-
 from mpg.sqlfiles import load_sql
 
 BUCKETS = 64

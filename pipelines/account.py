@@ -12,10 +12,10 @@ from pathlib import Path
 
 import apache_beam as beam
 import pyarrow as pa
-from mpg.pipelines.io import read_job_bucket, write_by_day
-from mpg.transforms.steps import AccountChipTime
 
 from mpg.catalog import load_catalog
+from mpg.pipelines.io import read_job_bucket, write_by_day
+from mpg.transforms.steps import AccountChipTime
 
 
 def _write_job_tables(accounted: tuple[int, pa.Table, pa.Table], staging: str) -> None:

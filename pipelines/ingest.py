@@ -17,6 +17,8 @@ from pathlib import Path
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from mpg.catalog import load_catalog
 from mpg.pipelines.io import (
     TraceFile,
     read_line_blocks,
@@ -30,8 +32,6 @@ from mpg.schemas import DAY_COLUMN, RECORD_COUNTS, SOURCES
 from mpg.transforms.parse import ParsedBlock
 from mpg.transforms.reconcile import BucketRecords
 from mpg.transforms.steps import CountRecords, Counts, ParseTraceRecords, ReconcileJobs
-
-from mpg.catalog import load_catalog
 
 
 def _write_parse_quarantine(parsed: ParsedBlock, staging: str) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, conform
 from mpg.transforms.parse import split_lines
 from mpg.transforms.reconcile import JobRecords

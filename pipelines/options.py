@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
-
 from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
+from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
 
 # Beam's default runner first tries to download the Prism runner; name one that runs in-process.
 DEFAULT_BEAM_ARGS = ("--runner=FnApiRunner",)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+
 from mpg.pipelines.io import write_by_day
 from mpg.schemas import TABLES, conform
 from mpg.schemas.ddl import create_table_sql
-
 from mpg.sqlfiles import load_sql
 
 DATABASE = "mpg.duckdb"

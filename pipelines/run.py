@@ -16,6 +16,7 @@ import uuid
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
+
 from mpg.pipelines.account import build_account
 from mpg.pipelines.ingest import build_ingest
 from mpg.pipelines.io import discover_trace_files, stored_buckets

@@ -13,14 +13,14 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pyarrow as pa
+
+from mpg.catalog import load_catalog
 from mpg.pipelines.io import discover_trace_files, read_line_blocks, recover_raw_text
 from mpg.schemas import RECORD_SCHEMAS, SOURCES
+from mpg.sqlfiles import load_sql
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import reconcile_bucket
-
-from mpg.catalog import load_catalog
-from mpg.sqlfiles import load_sql
 
 
 @dataclass(frozen=True)

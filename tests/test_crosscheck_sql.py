@@ -22,6 +22,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from mpg.schemas import DAY_COLUMN, RECORD_SCHEMAS
 
 EXAMPLES = Path(__file__).parent / "fixtures" / "spec_examples"

@@ -6,6 +6,7 @@ import gzip
 from pathlib import Path
 
 import pytest
+
 from mpg.pipelines.io import TraceFile, TraceRootError, discover_trace_files, read_line_blocks
 
 LINES = [b'{"n": %d}' % i for i in range(2000)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from mpg.transforms.parse import BlockParser, split_lines
 
 from mpg.catalog import load_catalog
+from mpg.transforms.parse import BlockParser, split_lines
 
 SUBMIT = {
     "type": "JOB_SUBMIT",

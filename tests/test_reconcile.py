@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+
 from mpg.transforms.reconcile import (
     CONFLICTING_END,
     CONFLICTING_SUBMIT,
@@ -11,7 +12,6 @@ from mpg.transforms.reconcile import (
     UNKNOWN_JOB,
     bucket_of,
 )
-
 from tests.timeline import account, end, schedule, span, submit
 
 

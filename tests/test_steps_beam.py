@@ -10,6 +10,8 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+
+from mpg.catalog import load_catalog
 from mpg.pipelines.io import LineBlock, TraceFile
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.steps import (
@@ -19,8 +21,6 @@ from mpg.transforms.steps import (
     ReconcileJobs,
     split_by_bucket,
 )
-
-from mpg.catalog import load_catalog
 from tests.timeline import end, schedule, span, submit
 
 CATALOG = load_catalog()

@@ -10,11 +10,11 @@ import json
 from dataclasses import dataclass
 
 import pyarrow as pa
+
+from mpg.catalog import ChipCatalog, load_catalog
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import BucketRecords, reconcile_bucket
-
-from mpg.catalog import ChipCatalog, load_catalog
 
 DAY = "2026-11-20"
 NEXT_DAY = "2026-11-21"

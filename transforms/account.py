@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import polars as pl
 import pyarrow as pa
-from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT, conform
 
 from mpg.catalog import ChipCatalog
 from mpg.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS, SPAN_PRECEDENCE
+from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT, conform
 from mpg.vocabulary import TASK_RELEASES
 
 DAY_US = 86_400_000_000

@@ -15,9 +15,9 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
 
 from mpg.catalog import ChipCatalog
+from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
 from mpg.sqlfiles import load_sql
 from mpg.vocabulary import FRAMEWORKS, JOB_STATES, KINDS_WITH_STEP, SPAN_KINDS, WORKLOAD_CLASSES
 

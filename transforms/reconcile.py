@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
+
 from mpg.schemas import QUARANTINE_REF, RECORD_SCHEMAS, SOURCES, conform
 
 _PROVENANCE = ("file", "line")

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
+
+from mpg.catalog import ChipCatalog
 from mpg.schemas import RECORD_SCHEMAS, SOURCES
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
 from mpg.transforms.reconcile import BucketRecords, JobRecords, bucket_of, reconcile_bucket
-
-from mpg.catalog import ChipCatalog
 
 # Per source: (records read, accepted, exact duplicates, quarantined).
 Counts = tuple[int, int, int, int]
