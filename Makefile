@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine with Python 3.11 and make: `make run`, `make test`.
-PYTHON ?= python3.11
+# Python 3.11: python3.11 if it is on the PATH, else python3 (checked below).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -8,9 +9,9 @@ OUT    ?= out
 .PHONY: run test bench lint sample clean
 
 $(STAMP): pyproject.toml constraints.txt
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null \
+		|| { echo "error: Python 3.11 is needed; set PYTHON=/path/to/python3.11"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
