@@ -149,3 +149,36 @@ def test_bucket_parts_pickle_compactly() -> None:
     assert sum(p[1][1].num_rows for p in parts) == 2000
     whole = len(pickle.dumps(parsed.records))
     assert sum(len(pickle.dumps(p[1][1])) for p in parts) < 2 * whole
+
+
+def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(
+    pipeline: BeamTestPipeline,
+) -> None:
+    # Truncation right after a complete record: its text parses, but it is part of the damage.
+    block = _block("runtime", [RUNTIME[0]])
+    broken = LineBlock(
+        block.file, 7, block.data.rstrip(b"\n"), problem="unreadable file: truncated"
+    )
+    with pipeline as p:
+        parsed = p | beam.Create([broken]) | ParseTraceRecords(CATALOG)
+        assert_that(
+            parsed
+            | beam.Map(lambda b: (b.lines_read, b.records.num_rows, b.quarantine.to_pylist())),
+            equal_to(
+                [
+                    (
+                        1,
+                        0,
+                        [
+                            {
+                                "source": "runtime",
+                                "file": "runtime/a.jsonl",
+                                "line": 7,
+                                "reason": "unreadable file: truncated",
+                                "raw": json.dumps(RUNTIME[0]),
+                            }
+                        ],
+                    )
+                ]
+            ),
+        )

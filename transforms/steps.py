@@ -37,17 +37,16 @@ class _ParseBlocks(beam.DoFn):
 
     def process(self, block) -> Iterator[ParsedBlock]:  # block: mpg.pipelines.io.LineBlock
         assert self._parser is not None
-        parsed = self._parser.parse(
-            block.file.source, block.file.name, block.data, block.first_line
-        )
+        source, name = block.file.source, block.file.name
         if block.problem is None:
-            yield parsed
+            yield self._parser.parse(source, name, block.data, block.first_line)
             return
-        # A corrupt stream: the unreadable rest of the file counts as one quarantined record.
+        # A corrupt stream: the unreadable rest of the file is one quarantined record, even where
+        # the text before the damage happens to parse.
         yield ParsedBlock(
-            source=parsed.source,
-            file=parsed.file,
-            records=parsed.records,
+            source=source,
+            file=name,
+            records=RECORD_SCHEMAS[source].empty_table(),
             quarantine=quarantine_row(
                 block.file.source,
                 block.file.name,
