@@ -26,6 +26,8 @@ from mpg.transforms.reconcile import JobRecords
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 DEFAULT_BLOCK_BYTES = 32 * 1024 * 1024
 _READ_BYTES = 4 * 1024 * 1024
+# Compressed bytes fed to zlib per call: what a damaged stream may need to replay byte by byte.
+_INFLATE_BYTES = 64 * 1024
 
 
 class TraceRootError(ValueError):
@@ -73,29 +75,47 @@ def discover_trace_files(root: Path) -> tuple[list[TraceFile], list[str]]:
 def _decompressed(path: str) -> Iterator[bytes]:
     """The bytes of a file, gunzipped (every member of a multi-member gzip) when named .gz.
 
-    Raises zlib.error or EOFError on a corrupt or truncated stream, after yielding what it could.
+    Raises zlib.error or EOFError on a corrupt or truncated stream, after yielding everything that
+    could be decompressed before the damage.
     """
     with Path(path).open("rb") as handle:
-        if not path.endswith(".gz"):
-            while chunk := handle.read(_READ_BYTES):
-                yield chunk
-            return
-        inflater = zlib.decompressobj(wbits=31)
-        in_member = False  # bytes of a gzip member have been fed since the last member ended
-        while chunk := handle.read(_READ_BYTES):
-            while chunk:
-                in_member = True
+        pieces = iter(lambda: handle.read(_INFLATE_BYTES), b"")
+        yield from _inflate(pieces) if path.endswith(".gz") else pieces
+
+
+def _inflate(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    inflater = zlib.decompressobj(wbits=31)
+    in_member = False  # bytes of a gzip member have been fed since the last member ended
+    for piece in pieces:
+        while piece:
+            in_member = True
+            before = inflater.copy()
+            try:
                 # Bounded output per step: a highly compressed member cannot balloon one step.
-                yield inflater.decompress(chunk, _READ_BYTES)
-                if inflater.eof:
-                    chunk = inflater.unused_data
-                    inflater = zlib.decompressobj(wbits=31)
-                    in_member = False
-                else:
-                    chunk = inflater.unconsumed_tail
-        yield inflater.flush()
-        if in_member and not inflater.eof:
-            raise EOFError("the gzip stream ends before its end marker")
+                out = inflater.decompress(piece, _READ_BYTES)
+            except zlib.error:
+                # zlib drops a failing call's output: replay the piece a byte at a time from the
+                # state before it, to keep every byte that precedes the damage.
+                yield from _salvage(before, piece)
+                raise
+            yield out
+            if inflater.eof:
+                piece = inflater.unused_data
+                inflater = zlib.decompressobj(wbits=31)
+                in_member = False
+            else:
+                piece = inflater.unconsumed_tail
+    yield inflater.flush()
+    if in_member and not inflater.eof:
+        raise EOFError("the gzip stream ends before its end marker")
+
+
+def _salvage(inflater: zlib._Decompress, piece: bytes) -> Iterator[bytes]:  # type: ignore[name-defined]
+    for i in range(len(piece)):
+        try:
+            yield inflater.decompress(piece[i : i + 1])
+        except zlib.error:
+            return
 
 
 def read_line_blocks(

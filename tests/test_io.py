@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import zlib
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,31 @@ def test_a_highly_compressed_member_decompresses_in_bounded_steps(tmp_path: Path
     assert len(blocks) > 1 and all(b.problem is None for b in blocks)
     assert [b.first_line for b in blocks][:2] == [1, 1 + blocks[0].data.count(b"\n")]
     assert sum(len(b.data) for b in blocks) == len(line) * (64 * 1024 * 1024 // len(line))
+
+
+def _damaged_midway(path: Path) -> None:
+    """Twenty lines; a full flush after the tenth, then a deflate block of invalid type."""
+    packer = zlib.compressobj(wbits=31)
+    first = packer.compress(b"".join(line + b"\n" for line in LINES[:10]))
+    first += packer.flush(zlib.Z_FULL_FLUSH)
+    path.write_bytes(first + bytes([0b110]) + b"\x00" * 64)
+
+
+def test_damage_midway_keeps_every_line_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl.gz"
+    _damaged_midway(path)
+    *good, last = list(read_line_blocks(_file(path), 1 << 20))
+    assert _lines(good) == list(enumerate(LINES[:10], start=1))
+    assert last.first_line == 11
+    assert last.problem is not None and last.problem.startswith("unreadable file:")
+
+
+def test_a_bad_checksum_keeps_the_whole_text(tmp_path: Path) -> None:
+    data = bytearray(gzip.compress(TEXT))
+    data[-8] ^= 0xFF  # the CRC-32 of the member
+    path = tmp_path / "a.jsonl.gz"
+    path.write_bytes(bytes(data))
+    *good, last = list(read_line_blocks(_file(path), 1 << 20))
+    assert b"".join(b.data for b in good) == TEXT
+    assert last.first_line == len(LINES) + 1 and last.data == b""
+    assert last.problem is not None and "unreadable file" in last.problem

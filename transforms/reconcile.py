@@ -119,13 +119,14 @@ def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
 
     sched = deduped["scheduler"]
     submits, extra_submits = _first_per_job(sched.filter(pl.col("type") == "JOB_SUBMIT"))
-    ends, extra_ends = _first_per_job(
-        sched.filter(pl.col("type") == "JOB_END").join(submits.select("job_id"), on="job_id")
-    )
-    early_ends = ends.join(
+    # A JOB_END before its job's JOB_SUBMIT cannot be placed in time; of the others, the earliest.
+    known_ends = sched.filter(pl.col("type") == "JOB_END").join(
         submits.select("job_id", pl.col("ts").alias("_submit")), on="job_id"
-    ).filter(pl.col("ts") < pl.col("_submit"))
-    ends = ends.join(early_ends.select("job_id"), on="job_id", how="anti")
+    )
+    early_ends = known_ends.filter(pl.col("ts") < pl.col("_submit")).drop("_submit")
+    ends, extra_ends = _first_per_job(
+        known_ends.filter(pl.col("ts") >= pl.col("_submit")).drop("_submit")
+    )
     known = submits.select("job_id")
     tasks = sched.filter(pl.col("type").is_in(["JOB_SUBMIT", "JOB_END"]).not_())
 
@@ -138,7 +139,7 @@ def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
         "scheduler": [
             _quarantined("scheduler", extra_submits, CONFLICTING_SUBMIT),
             _quarantined("scheduler", extra_ends, CONFLICTING_END),
-            _quarantined("scheduler", early_ends.drop("_submit"), END_BEFORE_SUBMIT),
+            _quarantined("scheduler", early_ends, END_BEFORE_SUBMIT),
             _quarantined(
                 "scheduler",
                 sched.filter(pl.col("type") != "JOB_SUBMIT").join(known, on="job_id", how="anti"),

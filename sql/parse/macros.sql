@@ -18,6 +18,12 @@ CREATE OR REPLACE TEMP MACRO mpg_kind(v) AS
                   ELSE 'number' END
     END;
 
+CREATE OR REPLACE TEMP MACRO mpg_str(v) AS json_extract_string(v, '$');
+CREATE OR REPLACE TEMP MACRO mpg_int(v) AS TRY_CAST(v AS BIGINT);
+CREATE OR REPLACE TEMP MACRO mpg_num(v) AS TRY_CAST(v AS DOUBLE);
+-- RFC 3339 allows lower-case 't' and 'z', which DuckDB's cast does not: upper-case first.
+CREATE OR REPLACE TEMP MACRO mpg_ts(v) AS TRY_CAST(upper(json_extract_string(v, '$')) AS TIMESTAMPTZ);
+
 CREATE OR REPLACE TEMP MACRO mpg_missing(name, v) AS
     CASE WHEN v IS NULL OR mpg_kind(v) = 'null' THEN 'missing field: ' || name END;
 
@@ -54,7 +60,7 @@ CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v) AS
         CASE WHEN mpg_kind(v) <> 'string' THEN 'wrong type: ' || name || ' must be an RFC 3339 string'
              WHEN NOT regexp_full_match(json_extract_string(v, '$'),
                      '\d{4}-\d{2}-\d{2}[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)')
-                  OR TRY_CAST(json_extract_string(v, '$') AS TIMESTAMPTZ) IS NULL
+                  OR mpg_ts(v) IS NULL
                  THEN 'unparseable time: ' || name
         END);
 
@@ -65,10 +71,6 @@ CREATE OR REPLACE TEMP MACRO mpg_optional(v, problem) AS
 CREATE OR REPLACE TEMP MACRO mpg_enum_problem(name, value, allowed) AS
     CASE WHEN NOT list_contains(allowed, value) THEN 'unknown ' || name || ': ' || value END;
 
-CREATE OR REPLACE TEMP MACRO mpg_str(v) AS json_extract_string(v, '$');
-CREATE OR REPLACE TEMP MACRO mpg_int(v) AS TRY_CAST(v AS BIGINT);
-CREATE OR REPLACE TEMP MACRO mpg_num(v) AS TRY_CAST(v AS DOUBLE);
-CREATE OR REPLACE TEMP MACRO mpg_ts(v) AS TRY_CAST(json_extract_string(v, '$') AS TIMESTAMPTZ);
 
 -- Why a decoded line (NULL: it was not UTF-8) is not a JSON object, or NULL when it is one.
 CREATE OR REPLACE TEMP MACRO mpg_line_problem(text) AS

@@ -23,9 +23,9 @@ checked as (
             mpg_ts_problem('start', j.start),
             mpg_ts_problem('end', j."end"),
             case when mpg_ts(j."end") < mpg_ts(j.start) then 'out of range: end < start' end,
+            -- `step` is read only for the kinds that have one; elsewhere it is ignored unchecked.
             case when list_contains($kinds_with_step, mpg_str(j.kind))
-                then mpg_int_problem('step', j.step)
-                else mpg_optional(j.step, mpg_int_problem('step', j.step)) end
+                then mpg_int_problem('step', j.step) end
         ) as reason
     from objects
 )
