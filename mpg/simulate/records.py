@@ -37,21 +37,14 @@ class FleetRecords:
 
 def _jobs_frame(plans: list[JobPlan]) -> pl.DataFrame:
     catalog = pl.from_arrow(load_catalog().table)
+    columns = (
+        "job_id", "chips_requested", "chip_generation", "workload_class", "framework",
+        "priority", "owner", "topology", "profile_rate", "pg", "hbm_fraction", "flops_source",
+    )  # fmt: skip
     jobs = pl.DataFrame(
         {
             "job": np.arange(len(plans), dtype=np.int32),
-            "job_id": [p.job_id for p in plans],
-            "chips_requested": [p.chips_requested for p in plans],
-            "chip_generation": [p.chip_generation for p in plans],
-            "workload_class": [p.workload_class for p in plans],
-            "framework": [p.framework for p in plans],
-            "priority": [p.priority for p in plans],
-            "owner": [p.owner for p in plans],
-            "topology": [p.topology for p in plans],
-            "profile_rate": [p.profile_rate for p in plans],
-            "pg": [p.pg for p in plans],
-            "hbm_fraction": [p.hbm_fraction for p in plans],
-            "flops_source": [p.flops_source for p in plans],
+            **{name: [getattr(p, name) for p in plans] for name in columns},
         },
         schema_overrides={"priority": pl.Int64, "owner": pl.String, "topology": pl.String},
     ).join(catalog, on="chip_generation", how="left", maintain_order="left")
