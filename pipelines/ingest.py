@@ -53,7 +53,8 @@ def _write_bucket(bucket: BucketRecords, staging: str) -> None:
         )
 
 
-def _refs_by_file(bucket: BucketRecords) -> Iterator[tuple[str, pa.Table]]:
+def quarantine_refs_by_file(bucket: BucketRecords) -> Iterator[tuple[str, pa.Table]]:
+    """The bucket's per-job quarantine rows, one table per input file they point into."""
     refs = bucket.quarantine
     for name in pc.unique(refs.column("file")).to_pylist():
         yield name, refs.filter(pc.equal(refs.column("file"), name))
@@ -95,7 +96,7 @@ def build_ingest(
     _ = reconciled | "WriteRecordStore" >> beam.Map(_write_bucket, out)
     _ = (
         reconciled
-        | "QuarantineRefsByFile" >> beam.FlatMap(_refs_by_file)
+        | "QuarantineRefsByFile" >> beam.FlatMap(quarantine_refs_by_file)
         | "GroupRefsByFile" >> beam.GroupByKey()
         | "RecoverRawText" >> beam.Map(_write_recovered, {f.name: f for f in files}, out)
     )

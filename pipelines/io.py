@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, conform
+from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, concat, conform
 from mpg.transforms.parse import split_lines
 from mpg.transforms.reconcile import JobRecords
 
@@ -164,11 +164,7 @@ def read_job_bucket(bucket: int, store: str) -> JobRecords:
     for source in SOURCES:
         files = sorted(Path(store).glob(f"source={source}/day=*/{record_store_file(bucket)}"))
         schema = RECORD_SCHEMAS[source]
-        tables[source] = (
-            pa.concat_tables(pq.read_table(f, schema=schema) for f in files)
-            if files
-            else schema.empty_table()
-        )
+        tables[source] = concat((pq.read_table(f, schema=schema) for f in files), schema)
     return JobRecords(bucket=bucket, **tables)
 
 

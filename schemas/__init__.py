@@ -12,6 +12,8 @@ schema's metadata and so in every Parquet footer.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pyarrow as pa
 
 SCHEMA_VERSION = "1"
@@ -156,6 +158,12 @@ TABLES: dict[str, pa.Schema] = {
 # A quarantine row decided after parsing (unknown job, conflicting lifecycle event), before its
 # raw text is read back from the input file: raw text never travels through the shuffle.
 QUARANTINE_REF = _schema(*[f for f in QUARANTINE if f.name != "raw"])
+
+
+def concat(tables: Iterable[pa.Table], schema: pa.Schema) -> pa.Table:
+    """Tables of one schema as one table; an empty table of `schema` when there are none."""
+    tables = list(tables)
+    return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

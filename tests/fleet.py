@@ -15,8 +15,9 @@ import polars as pl
 import pyarrow as pa
 
 from mpg.catalog import load_catalog
+from mpg.pipelines.ingest import quarantine_refs_by_file
 from mpg.pipelines.io import discover_trace_files, read_line_blocks, recover_raw_text
-from mpg.schemas import RECORD_SCHEMAS, SOURCES
+from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.sqlfiles import load_sql
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser
@@ -39,6 +40,7 @@ def account_fleet(root: Path) -> FleetResult:
     parsed: dict[str, list[pa.Table]] = {s: [] for s in SOURCES}
     quarantined: list[pa.Table] = []
     read = dict.fromkeys(SOURCES, 0)
+    rejected = dict.fromkeys(SOURCES, 0)
     files, _ = discover_trace_files(root)
     for file in files:
         for block in read_line_blocks(file):
@@ -47,34 +49,23 @@ def account_fleet(root: Path) -> FleetResult:
             parsed[file.source].append(result.records)
             quarantined.append(result.quarantine)
             read[file.source] += result.lines_read
+            rejected[file.source] += result.quarantine.num_rows
     parser.close()
-    bucket = reconcile_bucket(
-        0,
-        {
-            s: pa.concat_tables(parsed[s]) if parsed[s] else RECORD_SCHEMAS[s].empty_table()
-            for s in SOURCES
-        },
-    )
+    bucket = reconcile_bucket(0, {s: concat(parsed[s], RECORD_SCHEMAS[s]) for s in SOURCES})
     r = bucket.records
     by_name = {f.name: f for f in files}
-    refs = bucket.quarantine
     recovered = [
-        recover_raw_text(by_name[name], refs.filter(pa.compute.equal(refs["file"], name)))
-        for name in set(refs.column("file").to_pylist())
+        recover_raw_text(by_name[name], refs) for name, refs in quarantine_refs_by_file(bucket)
     ]
     job_days, ledger = account_chip_time(
         r.scheduler, r.runtime, r.profiles, catalog, r.data_end, ("v1",)
     )
-    parse_q = {
-        s: sum(q.num_rows for q in quarantined if q.num_rows and q["source"][0].as_py() == s)
-        for s in SOURCES
-    }
     return FleetResult(
         job_days=pl.from_arrow(job_days),
         ledger=pl.from_arrow(ledger),
         quarantine=pl.from_arrow(pa.concat_tables([*quarantined, *recovered])),
         counts={
-            c.source: (read[c.source], c.accepted, c.duplicates, c.quarantined + parse_q[c.source])
+            c.source: (read[c.source], c.accepted, c.duplicates, c.quarantined + rejected[c.source])
             for c in bucket.counts
         },
     )

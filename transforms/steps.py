@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from mpg.catalog import ChipCatalog
-from mpg.schemas import RECORD_SCHEMAS, SOURCES
+from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
 from mpg.transforms.reconcile import BucketRecords, JobRecords, bucket_of, reconcile_bucket
@@ -93,13 +93,7 @@ def _reconcile(bucket: int, parts: Iterable[tuple[str, pa.Table]]) -> BucketReco
     by_source: dict[str, list[pa.Table]] = {s: [] for s in SOURCES}
     for source, table in parts:
         by_source[source].append(table)
-    return reconcile_bucket(
-        bucket,
-        {
-            s: pa.concat_tables(by_source[s]) if by_source[s] else RECORD_SCHEMAS[s].empty_table()
-            for s in SOURCES
-        },
-    )
+    return reconcile_bucket(bucket, {s: concat(by_source[s], RECORD_SCHEMAS[s]) for s in SOURCES})
 
 
 class ReconcileJobs(beam.PTransform):
