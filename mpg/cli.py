@@ -3,8 +3,8 @@
     mpg run --traces ROOT --out DIR [--buckets N] [--metric-version v1] [beam options...]
     mpg simulate --seed N --jobs N --days N --out ROOT
 
-User errors (a missing trace root, a bad option) print one line and exit 2; anything else is a
-bug and keeps its traceback.
+User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
+print one line and exit 2; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from mpg.pipelines.io import TraceRootError
-from mpg.pipelines.options import DEFAULT_BEAM_ARGS, OptionsError, RunOptions
+from mpg.errors import find_user_error, one_line
+from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
 from mpg.pipelines.publish import PublishedRun
-from mpg.simulate import SimulationError, simulate
+from mpg.simulate import simulate
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -100,6 +100,9 @@ def _import_run() -> Callable[[RunOptions], PublishedRun]:
         from mpg.pipelines.run import run
     finally:
         root.setLevel(level)
+    # A failing step is logged by Beam with its traceback before the error reaches us; the error
+    # itself is reported below (one line for a user error, the traceback for a bug).
+    logging.getLogger("apache_beam.runners.common").setLevel(logging.CRITICAL)
     return run
 
 
@@ -139,8 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return _run(args, rest) if args.command == "run" else _simulate(args)
-    except (TraceRootError, OptionsError, SimulationError) as exc:
-        print(f"mpg: error: {exc}", file=sys.stderr)
+    except Exception as exc:
+        error = find_user_error(exc)
+        if error is None:
+            raise
+        print(f"mpg: error: {one_line(error)}", file=sys.stderr)
         return 2
 
 

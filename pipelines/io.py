@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mpg.errors import TraceRootError
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, concat, conform
 from mpg.transforms.parse import split_lines
 from mpg.transforms.reconcile import JobRecords
@@ -28,10 +29,6 @@ DEFAULT_BLOCK_BYTES = 32 * 1024 * 1024
 _READ_BYTES = 4 * 1024 * 1024
 # Compressed bytes fed to zlib per call: what a damaged stream may need to replay byte by byte.
 _INFLATE_BYTES = 64 * 1024
-
-
-class TraceRootError(ValueError):
-    """The trace root cannot be used at all (a user error: reported in one line, no traceback)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +66,10 @@ def discover_trace_files(root: Path) -> tuple[list[TraceFile], list[str]]:
                 files.append(TraceFile(source=source, path=str(path.resolve()), name=name))
             else:
                 skipped.append(name)
+    if not files:
+        raise TraceRootError(
+            f"trace root {root} holds no *.jsonl or *.jsonl.gz files under {', '.join(SOURCES)}"
+        )
     return files, skipped
 
 

@@ -10,15 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpg.errors import OptionsError
 from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
 
 # Beam's default runner first tries to download the Prism runner; name one that runs in-process.
 DEFAULT_BEAM_ARGS = ("--runner=FnApiRunner",)
-
-
-class OptionsError(ValueError):
-    """An option value that cannot work (a user error: reported in one line)."""
 
 
 @dataclass(frozen=True)

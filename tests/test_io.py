@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mpg.pipelines.io import TraceFile, TraceRootError, discover_trace_files, read_line_blocks
+from mpg.errors import TraceRootError
+from mpg.pipelines.io import TraceFile, discover_trace_files, read_line_blocks
 
 LINES = [b'{"n": %d}' % i for i in range(2000)]
 TEXT = b"\n".join(LINES) + b"\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpg.errors import UserError
 from mpg.schemas import SOURCES
 from mpg.simulate.deliver import deliver
 from mpg.simulate.encode import profile_lines, runtime_lines, scheduler_lines
@@ -26,7 +27,7 @@ DEFAULT_START = datetime.date(2026, 11, 20)
 MANIFEST_FILE = "manifest.json"
 
 
-class SimulationError(ValueError):
+class SimulationError(UserError, ValueError):
     """Arguments the simulator cannot use (a user error: the CLI reports it in one line)."""
 
 
