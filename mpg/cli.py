@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -58,7 +59,10 @@ def _fmt(value: object) -> str:
 
 def format_headline(result: PublishedRun, seconds: float) -> str:
     rows = result.headline.to_pylist()
-    lines = [f"mpg run: {result.files} trace files in {seconds:.1f} s -> {result.database}"]
+    lines = [
+        f"mpg run {result.run_id}: {result.files} trace files in {seconds:.1f} s "
+        f"-> {result.database}"
+    ]
     if result.skipped:
         lines.append(f"  skipped {len(result.skipped)} files not named *.jsonl[.gz]")
     lines.append("")
@@ -136,6 +140,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A scheduler stops a job with SIGTERM: end like Ctrl-C, so the run records itself interrupted.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     parser = _parser()
     args, rest = parser.parse_known_args(argv)
     if args.command != "run" and rest:

@@ -1,34 +1,30 @@
-"""Publish a finished run: build `mpg.duckdb` from the staged Parquet and swap it all into place.
+"""Build a run's `mpg.duckdb` from its staged Parquet, ready for `OutputLayout.commit`.
 
-The database is built as a new file in the staging folder and renamed over the old one
-(`Path.replace`, atomic on one filesystem), so a reader never sees a half-built database, and a
-reader holding the old file open keeps reading the old tables. (DuckDB locks a file while a writer
-has it open; building a fresh file keeps the published one free for analysts.) Table DDL comes
-from `mpg.schemas`.
+The database is a new file in the staging folder, never the published one opened for writing:
+DuckDB locks a file while a writer has it open, and analysts keep theirs open. Table DDL comes
+from `mpg.schemas`; rows go in ordered by each table's key, so the same input always gives the
+same tables. The run's `runs` table (the run log as of this run) is written beside them.
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
+from mpg.errors import StoreError
 from mpg.pipelines.io import write_by_day
-from mpg.schemas import TABLES, conform
+from mpg.pipelines.layout import DATABASE
+from mpg.schemas import RUNS, TABLE_KEYS, TABLES, conform
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
-
-DATABASE = "mpg.duckdb"
-# What a run publishes under its output folder, besides the database.
-PUBLISHED_DIRS = ("records", "tables")
 
 
 @dataclass(frozen=True)
 class PublishedRun:
-    out: Path
+    run_id: str
     database: Path
     headline: pa.Table  # sql/report/headline.sql
     counts: pa.Table  # RECORD_COUNTS
@@ -42,11 +38,17 @@ def _parquet_files(folder: Path) -> list[str]:
 
 def _load(con: duckdb.DuckDBPyConnection, table: str, folder: Path) -> None:
     files = _parquet_files(folder)
-    if files:
-        con.from_parquet(files).select(*[f'"{c}"' for c in TABLES[table].names]).insert_into(table)
+    if not files:
+        return
+    try:
+        rows = con.from_parquet(files).select(*[f'"{c}"' for c in TABLES[table].names])
+        rows.order(", ".join(f'"{c}"' for c in TABLE_KEYS[table])).insert_into(table)
+    except duckdb.InvalidInputException as exc:
+        raise StoreError(f"a staged Parquet file of {table} cannot be read: {exc}") from exc
 
 
-def _build_database(staging: Path) -> Path:
+def build_database(staging: Path) -> Path:
+    """`staging/mpg.duckdb` with every published table, and the slices as Parquet beside it."""
     path = staging / DATABASE
     tables = staging / "tables"
     with duckdb.connect(str(path)) as con:
@@ -60,27 +62,16 @@ def _build_database(staging: Path) -> Path:
     return path
 
 
-def _swap_into_place(staging: Path, out: Path) -> None:
-    retired = staging / "retired"
-    retired.mkdir()
-    for name in PUBLISHED_DIRS:
-        if (out / name).exists():
-            (out / name).replace(retired / name)
-        if (staging / name).exists():
-            (staging / name).replace(out / name)
-    (staging / DATABASE).replace(out / DATABASE)
-    shutil.rmtree(retired)
+def write_runs(database: Path, runs: pa.Table) -> None:
+    """The `runs` table, written last: it records this run as published, with its counts."""
+    with duckdb.connect(str(database)) as con:
+        con.execute(create_table_sql("runs", RUNS))
+        con.from_arrow(runs).insert_into("runs")
 
 
-def publish(staging: Path, out: Path, files: int, skipped: list[str]) -> PublishedRun:
-    """Build the database from `staging`, move it and the Parquet into `out`, read the headline."""
-    (staging / "tables").mkdir(parents=True, exist_ok=True)
-    _build_database(staging)
-    _swap_into_place(staging, out)
-    database = out / DATABASE
+def read_headline(database: Path) -> tuple[pa.Table, pa.Table]:
+    """The headline (fleet and per-generation ratios per day) and the record counts."""
     with duckdb.connect(str(database), read_only=True) as con:
         headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
         counts = con.table("record_counts").to_arrow_table()
-    return PublishedRun(
-        out=out, database=database, headline=headline, counts=counts, files=files, skipped=skipped
-    )
+    return headline, counts

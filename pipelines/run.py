@@ -2,40 +2,72 @@
 
     mpg run --traces data/sample_traces --out out [--buckets 64] [beam options...]
 
-Two Beam pipelines run into a staging folder beside the published one: ingest (files -> the
-record store, quarantine and counts; `pipelines/ingest.py`) and account (the store's job buckets
--> job-day goodput and ledger; `pipelines/account.py`). Only when both have succeeded does
-`publish` build the DuckDB file and move the new tables into place, so a failed run leaves the
-previous ones as they were.
+Two Beam pipelines run into the run's staging folder: ingest (files -> the record store,
+quarantine and counts; `pipelines/ingest.py`) and account (the store's job buckets -> job-day
+goodput and ledger; `pipelines/account.py`). Then `publish` builds the DuckDB file there, and the
+finished folder becomes the current snapshot in one rename (`pipelines/layout.py`): a run that
+fails or is killed at any point leaves the previous tables current and readable. Every run is
+recorded in `DIR/runs/` (`pipelines/runlog.py`), whatever its outcome.
 """
 
 from __future__ import annotations
 
 import shutil
-import uuid
+from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from mpg.errors import find_user_error, one_line
+from mpg.pipelines import runlog
 from mpg.pipelines.account import build_account
 from mpg.pipelines.ingest import build_ingest
-from mpg.pipelines.io import discover_trace_files, stored_buckets
+from mpg.pipelines.io import TraceFile, discover_trace_files, stored_buckets
+from mpg.pipelines.layout import DATABASE, OutputLayout
 from mpg.pipelines.options import RunOptions
-from mpg.pipelines.publish import PublishedRun, publish
+from mpg.pipelines.publish import PublishedRun, build_database, read_headline, write_runs
 
 
 def run(opts: RunOptions) -> PublishedRun:
     """Ingest and account into a staging folder under `opts.out`, then publish it."""
     files, skipped = discover_trace_files(opts.traces)
-    opts.out.mkdir(parents=True, exist_ok=True)
-    staging = opts.out / f".staging-{uuid.uuid4().hex[:12]}"
+    layout = OutputLayout(opts.out)
+    with layout.locked():
+        layout.clear_leftovers()
+        runlog.settle_unfinished(layout.runs, layout.snapshot_ids())
+        record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)
+        runlog.write_record(layout.runs, record)
+        staging = layout.staging(record.run_id)
+        try:
+            _compute(opts, files, staging)
+            database = build_database(staging)
+            headline, counts = read_headline(database)
+            record = record.ended("published", counts=counts)
+            write_runs(database, runlog.runs_table(layout.runs, record))
+            layout.commit(staging, record.run_id)
+        except BaseException as exc:
+            error = find_user_error(exc)
+            message = one_line(error) if error else f"{type(exc).__name__}: {exc}"
+            interrupted = isinstance(exc, KeyboardInterrupt)
+            record = record.ended("interrupted" if interrupted else "failed", message=message)
+            raise
+        finally:
+            runlog.write_record(layout.runs, record)
+            shutil.rmtree(staging, ignore_errors=True)
+    return PublishedRun(
+        run_id=record.run_id,
+        database=opts.out / DATABASE,
+        headline=headline,
+        counts=counts,
+        files=len(files),
+        skipped=skipped,
+    )
+
+
+def _compute(opts: RunOptions, files: list[TraceFile], staging: Path) -> None:
     beam_options = PipelineOptions(list(opts.beam_args))
-    try:
-        with beam.Pipeline(options=beam_options) as p:
-            build_ingest(p, files, opts.buckets, opts.block_bytes, staging)
-        store = staging / "records"
-        with beam.Pipeline(options=beam_options) as p:
-            build_account(p, store, stored_buckets(store), opts.metric_versions, staging)
-        return publish(staging, opts.out, files=len(files), skipped=skipped)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with beam.Pipeline(options=beam_options) as p:
+        build_ingest(p, files, opts.buckets, opts.block_bytes, staging)
+    store = staging / "records"
+    with beam.Pipeline(options=beam_options) as p:
+        build_account(p, store, stored_buckets(store), opts.metric_versions, staging)

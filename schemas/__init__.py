@@ -145,6 +145,22 @@ RECORD_COUNTS = _schema(
     _req("quarantined", pa.int64()),
 )
 
+# One row per `mpg run`, whatever its outcome (`mpg.pipelines.runlog`); not partitioned by day.
+RUNS = _schema(
+    _req("run_id", pa.string()),
+    _req("started_at", UTC_US),
+    _opt("ended_at", UTC_US),
+    _req("outcome", pa.string()),  # running, published, failed, interrupted
+    _opt("message", pa.string()),  # why a run failed
+    _req("traces", pa.string()),
+    _req("input_files", pa.int64()),
+    _req("input_bytes", pa.int64()),
+    _req("inputs_fingerprint", pa.string()),  # names, sizes and modification times, hashed
+    _req("code_version", pa.string()),
+    _req("metric_versions", pa.list_(pa.string())),
+    _opt("counts", pa.list_(pa.struct(list(RECORD_COUNTS)))),
+)
+
 # The published tables, in the order they are created.
 TABLES: dict[str, pa.Schema] = {
     "job_day_goodput": JOB_DAY_GOODPUT,
@@ -154,6 +170,15 @@ TABLES: dict[str, pa.Schema] = {
     "record_counts": RECORD_COUNTS,
 }
 
+# Each published table's key, which is also the order its rows are stored in (so that the same
+# input gives the same bytes).
+TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    "job_day_goodput": ("day", "job_id", "metric_version"),
+    "chip_time_ledger": ("day", "job_id", "metric_version", "category"),
+    "goodput_by_slice": ("day", "metric_version", "workload_class", "framework", "chip_generation"),
+    "quarantine": ("source", "file", "line"),
+    "record_counts": ("source",),
+}
 
 # A quarantine row decided after parsing (unknown job, conflicting lifecycle event), before its
 # raw text is read back from the input file: raw text never travels through the shuffle.

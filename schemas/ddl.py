@@ -30,6 +30,11 @@ def _quote(identifier: str) -> str:
 
 
 def duckdb_type(type_: pa.DataType) -> str:
+    if pa.types.is_list(type_):
+        return f"{duckdb_type(type_.value_type)}[]"
+    if pa.types.is_struct(type_):
+        fields = ", ".join(f"{_quote(f.name)} {duckdb_type(f.type)}" for f in type_)
+        return f"STRUCT({fields})"
     try:
         return _DUCKDB_TYPES[type_]
     except KeyError:

@@ -61,7 +61,12 @@ def test_running_twice_into_one_folder_replaces_the_tables(tmp_path: Path) -> No
     first = published()
     assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
     assert published() == first
-    assert sorted(p.name for p in out.iterdir()) == ["mpg.duckdb", "records", "tables"]
+    public = ["mpg.duckdb", "records", "tables", "validation_report.md"]
+    assert sorted(p.name for p in out.iterdir()) == sorted([".mpg", "runs", *public])
+    assert all((out / name).is_symlink() for name in public)
+    # the current snapshot and the one before it; no staging left behind
+    assert len(list((out / ".mpg" / "snapshots").iterdir())) == 2
+    assert list((out / ".mpg" / "staging").iterdir()) == []
 
 
 def test_empty_source_folders_publish_empty_tables(tmp_path: Path) -> None:
