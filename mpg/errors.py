@@ -38,7 +38,7 @@ class TraceFileError(UserError):
 
 
 class StoreError(UserError):
-    """A file of the output folder that cannot be read back (a corrupt Parquet partition, say)."""
+    """A file of the output folder that cannot be read or written (a corrupt Parquet partition)."""
 
 
 class OptionsError(UserError, ValueError):
@@ -65,8 +65,7 @@ def find_user_error(exc: BaseException) -> UserError | OSError | None:
 def one_line(error: UserError | OSError) -> str:
     """The message for `error` on a single line: the file it names and what went wrong."""
     if isinstance(error, OSError) and not isinstance(error, UserError):
-        target = f" ({error.filename})" if error.filename else ""
-        text = f"{error.strerror or error}{target}"
+        text = f"{error.strerror or error}: {error.filename}" if error.filename else str(error)
     else:
         text = str(error)
     # Beam appends "[while running 'Step']" to a wrapped message: the step means nothing to a user.

@@ -9,6 +9,7 @@ duplicates.
 from __future__ import annotations
 
 import hashlib
+import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mpg.errors import TraceRootError
+from mpg.errors import StoreError, TraceRootError, find_user_error
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, concat, conform
 from mpg.transforms.parse import split_lines
 from mpg.transforms.reconcile import JobRecords
@@ -165,8 +166,18 @@ def read_job_bucket(bucket: int, store: str) -> JobRecords:
     for source in SOURCES:
         files = sorted(Path(store).glob(f"source={source}/day=*/{record_store_file(bucket)}"))
         schema = RECORD_SCHEMAS[source]
-        tables[source] = concat((pq.read_table(f, schema=schema) for f in files), schema)
+        tables[source] = concat((read_parquet(f, schema) for f in files), schema)
     return JobRecords(bucket=bucket, **tables)
+
+
+def read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
+    """One stored Parquet file; a damaged one is a StoreError naming it, not a traceback."""
+    try:
+        return pq.read_table(path, schema=schema)
+    except (pa.ArrowInvalid, OSError) as exc:
+        if isinstance(exc, OSError) and find_user_error(exc) is not None:
+            raise  # the machine's problem (permissions, I/O), reported as such
+        raise StoreError(f"cannot read Parquet file {path}: {exc}") from exc
 
 
 def recover_raw_text(file: TraceFile, refs: pa.Table) -> pa.Table:
@@ -198,7 +209,13 @@ def stable_id(text: str) -> str:
 
 def write_parquet(table: pa.Table, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, compression="zstd")
+    try:
+        pq.write_table(table, path, compression="zstd")
+    except OSError as exc:
+        # Arrow's errors carry the errno but not the file name (a full disk, say): add it.
+        if exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
+        raise
 
 
 def write_by_day(table: pa.Table, day_column: str, folder: Path, basename: str) -> list[Path]:

@@ -8,6 +8,8 @@ same tables. The run's `runs` table (the run log as of this run) is written besi
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,11 +49,21 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, folder: Path) -> None:
         raise StoreError(f"a staged Parquet file of {table} cannot be read: {exc}") from exc
 
 
+@contextlib.contextmanager
+def _writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the new database; DuckDB's I/O errors (a full disk) name the file."""
+    try:
+        with duckdb.connect(str(path)) as con:
+            yield con
+    except duckdb.IOException as exc:
+        raise StoreError(f"cannot write {path}: {exc}") from exc
+
+
 def build_database(staging: Path) -> Path:
     """`staging/mpg.duckdb` with every published table, and the slices as Parquet beside it."""
     path = staging / DATABASE
     tables = staging / "tables"
-    with duckdb.connect(str(path)) as con:
+    with _writing(path) as con:
         for name, schema in TABLES.items():
             con.execute(create_table_sql(name, schema))
         for name in ("job_day_goodput", "chip_time_ledger", "quarantine", "record_counts"):
@@ -64,7 +76,7 @@ def build_database(staging: Path) -> Path:
 
 def write_runs(database: Path, runs: pa.Table) -> None:
     """The `runs` table, written last: it records this run as published, with its counts."""
-    with duckdb.connect(str(database)) as con:
+    with _writing(database) as con:
         con.execute(create_table_sql("runs", RUNS))
         con.from_arrow(runs).insert_into("runs")
 

@@ -12,6 +12,7 @@ recorded in `DIR/runs/` (`pipelines/runlog.py`), whatever its outcome.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -50,10 +51,12 @@ def run(opts: RunOptions) -> PublishedRun:
             message = one_line(error) if error else f"{type(exc).__name__}: {exc}"
             interrupted = isinstance(exc, KeyboardInterrupt)
             record = record.ended("interrupted" if interrupted else "failed", message=message)
+            with contextlib.suppress(OSError):  # a full disk must not hide the first error
+                runlog.write_record(layout.runs, record)
             raise
         finally:
-            runlog.write_record(layout.runs, record)
             shutil.rmtree(staging, ignore_errors=True)
+        runlog.write_record(layout.runs, record)
     return PublishedRun(
         run_id=record.run_id,
         database=opts.out / DATABASE,

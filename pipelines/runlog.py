@@ -87,7 +87,10 @@ class RunRecord:
 def _write_json(runs: Path, fields: dict[str, object]) -> None:
     runs.mkdir(parents=True, exist_ok=True)
     temporary = runs / f".{fields['run_id']}.json.tmp"
-    temporary.write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n")
+    try:
+        temporary.write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:  # a full disk fails the write without naming the file
+        raise OSError(exc.errno, exc.strerror, str(temporary)) from exc
     temporary.replace(runs / f"{fields['run_id']}.json")
 
 
