@@ -54,6 +54,9 @@ def _writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the new database; DuckDB's I/O errors (a full disk) name the file."""
     try:
         with duckdb.connect(str(path)) as con:
+            # One thread: floating-point sums (the slices) then add up in one order, so the same
+            # input gives the same bits on every run. The tables here are small (job-days).
+            con.execute("SET threads = 1")
             yield con
     except duckdb.IOException as exc:
         raise StoreError(f"cannot write {path}: {exc}") from exc
