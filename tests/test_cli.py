@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 from pathlib import Path
 
@@ -91,3 +92,25 @@ def test_simulate_refuses_to_mix_two_fleets(tmp_path: Path) -> None:
     assert again.stderr.strip() == (
         f"mpg: error: {tmp_path / 't' / 'scheduler'} already holds trace files; remove them first"
     )
+
+
+def test_job_ids_and_file_names_reach_sql_as_values_never_as_query_text(tmp_path: Path) -> None:
+    """A job id and a file name that would break SQL built by formatting come out verbatim."""
+    hostile = "x'); drop table job_day_goodput; --\"$1"
+    traces = tmp_path / "it's; drop"
+    for source in ("scheduler", "runtime", "profiles"):
+        (traces / source).mkdir(parents=True)
+        for f in (SPEC_EXAMPLES / "tiny" / source).glob("*.jsonl"):
+            text = f.read_text().replace('"train-a"', json.dumps(hostile))
+            (traces / source / f"{f.stem} 'quoted'; $x.jsonl").write_text(text)
+    result = run_mpg("run", "--traces", traces, "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    with duckdb.connect(str(tmp_path / "out" / "mpg.duckdb"), read_only=True) as con:
+        jobs = con.execute("select distinct job_id from job_day_goodput order by 1").fetchall()
+        files = con.execute(
+            "select distinct file from read_parquet($store) order by 1",
+            {"store": str(tmp_path / "out" / "records" / "**" / "*.parquet")},
+        ).fetchall()
+    assert jobs == [("serve-b",), (hostile,)]
+    stems = {"profiles": "profiles", "runtime": "spans", "scheduler": "events"}
+    assert files == [(f"{source}/{stem} 'quoted'; $x.jsonl",) for source, stem in stems.items()]
