@@ -39,3 +39,5 @@ class RunOptions:
             raise OptionsError("--block-bytes must be at least 1024")
         if self.out.resolve() == self.traces.resolve():
             raise OptionsError("--out must not be the trace root itself")
+        if self.out.exists() and not self.out.is_dir():
+            raise OptionsError(f"--out {self.out} exists and is not a folder")

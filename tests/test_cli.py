@@ -8,16 +8,46 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.conftest import SPEC_EXAMPLES, run_mpg
 
 
-def test_missing_trace_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    result = run_mpg("run", "--traces", tmp_path / "nope", "--out", tmp_path / "out")
+def _no_trace_files(tmp: Path) -> tuple[Path, Path, str]:
+    (tmp / "t" / "runtime").mkdir(parents=True)
+    (tmp / "t" / "runtime" / "notes.txt").write_text("not a trace file\n")
+    message = f"trace root {tmp / 't'} holds no *.jsonl or *.jsonl.gz files under {SOURCES}"
+    return tmp / "t", tmp / "out", message
+
+
+def _out_is_a_file(tmp: Path) -> tuple[Path, Path, str]:
+    (tmp / "out").write_text("")
+    return SPEC_EXAMPLES / "tiny", tmp / "out", f"--out {tmp / 'out'} exists and is not a folder"
+
+
+SOURCES = "scheduler, runtime, profiles"
+USER_ERRORS = {
+    "missing trace root": lambda tmp: (
+        tmp / "nope",
+        tmp / "out",
+        f"trace root {tmp / 'nope'} does not exist or is not a directory",
+    ),
+    "trace root without source folders": lambda tmp: (
+        tmp,
+        tmp / "out",
+        f"trace root {tmp} has none of the source folders {SOURCES}",
+    ),
+    "trace root without trace files": _no_trace_files,
+    "--out is a file": _out_is_a_file,
+}
+
+
+@pytest.mark.parametrize("case", USER_ERRORS)
+def test_user_errors_are_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
+    traces, out, message = USER_ERRORS[case](tmp_path)
+    result = run_mpg("run", "--traces", traces, "--out", out)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [
-        f"mpg: error: trace root {tmp_path / 'nope'} does not exist or is not a directory"
-    ]
+    assert result.stderr == f"mpg: error: {message}\n"
 
 
 def test_bad_option_is_one_line_and_exit_2(tmp_path: Path) -> None:
