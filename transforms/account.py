@@ -34,6 +34,11 @@ def _us(column: str) -> pl.Expr:
     return pl.col(column).cast(pl.Datetime("us", "UTC")).dt.epoch("us").alias(column)
 
 
+def utc_day(column: str) -> pl.Expr:
+    """The UTC day of an epoch-microsecond column: the day a second or a profile is charged to."""
+    return (pl.col(column) // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day")
+
+
 def job_windows(scheduler: pl.DataFrame, data_end_us: int) -> pl.DataFrame:
     """One row per job: its attributes, when it wants chips, and how it ended (if it did)."""
     submits = scheduler.filter(pl.col("type") == "JOB_SUBMIT").select(
@@ -221,7 +226,7 @@ def charge_segments(
     return (
         state.with_columns(
             category.otherwise(pl.lit("runtime_idle")).alias("category"),
-            (pl.col("t") // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day"),
+            utc_day("t"),
         )
         .group_by("job_id", "day", "category")
         # Time sums stay exact integers; chips multiply in float64, which cannot overflow the way
@@ -246,7 +251,7 @@ def program_goodput(
         profiles.join(jobs.select("job_id", "chip_generation"), on="job_id")
         .join(catalog, on="chip_generation")
         .filter(pl.col("peak_flops_per_chip").is_not_null())
-        .with_columns((pl.col("ts") // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day"))
+        .with_columns(utc_day("ts"))
         .group_by("job_id", "day")
         .agg((ideal.sum() / pl.col("step_time_s").sum()).alias("pg"))
     )
@@ -313,10 +318,11 @@ class ChipTimeSweep:
     """The frames of one accounting, before any metric version: what `mpg explain` reads back.
 
     Times are epoch microseconds. `jobs` is `job_windows`, `attempts` `attempt_windows`, `spans`
-    `classify_spans`, `allocation` `allocation_deltas`, `charged` `charge_segments`; `profiles`
-    are the profile records.
+    `classify_spans`, `allocation` `allocation_deltas`, `charged` `charge_segments`; `scheduler`
+    and `profiles` are the input records.
     """
 
+    scheduler: pl.DataFrame
     jobs: pl.DataFrame
     attempts: pl.DataFrame
     spans: pl.DataFrame
@@ -340,6 +346,7 @@ def sweep_chip_time(
     spans = classify_spans(runtime_spans, attempts, jobs)
     allocation = allocation_deltas(sched, jobs)
     return ChipTimeSweep(
+        scheduler=sched,
         jobs=jobs,
         attempts=attempts,
         spans=spans,
