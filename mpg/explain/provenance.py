@@ -54,21 +54,15 @@ def line_ranges(records: pl.DataFrame) -> Provenance:
     )
 
 
-def spans_in(sweep: ChipTimeSweep, scope: Scope) -> pl.DataFrame:
-    """The job's classified spans that overlap the shown window."""
-    return sweep.spans.filter((pl.col("start") < scope.end_us) & (pl.col("end") > scope.start_us))
-
-
-def _scheduler_records(sweep: ChipTimeSweep, scope: Scope) -> pl.DataFrame:
-    events = sweep.scheduler
-    lifecycle = events.filter(pl.col("type").is_in(["JOB_SUBMIT", "JOB_END"]))
-    tasks = events.filter(pl.col("type").str.starts_with("TASK_"))
+def _task_events(sweep: ChipTimeSweep, scope: Scope) -> pl.DataFrame:
+    """The task events that decided the chips held in the shown window."""
+    tasks = sweep.scheduler.filter(pl.col("type").str.starts_with("TASK_"))
     # Each task's holding on entering the window was set at its last instant before it: every
     # event of that instant counts (their order within the instant is the accounting's business).
     before = tasks.filter(pl.col("ts") < scope.start_us)
     carried_in = before.filter(pl.col("ts") == pl.col("ts").max().over("task_index"))
     in_window = tasks.filter(pl.col("ts").is_between(scope.start_us, scope.end_us, closed="left"))
-    return pl.concat([lifecycle, carried_in, in_window])
+    return pl.concat([carried_in, in_window]).select("file", "line")
 
 
 def figure_records(
@@ -83,8 +77,10 @@ def figure_records(
     if data_end is not None:
         end = pl.DataFrame({"file": [data_end.file], "line": [data_end.line]}, schema=wanted.schema)
         wanted = pl.concat([wanted, end])
-    scheduler = line_ranges(_scheduler_records(sweep, scope))
-    spans = spans_in(sweep, scope)
+    scheduler = line_ranges(
+        pl.concat([lifecycle.select("file", "line"), _task_events(sweep, scope)])
+    )
+    spans = sweep.spans.filter((pl.col("start") < scope.end_us) & (pl.col("end") > scope.start_us))
     profiles = line_ranges(sweep.profiles.filter(utc_day("ts").is_in(scope.days)))
     return {
         "wanted": line_ranges(wanted),
