@@ -32,7 +32,11 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
     )
-    parser.add_argument("--metric-version", default=DEFAULT_METRIC_VERSION)
+    parser.add_argument(
+        "--metric-version",
+        default=DEFAULT_METRIC_VERSION,
+        help=f"metric definition of the figures (default: {DEFAULT_METRIC_VERSION})",
+    )
     parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
 
 
