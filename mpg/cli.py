@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mpg.errors import find_user_error, one_line
+from mpg.explain.command import add_explain_arguments, explain_command
 from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
 from mpg.pipelines.publish import PublishedRun
 from mpg.simulate import simulate
@@ -50,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--jobs", type=int, required=True)
     sim.add_argument("--days", type=int, required=True)
     sim.add_argument("--out", type=Path, required=True)
+
+    add_explain_arguments(
+        commands.add_parser("explain", help="one job's chip-time ledger, down to its input lines")
+    )
     return parser
 
 
@@ -147,6 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command != "run" and rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
+        if args.command == "explain":
+            return explain_command(args)
         return _run(args, rest) if args.command == "run" else _simulate(args)
     except Exception as exc:
         error = find_user_error(exc)

@@ -4,6 +4,7 @@ the project must not read ../shared at test time) and a helper that runs the rea
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,13 +15,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SPEC_EXAMPLES = FIXTURES / "spec_examples"
 
 
-def run_mpg(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """Run the installed CLI in a subprocess, exactly as a user would."""
+def run_mpg(
+    *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed CLI in a subprocess, exactly as a user would (`env` adds variables)."""
     return subprocess.run(
         [sys.executable, "-m", "mpg.cli", *map(str, args)],
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, **(env or {})},
     )
 
 

@@ -15,6 +15,8 @@ are formed only at the end.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 import pyarrow as pa
 
@@ -30,6 +32,11 @@ _COUNTERS = ("wanted", "held", *SPAN_PRECEDENCE)
 
 def _us(column: str) -> pl.Expr:
     return pl.col(column).cast(pl.Datetime("us", "UTC")).dt.epoch("us").alias(column)
+
+
+def utc_day(column: str) -> pl.Expr:
+    """The UTC day of an epoch-microsecond column: the day a second or a profile is charged to."""
+    return (pl.col(column) // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day")
 
 
 def job_windows(scheduler: pl.DataFrame, data_end_us: int) -> pl.DataFrame:
@@ -52,7 +59,7 @@ def job_windows(scheduler: pl.DataFrame, data_end_us: int) -> pl.DataFrame:
     )
 
 
-def _allocation_deltas(scheduler: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFrame:
+def allocation_deltas(scheduler: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFrame:
     """Chips the job holds, as deltas: per task, a schedule replaces its count, a release zeroes it.
 
     `JOB_END` releases every task at its instant. At one instant a task's releases apply before its
@@ -90,13 +97,14 @@ def _allocation_deltas(scheduler: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFr
     )
 
 
-def classify_spans(runtime: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFrame:
-    """Each span with its precedence category; steps become kept_step or lost_step.
+def attempt_windows(runtime: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFrame:
+    """One row per job attempt: when it starts and ends, and its durable checkpoint.
 
-    Attempt `a` ends where the first span of any later attempt starts, else at `JOB_END`. A
-    training step is kept when a checkpoint_save of its attempt covering its step ended by then,
-    or when its attempt is the job's last and the job FINISHED or has not ended; every serving and
-    bulk-inference step is kept.
+    Attempt `a` ends where the first span of any later attempt starts, else at `JOB_END`
+    (`attempt_end` is null for the last attempt of a job that has not ended). `durable_step` is
+    the largest step of a checkpoint_save of the attempt that ended no later than the attempt.
+    Kept apart from `classify_spans` so that `mpg explain` shows the very windows that decided
+    which steps were lost.
     """
     attempts = (
         runtime.group_by("job_id", "attempt")
@@ -116,17 +124,36 @@ def classify_spans(runtime: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFrame:
         .group_by("job_id", "attempt")
         .agg(pl.col("step").max().alias("durable_step"))
     )
-    kept = (
-        (pl.col("workload_class") != "training")
-        | (pl.col("step") <= pl.col("durable_step")).fill_null(False)
-        | (
-            (pl.col("attempt") == pl.col("last_attempt"))
-            & (pl.col("end_state").is_null() | (pl.col("end_state") == "FINISHED"))
-        )
+    return attempts.join(durable, on=["job_id", "attempt"], how="left")
+
+
+def keeps_every_step() -> pl.Expr:
+    """True where every step of an attempt is kept, whatever its checkpoints.
+
+    Over an attempt joined with its job's `workload_class` and `end_state`: serving and
+    bulk-inference steps are always kept, and so are those of a job's last attempt when the job
+    FINISHED or has not ended.
+    """
+    return (pl.col("workload_class") != "training") | (
+        (pl.col("attempt") == pl.col("last_attempt"))
+        & (pl.col("end_state").is_null() | (pl.col("end_state") == "FINISHED"))
     )
+
+
+def classify_spans(
+    runtime: pl.DataFrame, attempts: pl.DataFrame, jobs: pl.DataFrame
+) -> pl.DataFrame:
+    """Each span with its precedence category; steps become kept_step or lost_step.
+
+    A training step is kept when a checkpoint_save of its attempt covering its step ended by the
+    end of the attempt (`attempt_windows`), or when `keeps_every_step` holds for its attempt.
+    """
+    kept = keeps_every_step() | (pl.col("step") <= pl.col("durable_step")).fill_null(False)
     return (
-        runtime.join(attempts.select("job_id", "attempt", "last_attempt"), on=["job_id", "attempt"])
-        .join(durable, on=["job_id", "attempt"], how="left")
+        runtime.join(
+            attempts.select("job_id", "attempt", "last_attempt", "durable_step"),
+            on=["job_id", "attempt"],
+        )
         .join(jobs.select("job_id", "workload_class", "end_state"), on="job_id")
         .with_columns(
             pl.when(pl.col("kind") != "step")
@@ -199,7 +226,7 @@ def charge_segments(
     return (
         state.with_columns(
             category.otherwise(pl.lit("runtime_idle")).alias("category"),
-            (pl.col("t") // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day"),
+            utc_day("t"),
         )
         .group_by("job_id", "day", "category")
         # Time sums stay exact integers; chips multiply in float64, which cannot overflow the way
@@ -224,7 +251,7 @@ def program_goodput(
         profiles.join(jobs.select("job_id", "chip_generation"), on="job_id")
         .join(catalog, on="chip_generation")
         .filter(pl.col("peak_flops_per_chip").is_not_null())
-        .with_columns((pl.col("ts") // DAY_US).cast(pl.Int32).cast(pl.Date).alias("day"))
+        .with_columns(utc_day("ts"))
         .group_by("job_id", "day")
         .agg((ideal.sum() / pl.col("step_time_s").sum()).alias("pg"))
     )
@@ -286,6 +313,66 @@ def decompose_goodput(
     return job_days, ledger
 
 
+@dataclass(frozen=True)
+class ChipTimeSweep:
+    """The frames of one accounting, before any metric version: what `mpg explain` reads back.
+
+    Times are epoch microseconds. `jobs` is `job_windows`, `attempts` `attempt_windows`, `spans`
+    `classify_spans`, `allocation` `allocation_deltas`, `charged` `charge_segments`; `scheduler`
+    and `profiles` are the input records.
+    """
+
+    scheduler: pl.DataFrame
+    jobs: pl.DataFrame
+    attempts: pl.DataFrame
+    spans: pl.DataFrame
+    allocation: pl.DataFrame
+    profiles: pl.DataFrame
+    charged: pl.DataFrame
+
+
+def sweep_chip_time(
+    scheduler: pa.Table, runtime: pa.Table, profiles: pa.Table, data_end_us: int
+) -> ChipTimeSweep:
+    """Charge every chip-microsecond of some jobs' accepted records to a category and day.
+
+    `data_end_us` is the run's end of data (latest accepted scheduler `ts` or span `end`), where
+    the wanted time of a job with no `JOB_END` stops.
+    """
+    sched = pl.from_arrow(scheduler).with_columns(_us("ts"))
+    runtime_spans = pl.from_arrow(runtime).with_columns(_us("start"), _us("end"))
+    jobs = job_windows(sched, data_end_us)
+    attempts = attempt_windows(runtime_spans, jobs)
+    spans = classify_spans(runtime_spans, attempts, jobs)
+    allocation = allocation_deltas(sched, jobs)
+    return ChipTimeSweep(
+        scheduler=sched,
+        jobs=jobs,
+        attempts=attempts,
+        spans=spans,
+        allocation=allocation,
+        profiles=pl.from_arrow(profiles).with_columns(_us("ts")),
+        charged=charge_segments(jobs, allocation, spans),
+    )
+
+
+def goodput_tables(
+    sweep: ChipTimeSweep, catalog: ChipCatalog, metric_versions: tuple[str, ...]
+) -> tuple[pa.Table, pa.Table]:
+    """`job_day_goodput` and `chip_time_ledger` rows of a sweep, for each metric version."""
+    chips = pl.from_arrow(catalog.table)
+    job_day_parts, ledger_parts = [], []
+    for version in metric_versions:
+        pg = program_goodput(sweep.profiles, sweep.jobs, chips, version)
+        job_days, ledger = decompose_goodput(sweep.charged, pg, sweep.jobs, version)
+        job_day_parts.append(job_days)
+        ledger_parts.append(ledger)
+    return (
+        conform(pl.concat(job_day_parts).to_arrow(), JOB_DAY_GOODPUT),
+        conform(pl.concat(ledger_parts).to_arrow(), CHIP_TIME_LEDGER),
+    )
+
+
 def account_chip_time(
     scheduler: pa.Table,
     runtime: pa.Table,
@@ -296,23 +383,8 @@ def account_chip_time(
 ) -> tuple[pa.Table, pa.Table]:
     """`job_day_goodput` and `chip_time_ledger` rows for the accepted records of some jobs.
 
-    `data_end_us` is the run's end of data (latest accepted scheduler `ts` or span `end`), where
-    the wanted time of a job with no `JOB_END` stops.
+    The pipeline's accounting: `sweep_chip_time` then `goodput_tables` (see those for
+    `data_end_us`). `mpg explain` calls the two parts itself, to show the frames in between.
     """
-    sched = pl.from_arrow(scheduler).with_columns(_us("ts"))
-    spans = pl.from_arrow(runtime).with_columns(_us("start"), _us("end"))
-    profs = pl.from_arrow(profiles).with_columns(_us("ts"))
-    jobs = job_windows(sched, data_end_us)
-    charged = charge_segments(jobs, _allocation_deltas(sched, jobs), classify_spans(spans, jobs))
-    chips = pl.from_arrow(catalog.table)
-    job_day_parts, ledger_parts = [], []
-    for version in metric_versions:
-        job_days, ledger = decompose_goodput(
-            charged, program_goodput(profs, jobs, chips, version), jobs, version
-        )
-        job_day_parts.append(job_days)
-        ledger_parts.append(ledger)
-    return (
-        conform(pl.concat(job_day_parts).to_arrow(), JOB_DAY_GOODPUT),
-        conform(pl.concat(ledger_parts).to_arrow(), CHIP_TIME_LEDGER),
-    )
+    sweep = sweep_chip_time(scheduler, runtime, profiles, data_end_us)
+    return goodput_tables(sweep, catalog, metric_versions)

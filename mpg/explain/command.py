@@ -1,0 +1,49 @@
+"""The `mpg explain` subcommand: its options, and what it prints.
+
+Exit status: 0, or 1 when the record store no longer gives the published ledger (the warning says
+where); a user error (no published tables, unknown job, a day without a row, a damaged file) is
+one line and 2, like every `mpg` command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from mpg.explain.build import explain_job
+from mpg.explain.render import render
+from mpg.metrics import DEFAULT_METRIC_VERSION
+
+
+def _day(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a day (YYYY-MM-DD): {text!r}") from None
+
+
+def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--job", required=True, help="job id")
+    parser.add_argument("--day", type=_day, help="one UTC day, YYYY-MM-DD (default: all days)")
+    parser.add_argument(
+        "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
+    )
+    parser.add_argument(
+        "--metric-version",
+        default=DEFAULT_METRIC_VERSION,
+        help=f"metric definition of the figures (default: {DEFAULT_METRIC_VERSION})",
+    )
+    parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
+
+
+def explain_command(args: argparse.Namespace) -> int:
+    explanation = explain_job(args.out, args.job, args.day, args.metric_version)
+    if args.json:
+        print(json.dumps(explanation.to_json(), indent=2))
+    else:
+        render(explanation, Console(highlight=False))
+    return 0 if explanation.matches else 1

@@ -1,0 +1,73 @@
+-- One job's published goodput: its job-day rows as published, and its lifetime in one row.
+-- grain: one row per day of the job (day set), plus one row for all its days (day NULL).
+-- parameters: $job_id (VARCHAR), $metric_version (VARCHAR).
+-- The lifetime row sums chip-seconds and takes ratios of the sums, as goodput_by_slice does for
+-- a slice: PG over the days that have one (pg_coverage: their share of productive time), and
+-- MPG = SG x RG x PG. Day rows keep the published ratios themselves (the numbers people quote).
+-- input: table job_day_goodput.
+with job_days as (
+    select *
+    from job_day_goodput
+    where job_id = $job_id and metric_version = $metric_version
+),
+
+day_rows as (
+    select
+        day,
+        workload_class,
+        framework,
+        chip_generation,
+        chips_requested,
+        wanted_chip_s,
+        all_allocated_chip_s,
+        productive_chip_s,
+        ideal_chip_s,
+        case when productive_chip_s > 0 then (pg is not null)::double end as pg_coverage,
+        sg,
+        rg,
+        pg,
+        mpg
+    from job_days
+),
+
+sums as (
+    select
+        any_value(workload_class) as workload_class,
+        any_value(framework) as framework,
+        any_value(chip_generation) as chip_generation,
+        any_value(chips_requested) as chips_requested,
+        sum(wanted_chip_s) as wanted_chip_s,
+        sum(all_allocated_chip_s) as all_allocated_chip_s,
+        sum(productive_chip_s) as productive_chip_s,
+        sum(ideal_chip_s) as ideal_chip_s,
+        coalesce(sum(productive_chip_s) filter (where pg is not null), 0) as profiled_chip_s
+    from job_days
+    having count(*) > 0
+),
+
+lifetime as (
+    select
+        null::date as day,
+        workload_class,
+        framework,
+        chip_generation,
+        chips_requested,
+        wanted_chip_s,
+        all_allocated_chip_s,
+        productive_chip_s,
+        ideal_chip_s,
+        case when productive_chip_s > 0 then profiled_chip_s / productive_chip_s end as pg_coverage,
+        case when wanted_chip_s > 0 then all_allocated_chip_s / wanted_chip_s end as sg,
+        case when all_allocated_chip_s > 0 then productive_chip_s / all_allocated_chip_s end as rg,
+        case when profiled_chip_s > 0 then ideal_chip_s / profiled_chip_s end as pg
+    from sums
+),
+
+final as (
+    select * from day_rows
+    union all
+    select *, sg * rg * pg as mpg from lifetime
+)
+
+select * from final
+order by day nulls last
