@@ -424,7 +424,7 @@ def test_user_errors_are_one_line_and_exit_2(outs: dict[str, Path], tmp_path: Pa
 
 def test_a_corrupt_store_file_is_named(outs: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
-    shutil.copytree(outs["edges"], out)
+    shutil.copytree(outs["edges"], out, symlinks=True)
     (damaged,) = sorted((out / "records" / "source=runtime").rglob("*.parquet"))[:1]
     damaged.write_bytes(damaged.read_bytes()[:100])
     line = _error("--out", out, "--job", "train-c")
@@ -436,7 +436,7 @@ def test_a_published_ledger_the_store_does_not_give_is_a_warning(
     outs: dict[str, Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    shutil.copytree(outs["edges"], out)
+    shutil.copytree(outs["edges"], out, symlinks=True)
     with duckdb.connect(str(out / "mpg.duckdb")) as con:
         con.execute(
             "update chip_time_ledger set chip_s = 400 "

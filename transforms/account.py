@@ -253,7 +253,9 @@ def program_goodput(
         .filter(pl.col("peak_flops_per_chip").is_not_null())
         .with_columns(utc_day("ts"))
         .group_by("job_id", "day")
-        .agg((ideal.sum() / pl.col("step_time_s").sum()).alias("pg"))
+        # Floating-point sums depend on their order, and joins do not keep one: summing each
+        # group's values in sorted order gives the same bits on every run.
+        .agg((ideal.sort().sum() / pl.col("step_time_s").sort().sum()).alias("pg"))
     )
 
 
