@@ -9,7 +9,15 @@ import pytest
 
 
 @pytest.mark.parametrize(
-    "module", ["mpg.sqlfiles", "mpg.catalog", "mpg.schemas", "mpg.schemas.ddl", "mpg.simulate"]
+    "module",
+    [
+        "mpg.sqlfiles",
+        "mpg.catalog",
+        "mpg.schemas",
+        "mpg.schemas.ddl",
+        "mpg.simulate",
+        "mpg.quality.declare",
+    ],
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
