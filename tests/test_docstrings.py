@@ -17,6 +17,7 @@ import pytest
         "mpg.schemas.ddl",
         "mpg.simulate",
         "mpg.quality.declare",
+        "mpg.quality.arrow_checks",
     ],
 )
 def test_docstring_examples(module: str) -> None:
