@@ -18,6 +18,7 @@ import pytest
         "mpg.simulate",
         "mpg.quality.declare",
         "mpg.quality.arrow_checks",
+        "mpg.quality.report",
     ],
 )
 def test_docstring_examples(module: str) -> None:

@@ -1,22 +1,33 @@
 """Expectation suites: exact findings on hand-built buckets with planted violations, clean real
-data, merging per-bucket parts."""
+data, merging per-bucket parts, output suites on a real and a doctored staged database."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pytest
 
 from mpg.catalog import load_catalog
 from mpg.pipelines.io import discover_trace_files, read_line_blocks
-from mpg.quality import BucketValidator, combine_results
+from mpg.quality import (
+    OUTPUT_SUITES,
+    BucketValidator,
+    ValidationFailed,
+    combine_results,
+    raise_for_failures,
+    render_report,
+    validate_outputs,
+)
 from mpg.quality.declare import Expect
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import JobRecords, reconcile_bucket
+from tests.conftest import SPEC_EXAMPLES, run_mpg
 
 SAMPLE_TRACES = Path(__file__).parents[1] / "data" / "sample_traces"
 T0 = datetime(2026, 11, 20, tzinfo=UTC)
@@ -263,3 +274,112 @@ def test_combining_parts_sums_counts_and_keeps_the_first_rows(validator: BucketV
 def test_only_not_null_takes_a_row_condition() -> None:
     with pytest.raises(ValueError, match="only expect_column_values_to_not_be_null"):
         Expect("expect_column_values_to_be_between", {"column": "a"}, "a", when=("b", ("x",)))
+
+
+# -- output suites -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tiny") / "out"
+    result = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def outputs_of(database: Path, run_counts: pa.Table | None = None) -> pa.Table:
+    with duckdb.connect(str(database), read_only=True) as con:
+        counts = con.table("record_counts").to_arrow_table() if run_counts is None else run_counts
+        return validate_outputs(con, counts)
+
+
+@pytest.mark.slow
+def test_published_spec_examples_meet_every_output_expectation(
+    spec_example: Path, tmp_path: Path
+) -> None:
+    assert run_mpg("run", "--traces", spec_example, "--out", tmp_path).returncode == 0
+    results = outputs_of(tmp_path / "mpg.duckdb")
+    assert [r["description"] for r in results.to_pylist() if not r["success"]] == []
+    expected = sum(len(t.expectations) for s in OUTPUT_SUITES for t in s.targets)
+    assert results.num_rows == expected == 22
+    raise_for_failures(results)  # nothing to raise
+
+
+@pytest.fixture(scope="module")
+def doctored(tiny_run: Path, tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
+    """The tiny run's database with five planted faults, validated against the run's counts."""
+    database = tmp_path_factory.mktemp("doctored") / "mpg.duckdb"
+    shutil.copy(tiny_run / "mpg.duckdb", database)
+    with duckdb.connect(str(database)) as con:
+        run_counts = con.table("record_counts").to_arrow_table()
+        # 1. one ledger row of train-a 100 chip-seconds too large
+        con.execute(
+            "update chip_time_ledger set chip_s = chip_s + 100 "
+            "where job_id = 'train-a' and category = 'compile'"
+        )
+        # 2. an sg above 1
+        con.execute("update job_day_goodput set sg = 1.5 where day = '2026-11-21'")
+        # 3. a job-day twice: the 8 slices of its day that cover it no longer add up
+        con.execute(
+            "insert into job_day_goodput select * from job_day_goodput "
+            "where job_id = 'serve-b' and day = '2026-11-20'"
+        )
+        # 4. a PG above 1: a warning only
+        con.execute("update job_day_goodput set pg = 1.7 where job_id = 'train-a'")
+        # 5. one more runtime record accepted than read
+        con.execute("update record_counts set accepted = accepted + 1 where source = 'runtime'")
+    return outputs_of(database, run_counts)
+
+
+@pytest.mark.slow
+def test_doctored_outputs_fail_exactly_where_planted(doctored: pa.Table) -> None:
+    assert failed(doctored, "job_day_goodput") == {
+        "(day, job_id, metric_version) is unique": (4, 2),
+        "sg within [0, 1]": (4, 1),
+        "pg within [0, 1] (above 1: a step beat the catalog's roofline; reported, not fatal)": (
+            4,
+            1,
+        ),
+    }
+    assert failed(doctored, "ledger_by_job_day") == {
+        "the ledger adds up to wanted_chip_s per job-day "
+        "(|ledger - wanted| <= 1e-09 x sum|chip_s| + 1e-06)": (4, 1)
+    }
+    assert failed(doctored, "slices_vs_job_days") == {
+        "each slice's chip-time sums equal those of the job-days it covers "
+        "(relative tolerance 1e-09)": (23, 8)
+    }
+    assert failed(doctored, "record_counts_reconciled") == {
+        "records_read = accepted + duplicates + quarantined": (3, 1),
+        "the published counts equal the run's counts": (3, 1),
+    }
+    for target in ("chip_time_ledger", "goodput_by_slice", "quarantine"):
+        assert failed(doctored, target) == {}
+    ledger = next(r for r in doctored.to_pylist() if r["target"] == "ledger_by_job_day")
+    assert [
+        (s["day"], s["job_id"], s["excess"] > 99) for s in json.loads(ledger["unexpected_sample"])
+    ] == [("2026-11-20", "train-a", True)]
+
+
+@pytest.mark.slow
+def test_a_failed_output_expectation_is_one_line_naming_the_first(doctored: pa.Table) -> None:
+    with pytest.raises(ValidationFailed) as raised:
+        raise_for_failures(doctored)
+    assert str(raised.value) == (
+        "6 expectations of severity fail failed; first: job_day_goodput / job_day_goodput: "
+        "(day, job_id, metric_version) is unique (2 of 4 rows unexpected)"
+    )
+    assert raised.value.failures.num_rows == 6
+
+
+@pytest.mark.slow
+def test_the_report_sums_up_then_lists_problems_and_every_suite(doctored: pa.Table) -> None:
+    report = render_report(doctored)
+    lines = report.splitlines()
+    assert lines[:3] == ["# Validation report", "", "22 expectations, 6 failed (fail), 1 warnings"]
+    assert "- **warning** job_day_goodput / job_day_goodput: pg within [0, 1]" in report
+    assert [line for line in lines if line.startswith("## ")] == [
+        "## Problems",
+        *(f"## {s.name} ({s.version})" for s in OUTPUT_SUITES),
+    ]
+    assert render_report(doctored) == report
