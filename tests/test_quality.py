@@ -4,7 +4,10 @@ data, merging per-bucket parts, output suites on a real and a doctored staged da
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -383,3 +386,99 @@ def test_the_report_sums_up_then_lists_problems_and_every_suite(doctored: pa.Tab
         *(f"## {s.name} ({s.version})" for s in OUTPUT_SUITES),
     ]
     assert render_report(doctored) == report
+
+
+# -- isolation: no network, no files written, no GX on the CLI's import path -------------------
+
+ISOLATED_RUN = r"""
+import json, os, sys
+from pathlib import Path
+
+NETWORK = {"socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.sendto",
+           "socket.sendmsg", "urllib.Request"}
+CHANGES = {"os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "shutil.copyfile",
+           "shutil.move", "tempfile.mkstemp", "tempfile.mkdtemp", "os.truncate", "os.symlink",
+           "os.link"}
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+seen = {"network": [], "writes": []}
+
+def guard(event, args):
+    if event in NETWORK:
+        seen["network"].append(f"{event} {args!r}")
+        raise RuntimeError(f"blocked {event}")
+    if event in CHANGES:
+        seen["writes"].append(f"{event} {args!r}")
+    elif event == "open" and (
+        any(c in str(args[1] or "") for c in "wax+") or (args[2] or 0) & WRITE_FLAGS
+    ):
+        seen["writes"].append(f"open {args!r}")
+
+sys.addaudithook(guard)
+
+import duckdb
+from mpg.pipelines.io import read_job_bucket, stored_buckets
+from mpg.quality import BucketValidator, combine_results, render_report, validate_outputs
+
+out = Path(sys.argv[1])
+validator = BucketValidator()
+store = out / "records"
+sources = combine_results(validator(read_job_bucket(b, str(store))) for b in stored_buckets(store))
+with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+    outputs = validate_outputs(con, con.table("record_counts").to_arrow_table())
+render_report(outputs)
+print(json.dumps({
+    **seen,
+    "passed": sources["success"].to_pylist() + outputs["success"].to_pylist(),
+    "analytics": os.environ["GX_ANALYTICS_ENABLED"],
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def isolated(tiny_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[Path]]:
+    """Validate the tiny run in a child process with HOME, TMPDIR and cwd in empty folders, an
+    audit hook that refuses the network and records every write, and GX analytics asked for."""
+    home, tmp, cwd = (tmp_path_factory.mktemp(n) for n in ("home", "tmpdir", "cwd"))
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "GX_ANALYTICS_ENABLED": "true",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", ISOLATED_RUN, str(tiny_run)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1]), [home, tmp, cwd]
+
+
+@pytest.mark.slow
+def test_validation_never_reaches_for_the_network(isolated: tuple[dict, list[Path]]) -> None:
+    seen, _ = isolated
+    assert seen["network"] == []
+    assert seen["passed"] and all(seen["passed"])
+    assert seen["analytics"] == "false"  # forced, whatever the user's environment says
+
+
+@pytest.mark.slow
+def test_validation_writes_nothing_in_home_tmpdir_or_cwd(
+    isolated: tuple[dict, list[Path]],
+) -> None:
+    seen, folders = isolated
+    assert seen["writes"] == []
+    assert [list(f.iterdir()) for f in folders] == [[], [], []]
+
+
+def test_importing_the_cli_and_pipelines_does_not_import_great_expectations() -> None:
+    modules = (
+        "mpg.cli, mpg.pipelines.run, mpg.pipelines.account, mpg.pipelines.publish, mpg.quality"
+    )
+    check = f"import sys, {modules}; assert 'great_expectations' not in sys.modules"
+    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
