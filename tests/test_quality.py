@@ -274,6 +274,23 @@ def test_combining_parts_sums_counts_and_keeps_the_first_rows(validator: BucketV
     assert combine_results([part_b, part_a]).equals(combined)
 
 
+def test_combining_is_associative_so_beam_may_combine_in_any_grouping(
+    validator: BucketValidator,
+) -> None:
+    runtime = bucket().runtime
+    int32 = runtime.set_column(1, pa.field("attempt", pa.int32()), runtime["attempt"].cast("int32"))
+    span = {"job_id": "j1", "attempt": -1, "kind": "init", "start": at(0), "end": at(1)}
+    a, b, c = (
+        validator(bucket(runtime=int32)),
+        validator(bucket(runtime=table("runtime", "runtime/q.jsonl", [(1, span)]))),
+        validator(bucket(runtime=table("runtime", "runtime/r.jsonl", [(1, span), (2, span)]))),
+    )
+    flat = combine_results([a, b, c])
+    assert combine_results([combine_results([c, a]), b]).equals(flat)
+    attempt_type = next(r for r in flat.to_pylist() if r["description"] == "attempt is int64")
+    assert (attempt_type["success"], attempt_type["observed"]) == (False, "int32; int64")
+
+
 def test_only_not_null_takes_a_row_condition() -> None:
     with pytest.raises(ValueError, match="only expect_column_values_to_not_be_null"):
         Expect("expect_column_values_to_be_between", {"column": "a"}, "a", when=("b", ("x",)))

@@ -33,8 +33,8 @@ NOT_NULL = "expect_column_values_to_not_be_null"
 class Expect:
     """One promise about a frame: a GX expectation type with its arguments.
 
-    `when` restricts it to the rows whose `when[0]` column is one of `when[1]` (a GX row
-    condition), e.g. "chips is not null where type is TASK_SCHEDULE".
+    `when` restricts it to the rows whose `when[0]` column is one of `when[1]` (what GX calls a
+    row condition; mpg evaluates it), e.g. "chips is not null where type is TASK_SCHEDULE".
     """
 
     expectation: str

@@ -162,16 +162,20 @@ _RECONCILIATIONS = {
 }
 
 
+def _table_frame(con: duckdb.DuckDBPyConnection, target: Target) -> pa.Table:
+    """A published table's columns that `target` reads (not the quarantine's raw text, say),
+    sorted by its index."""
+    columns = dict.fromkeys((*target.index, *(c for e in target.expectations for c in e.columns)))
+    # Identifiers from our own declarations, quoted as in publish (reserved words like "end").
+    table = con.table(target.name).select(*[f'"{c}"' for c in columns]).to_arrow_table()
+    return table.sort_by([(c, "ascending", "at_start") for c in target.index])
+
+
 def output_frames(con: duckdb.DuckDBPyConnection, run_counts: pa.Table) -> dict[str, pa.Table]:
-    """Every output target's frame, sorted by its index: tables as they are, and the
+    """Every output target's frame, sorted by its index: the published tables, and the
     reconciliation frames of sql/quality/ (with `run_counts` visible to them meanwhile)."""
-    index = {t.name: t.index for s in OUTPUT_SUITES for t in s.targets}
-    frames = {
-        name: con.table(name)
-        .to_arrow_table()
-        .sort_by([(c, "ascending", "at_start") for c in index[name]])
-        for name in _TABLE_TARGETS
-    }
+    targets = {t.name: t for s in OUTPUT_SUITES for t in s.targets}
+    frames = {name: _table_frame(con, targets[name]) for name in _TABLE_TARGETS}
     con.register(RUN_COUNTS_RELATION, run_counts)
     try:
         for name, params in _RECONCILIATIONS.items():

@@ -38,8 +38,6 @@ def _problem(row: dict[str, object]) -> list[str]:
     ]
     if row["unexpected_sample"] is not None:
         lines.append(f"  first unexpected rows: `{row['unexpected_sample']}`")
-    if row["unexpected_count"] is not None and row["observed"] is not None:
-        lines.append(f"  observed: {row['observed']}")
     return lines
 
 
@@ -74,6 +72,6 @@ def render_report(results: pa.Table) -> str:
             )
             + " |"
             for r in rows
-            if r["suite"] == suite
+            if (r["suite"], r["suite_version"]) == (suite, version)
         ]
     return "\n".join(out) + "\n"

@@ -46,12 +46,17 @@ def _merge_samples(samples: pl.Series) -> str | None:
 
 
 def _merge_observed(observed: pl.Series) -> str | None:
-    values = sorted({v for v in observed if v is not None})
+    # Split what an earlier combine joined, so that combining is associative.
+    values = sorted({v for joined in observed if joined is not None for v in joined.split("; ")})
     return "; ".join(values) if values else None
 
 
 def combine_results(parts: Iterable[pa.Table]) -> pa.Table:
-    """One VALIDATION_RESULTS row per expectation from per-bucket parts, in declared order."""
+    """One VALIDATION_RESULTS row per expectation from per-bucket parts, in declared order.
+
+    Associative and commutative (a combined result can be combined again), so it can serve as
+    Beam's `CombineGlobally(combine_results)`.
+    """
     frame = pl.from_arrow(concat(parts, VALIDATION_RESULTS))
     assert isinstance(frame, pl.DataFrame)
     combined = frame.group_by(list(_KEY), maintain_order=True).agg(
@@ -83,10 +88,11 @@ def _finding(row: dict[str, object]) -> str:
     return f"observed {row['observed']}"
 
 
-# The name the run's wiring and its users know it by (like TraceRootError's siblings, it is a
-# UserError); "Error" would add nothing to "Failed".
+# N818 asks for an "Error" suffix; "ValidationFailed" already says it, and is the name the run's
+# wiring uses.
 class ValidationFailed(UserError):  # noqa: N818
-    """Expectations of severity "fail" failed: the lead's run stops before publishing."""
+    """Expectations of severity "fail" failed: the run stops before publishing, so the previous
+    tables stay in place. `failures` holds their VALIDATION_RESULTS rows."""
 
     def __init__(self, failures: pa.Table) -> None:
         first = failures.slice(0, 1).to_pylist()[0]

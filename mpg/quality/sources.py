@@ -175,7 +175,8 @@ def source_frames(records: JobRecords) -> dict[str, pa.Table]:
 class BucketValidator:
     """The source suites, ready to check job buckets: create one per worker, call it per bucket.
 
-    The constructor starts Great Expectations (seconds); each call costs tens of milliseconds.
+    The constructor starts Great Expectations (seconds, mostly its import); a call costs about
+    0.2 s, mostly GX's fixed cost per expectation (bench/quality_cost.py measures it).
     """
 
     def __init__(self, catalog: ChipCatalog | None = None) -> None:
