@@ -161,6 +161,27 @@ RUNS = _schema(
     _opt("counts", pa.list_(pa.struct(list(RECORD_COUNTS)))),
 )
 
+# What the expectation suites found (mpg/quality): one row per expectation and frame checked, or
+# per expectation over all job buckets once combined. No run id or time: the same input gives the
+# same bytes. `unexpected_count` is NULL where the expectation is about a column as a whole (its
+# type), whose finding is `observed`; `unexpected_sample` is a JSON list of the first unexpected
+# rows (index columns, then the checked ones).
+VALIDATION_RESULTS = _schema(
+    _req("suite", pa.string()),
+    _req("suite_version", pa.string()),
+    _req("target", pa.string()),
+    _req("expectation", pa.string()),
+    _opt("column", pa.string()),
+    _req("kwargs", pa.string()),
+    _req("severity", pa.string()),
+    _req("description", pa.string()),
+    _req("success", pa.bool_()),
+    _req("element_count", pa.int64()),
+    _opt("unexpected_count", pa.int64()),
+    _opt("unexpected_sample", pa.string()),
+    _opt("observed", pa.string()),
+)
+
 # The published tables, in the order they are created.
 TABLES: dict[str, pa.Schema] = {
     "job_day_goodput": JOB_DAY_GOODPUT,

@@ -17,6 +17,10 @@ import pytest
         "mpg.schemas.ddl",
         "mpg.simulate",
         "mpg.explain.model",
+        "mpg.quality.declare",
+        "mpg.quality.arrow_checks",
+        "mpg.quality.report",
+        "mpg.version",
     ],
 )
 def test_docstring_examples(module: str) -> None:

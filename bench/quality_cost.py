@@ -1,0 +1,88 @@
+"""What the expectation suites cost, on the output folder of an `mpg run`.
+
+    mpg simulate --seed 3 --jobs 2000 --days 7 --out /tmp/fleet
+    mpg run --traces /tmp/fleet --out /tmp/run
+    python bench/quality_cost.py /tmp/run
+
+Prints, in seconds: starting Great Expectations for the source suites (import included, as a
+worker pays it once; then again with GX imported already), the per-bucket validation over every
+job bucket of the record store (median, 90th percentile, max, and the median CPU time, which a
+busy machine inflates less; reading the bucket is not counted), combining the parts, and
+`validate_outputs` on the published database (it starts its own GX context; the import is paid
+already).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mpg.pipelines.io import read_job_bucket, stored_buckets
+from mpg.quality import BucketValidator, combine_results, validate_outputs
+
+
+def _failed(results: pa.Table) -> int:
+    return results.num_rows - pc.sum(results.column("success")).as_py()
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="the --out folder of an `mpg run`")
+    out = parser.parse_args(argv).out
+    store = out / "records"
+
+    started = time.perf_counter()
+    BucketValidator()
+    setup_s = time.perf_counter() - started
+    started = time.perf_counter()
+    validator = BucketValidator()  # GX imported already: the context, assets and suites alone
+    setup_warm_s = time.perf_counter() - started
+
+    parts, seconds, cpu_seconds = [], [], []
+    for bucket in stored_buckets(store):
+        records = read_job_bucket(bucket, str(store))
+        started, cpu_started = time.perf_counter(), time.process_time()
+        parts.append(validator(records))
+        seconds.append(time.perf_counter() - started)
+        cpu_seconds.append(time.process_time() - cpu_started)
+
+    started = time.perf_counter()
+    combined = combine_results(parts)
+    combine_s = time.perf_counter() - started
+
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+        started = time.perf_counter()
+        outputs = validate_outputs(con, con.table("record_counts").to_arrow_table())
+        outputs_s = time.perf_counter() - started
+
+    p90 = statistics.quantiles(seconds, n=10, method="inclusive")[-1]
+    print(
+        json.dumps(
+            {
+                "buckets": len(seconds),
+                "setup_s": round(setup_s, 3),
+                "setup_warm_s": round(setup_warm_s, 3),
+                "bucket_median_s": round(statistics.median(seconds), 3),
+                "bucket_p90_s": round(p90, 3),
+                "bucket_max_s": round(max(seconds), 3),
+                "bucket_median_cpu_s": round(statistics.median(cpu_seconds), 3),
+                "buckets_total_s": round(sum(seconds), 2),
+                "combine_s": round(combine_s, 3),
+                "validate_outputs_s": round(outputs_s, 3),
+                "source_failures": _failed(combined),
+                "output_failures": _failed(outputs),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
