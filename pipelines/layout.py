@@ -29,8 +29,11 @@ from pathlib import Path
 from mpg.errors import UserError
 
 DATABASE = "mpg.duckdb"
+REPORT = "validation_report.md"
+# In a staging folder: what the source suites found, combined over all buckets.
+SOURCE_RESULTS = Path("validation") / "sources.parquet"
 # What the user sees at the top of DIR, each a link into the current snapshot.
-PUBLISHED = (DATABASE, "tables", "records", "validation_report.md")
+PUBLISHED = (DATABASE, "tables", "records", REPORT)
 _STATE = ".mpg"
 
 

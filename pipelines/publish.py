@@ -3,23 +3,28 @@
 The database is a new file in the staging folder, never the published one opened for writing:
 DuckDB locks a file while a writer has it open, and analysts keep theirs open. Table DDL comes
 from `mpg.schemas`; rows go in ordered by each table's key, so the same input always gives the
-same tables. The run's `runs` table (the run log as of this run) is written beside them.
+same tables. The output expectation suites (`mpg.quality`) run on the staged database, and their
+results, with the source suites', are stored beside the tables. The run's `runs` table (the run
+log as of this run) is written last.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from mpg.errors import StoreError
-from mpg.pipelines.io import write_by_day
-from mpg.pipelines.layout import DATABASE
-from mpg.schemas import RUNS, TABLE_KEYS, TABLES, conform
+from mpg.pipelines.io import read_parquet, write_by_day, write_parquet
+from mpg.pipelines.layout import DATABASE, REPORT, SOURCE_RESULTS
+from mpg.quality import render_report, validate_outputs
+from mpg.schemas import RUNS, TABLE_KEYS, TABLES, VALIDATION_RESULTS, concat, conform
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
 
@@ -75,6 +80,37 @@ def build_database(staging: Path) -> Path:
         slices = conform(con.table("goodput_by_slice").to_arrow_table(), TABLES["goodput_by_slice"])
     write_by_day(slices, "day", tables / "goodput_by_slice", "part-0.parquet")
     return path
+
+
+def _observed_counts(staging: Path, counted: pa.Table) -> pa.Table:
+    """The run's counts as its outputs show them: accepted is what the record store holds (from
+    the Parquet footers), so a record counted but never written shows up as a difference."""
+    stored: Counter[str] = Counter()
+    for path in (staging / "records").glob("source=*/day=*/bucket=*/*.parquet"):
+        stored[path.parents[2].name.removeprefix("source=")] += pq.read_metadata(path).num_rows
+    accepted = pa.array([stored[s] for s in counted.column("source").to_pylist()], pa.int64())
+    return counted.set_column(counted.schema.get_field_index("accepted"), "accepted", accepted)
+
+
+def validate_database(staging: Path) -> pa.Table:
+    """Run the output suites on the staged database and store every result beside the tables.
+
+    The source suites' results (combined over buckets by the account pipeline) and the output
+    suites' go into the `validation_results` table, `tables/validation_results/` and the readable
+    `validation_report.md`; the caller decides whether a failure stops the run.
+    """
+    database = staging / DATABASE
+    sources = staging / SOURCE_RESULTS
+    parts = [read_parquet(sources, VALIDATION_RESULTS)] if sources.exists() else []
+    with _writing(database) as con:
+        counted = con.table("record_counts").to_arrow_table()
+        parts.append(validate_outputs(con, _observed_counts(staging, counted)))
+        results = concat(parts, VALIDATION_RESULTS)
+        con.execute(create_table_sql("validation_results", VALIDATION_RESULTS))
+        con.from_arrow(results).insert_into("validation_results")
+    write_parquet(results, staging / "tables" / "validation_results" / "part-0.parquet")
+    (staging / REPORT).write_text(render_report(results))
+    return results
 
 
 def write_runs(database: Path, runs: pa.Table) -> None:

@@ -4,10 +4,11 @@
 
 Two Beam pipelines run into the run's staging folder: ingest (files -> the record store,
 quarantine and counts; `pipelines/ingest.py`) and account (the store's job buckets -> job-day
-goodput and ledger; `pipelines/account.py`). Then `publish` builds the DuckDB file there, and the
-finished folder becomes the current snapshot in one rename (`pipelines/layout.py`): a run that
-fails or is killed at any point leaves the previous tables current and readable. Every run is
-recorded in `DIR/runs/` (`pipelines/runlog.py`), whatever its outcome.
+goodput and ledger, and the source expectation suites; `pipelines/account.py`). Then `publish`
+builds the DuckDB file there and runs the output suites: a failed one stops the run here.
+Otherwise the finished folder becomes the current snapshot in one rename (`pipelines/layout.py`):
+a run that fails or is killed at any point leaves the previous tables current and readable.
+Every run is recorded in `DIR/runs/` (`pipelines/runlog.py`), whatever its outcome.
 """
 
 from __future__ import annotations
@@ -24,9 +25,16 @@ from mpg.pipelines import runlog
 from mpg.pipelines.account import build_account
 from mpg.pipelines.ingest import build_ingest
 from mpg.pipelines.io import TraceFile, discover_trace_files, stored_buckets
-from mpg.pipelines.layout import DATABASE, OutputLayout
+from mpg.pipelines.layout import DATABASE, REPORT, OutputLayout
 from mpg.pipelines.options import RunOptions
-from mpg.pipelines.publish import PublishedRun, build_database, read_headline, write_runs
+from mpg.pipelines.publish import (
+    PublishedRun,
+    build_database,
+    read_headline,
+    validate_database,
+    write_runs,
+)
+from mpg.quality import fatal_failures, raise_for_failures
 
 
 def run(opts: RunOptions) -> PublishedRun:
@@ -42,6 +50,7 @@ def run(opts: RunOptions) -> PublishedRun:
         try:
             _compute(opts, files, staging)
             database = build_database(staging)
+            _validate(staging, layout, record.run_id)
             headline, counts = read_headline(database)
             record = record.ended("published", counts=counts)
             write_runs(database, runlog.runs_table(layout.runs, record))
@@ -65,6 +74,17 @@ def run(opts: RunOptions) -> PublishedRun:
         files=len(files),
         skipped=skipped,
     )
+
+
+def _validate(staging: Path, layout: OutputLayout, run_id: str) -> None:
+    """Check the staged outputs; a failed fail-severity expectation stops the run unpublished,
+    with the report kept in the run log (`DIR/runs/<run id>-validation.md`)."""
+    results = validate_database(staging)
+    if fatal_failures(results).num_rows:
+        report = layout.runs / f"{run_id}-validation.md"
+        layout.runs.mkdir(parents=True, exist_ok=True)
+        report.write_text((staging / REPORT).read_text())
+        raise_for_failures(results, report)
 
 
 def _compute(opts: RunOptions, files: list[TraceFile], staging: Path) -> None:

@@ -499,3 +499,14 @@ def test_importing_the_cli_and_pipelines_does_not_import_great_expectations() ->
     check = f"import sys, {modules}; assert 'great_expectations' not in sys.modules"
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_cli_starts_without_beam_or_great_expectations() -> None:
+    """`mpg explain`, `mpg --help` and every user error before a pipeline runs stay fast (and
+    free of Beam's import-time warnings)."""
+    check = (
+        "import sys, mpg.cli; "
+        "assert not [m for m in sys.modules if m.startswith(('apache_beam', 'great_expectations'))]"
+    )
+    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

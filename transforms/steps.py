@@ -1,8 +1,9 @@
-"""The domain steps as Beam PTransforms: thin wrappers that apply the pure functions to coarse
+r"""The domain steps as Beam PTransforms: thin wrappers that apply the pure functions to coarse
 elements (blocks of lines, job buckets), so Beam's per-element cost is paid per block, not per
 record.
 
     blocks | ParseTraceRecords(catalog) | ReconcileJobs(buckets) | AccountChipTime(catalog, ...)
+                                                                \ ValidateRecords(catalog)
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from mpg.catalog import ChipCatalog
+from mpg.quality import BucketValidator, combine_results
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
@@ -149,6 +151,41 @@ class AccountChipTime(beam.PTransform):
         )
         return buckets | "AccountBucket" >> beam.Map(
             _account_bucket, self._catalog, self._versions, beam.pvalue.AsSingleton(data_end)
+        )
+
+
+class _CheckSourceSuites(beam.DoFn):
+    """Runs the source expectation suites; Great Expectations starts once per worker."""
+
+    def __init__(self, catalog: ChipCatalog) -> None:
+        self._catalog = catalog
+        self._validator: BucketValidator | None = None
+
+    def setup(self) -> None:
+        self._validator = BucketValidator(self._catalog)
+
+    def process(self, buckets: list[JobRecords]) -> Iterator[pa.Table]:
+        yield self._validator(JobRecords.merged(buckets))
+
+
+class ValidateRecords(beam.PTransform):
+    """JobRecords -> one VALIDATION_RESULTS table: the source suites over every bucket's records.
+
+    Great Expectations costs a fixed few milliseconds per expectation and call, whatever the
+    rows, so buckets are checked several at a time; the parts then add up (`combine_results`).
+    """
+
+    def __init__(self, catalog: ChipCatalog, buckets_per_check: int = 16) -> None:
+        super().__init__()
+        self._catalog = catalog
+        self._size = buckets_per_check
+
+    def expand(self, buckets):
+        return (
+            buckets
+            | "BatchBuckets" >> beam.BatchElements(self._size, self._size)
+            | "CheckSourceSuites" >> beam.ParDo(_CheckSourceSuites(self._catalog))
+            | "CombineResults" >> beam.CombineGlobally(combine_results)
         )
 
 

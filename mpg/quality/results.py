@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
@@ -94,18 +95,21 @@ class ValidationFailed(UserError):  # noqa: N818
     """Expectations of severity "fail" failed: the run stops before publishing, so the previous
     tables stay in place. `failures` holds their VALIDATION_RESULTS rows."""
 
-    def __init__(self, failures: pa.Table) -> None:
+    def __init__(self, failures: pa.Table, report: Path | None = None) -> None:
         first = failures.slice(0, 1).to_pylist()[0]
         count = failures.num_rows
+        where = f"; report: {report}" if report else ""
         super().__init__(
             f"{count} expectation{'s' if count != 1 else ''} of severity fail failed; first: "
             f"{first['suite']} / {first['target']}: {first['description']} ({_finding(first)})"
+            f"{where}"
         )
         self.failures = failures
 
 
-def raise_for_failures(results: pa.Table) -> None:
-    """Raise ValidationFailed when `results` has a failed expectation of severity "fail"."""
+def raise_for_failures(results: pa.Table, report: Path | None = None) -> None:
+    """Raise ValidationFailed (naming the `report` file) when `results` has a failed expectation
+    of severity "fail"."""
     failures = fatal_failures(results)
     if failures.num_rows:
-        raise ValidationFailed(failures)
+        raise ValidationFailed(failures, report)

@@ -1,0 +1,100 @@
+"""The expectation suites inside `mpg run`: results published beside the tables, and a failed
+output expectation stopping the run with the previous tables still current."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from mpg.errors import find_user_error
+from mpg.pipelines import run as run_module
+from mpg.pipelines.io import read_job_bucket, stored_buckets
+from mpg.pipelines.options import RunOptions
+from mpg.quality import ValidationFailed, combine_results, validate_bucket
+from mpg.schemas import VALIDATION_RESULTS
+from tests.conftest import SPEC_EXAMPLES, run_mpg
+
+SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
+
+
+@pytest.fixture(scope="module")
+def sample_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sample") / "out"
+    result = run_mpg("run", "--traces", SAMPLE, "--out", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def _published_results(out: Path) -> pa.Table:
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+        return con.table("validation_results").to_arrow_table().cast(VALIDATION_RESULTS)
+
+
+def test_source_suite_results_equal_the_suites_run_bucket_by_bucket(sample_out: Path) -> None:
+    """The run checks buckets several at a time inside Beam; checking each bucket of the
+    published store on its own and adding the parts up must give the same rows."""
+    store = sample_out / "records"
+    parts = [validate_bucket(read_job_bucket(b, str(store))) for b in stored_buckets(store)]
+    expected = combine_results(parts)
+    published = _published_results(sample_out)
+    sources = published.filter(pa.compute.is_in(published["target"], expected["target"].unique()))
+    assert sources.to_pylist() == expected.to_pylist()
+
+
+def test_every_expectation_passes_on_the_sample_and_the_report_says_so(sample_out: Path) -> None:
+    results = _published_results(sample_out).to_pylist()
+    assert [r for r in results if not r["success"]] == []
+    report = (sample_out / "validation_report.md").read_text()
+    assert f"{len(results)} expectations, 0 failed (fail), 0 warnings" in report
+    targets = {r["target"] for r in results}
+    assert targets >= {"scheduler", "runtime", "profiles", "job_day_goodput", "chip_time_ledger"}
+    # the same rows as Parquet, beside the other tables
+    parquet = pa.parquet.read_table(sample_out / "tables" / "validation_results")
+    assert parquet.select(VALIDATION_RESULTS.names).to_pylist() == results
+
+
+def _doctored_build(real):
+    """build_database, then a planted bug: a job-day whose SG is 1.5."""
+
+    def build(staging: Path) -> Path:
+        database = real(staging)
+        with duckdb.connect(str(database)) as con:
+            con.execute("update job_day_goodput set sg = 1.5 where job_id = 'train-a'")
+        return database
+
+    return build
+
+
+def test_a_failed_output_expectation_fails_the_run_and_publishes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    assert run_mpg("run", "--traces", SPEC_EXAMPLES / "edges", "--out", out).returncode == 0
+    before = (out / "mpg.duckdb").resolve()
+
+    monkeypatch.setattr(run_module, "build_database", _doctored_build(run_module.build_database))
+    with pytest.raises(ValidationFailed) as failed:
+        run_module.run(RunOptions(traces=SPEC_EXAMPLES / "tiny", out=out))
+
+    assert (out / "mpg.duckdb").resolve() == before  # the edges tables are still the current ones
+    (record,) = [
+        json.loads(p.read_text())
+        for p in (out / "runs").glob("*.json")
+        if json.loads(p.read_text())["outcome"] == "failed"
+    ]
+    report = out / "runs" / f"{record['run_id']}-validation.md"
+    assert str(failed.value) == (
+        # the tiny example has 3 job-days (expected/job_day_goodput.csv); train-a has one
+        "1 expectation of severity fail failed; first: job_day_goodput / job_day_goodput: "
+        "sg within [0, 1] (1 of 3 rows unexpected); "
+        f"report: {report}"
+    )
+    assert record["message"] == str(failed.value)
+    assert find_user_error(failed.value) is failed.value  # the CLI prints it in one line, exit 2
+    row = "| job_day_goodput | expect_column_values_to_be_between | sg within [0, 1] | fail"
+    assert f"{row} | FAILED | 1 / 3 |" in report.read_text().splitlines()
+    assert list((out / ".mpg" / "staging").iterdir()) == []
