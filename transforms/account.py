@@ -273,17 +273,23 @@ def decompose_goodput(
     for column in ("scheduling", "runtime_idle", *SPAN_PRECEDENCE):
         if column not in per_category.columns:
             per_category = per_category.with_columns(pl.lit(0.0).alias(column))
-    charged_columns = ("scheduling", "runtime_idle", *SPAN_PRECEDENCE)
-    seconds = {c: pl.col(c).fill_null(0) / 1e6 for c in charged_columns}
-    wanted = pl.sum_horizontal(*charged_columns)
+    allocated_columns = ("runtime_idle", *SPAN_PRECEDENCE)
+    charged_columns = ("scheduling", *allocated_columns)
+    micros = {c: pl.col(c).fill_null(0) for c in charged_columns}
+    # Chip-microseconds are whole numbers, so their sums are exact (below 2**53) in any order;
+    # scaling to seconds only after summing gives the same bits on every run.
+    seconds = {
+        "wanted_chip_s": pl.sum_horizontal(*charged_columns) / 1e6,
+        "all_allocated_chip_s": pl.sum_horizontal(*allocated_columns) / 1e6,
+        **{c: pl.col(c) / 1e6 for c in charged_columns},
+    }
     job_days = (
-        per_category.with_columns(**seconds)
+        per_category.with_columns(**micros)
+        .with_columns(**seconds)
         .join(pg, on=["job_id", "day"], how="left")
         .join(jobs, on="job_id")
         .with_columns(
             pl.lit(metric_version).alias("metric_version"),
-            wanted.alias("wanted_chip_s"),
-            (wanted - pl.col("scheduling")).alias("all_allocated_chip_s"),
             pl.col("kept_step").alias("productive_chip_s"),
             (pl.col("kept_step") * pl.col("pg")).alias("ideal_chip_s"),
         )
