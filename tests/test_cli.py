@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.conftest import SPEC_EXAMPLES, run_mpg
 
@@ -86,3 +88,20 @@ def test_simulate_refuses_to_mix_two_fleets(tmp_path: Path) -> None:
     assert again.stderr.strip() == (
         f"mpg: error: {tmp_path / 't' / 'scheduler'} already holds trace files; remove them first"
     )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+def test_an_unreadable_trace_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    shutil.copytree(SPEC_EXAMPLES / "tiny", traces, ignore=shutil.ignore_patterns("expected*"))
+    locked = traces / "runtime" / "spans.jsonl"
+    locked.chmod(0)
+    try:
+        result = run_mpg("run", "--traces", traces, "--out", tmp_path / "out")
+    finally:
+        locked.chmod(0o644)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "mpg: error: cannot read trace file runtime/spans.jsonl: Permission denied"
+    ]
+    assert not (tmp_path / "out" / "mpg.duckdb").exists()

@@ -63,6 +63,8 @@ def _with(base: dict, **changes: object) -> str:
         (b"a", 3, [(3, b"a")]),
         (b"a\r\n\nbc\nd", 5, [(5, b"a"), (6, b""), (7, b"bc"), (8, b"d")]),
         (b"\n\n", 1, [(1, b""), (2, b"")]),
+        (b"a\r", 1, [(1, b"a")]),
+        (b"\r\r\n\r\n", 1, [(1, b"\r"), (2, b"")]),
     ],
 )
 def test_split_lines(data: bytes, first: int, expected: list[tuple[int, bytes]]) -> None:

@@ -58,6 +58,10 @@ DAY_US = 86_400 * US
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 
+# The bounds docs/decisions.md holds every line and record to.
+MAX_LINE_BYTES = 1_048_576  # a line's bytes, its line break excluded
+EXCERPT_BYTES = 1_024  # what the quarantine keeps of a line set aside unread
+
 
 # ---------------------------------------------------------------------------------------------
 # Results

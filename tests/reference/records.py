@@ -14,11 +14,13 @@ from typing import Any
 from tests.reference.model import (
     EPOCH_ORDINAL,
     EVENT_TYPES,
+    EXCERPT_BYTES,
     FRAMEWORKS,
     INT64_MAX,
     INT64_MIN,
     JOB_STATES,
     KINDS_WITH_STEP,
+    MAX_LINE_BYTES,
     PEAK_FLOPS,
     SOURCES,
     SPAN_KINDS,
@@ -308,6 +310,10 @@ def read_records(root: Path) -> tuple[list[Record], list[Rejected], dict[str, Co
             lines, rest = read_lines(path)
             for number, raw in enumerate(lines, start=1):
                 counts[source].read += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    excerpt = raw[:EXCERPT_BYTES].decode("utf-8", errors="replace")
+                    rejected.append(Rejected(source, rel, number, "line too long", excerpt))
+                    continue
                 text = raw.decode("utf-8", errors="replace")
                 try:
                     fields = parse_line(source, raw)
@@ -317,7 +323,7 @@ def read_records(root: Path) -> tuple[list[Record], list[Rejected], dict[str, Co
                     valid.append(Record(source, rel, number, text, fields))
             if rest is not None:
                 counts[source].read += 1
-                text = rest.decode("utf-8", errors="replace")
+                excerpt = rest[:EXCERPT_BYTES].decode("utf-8", errors="replace")
                 reason = "unreadable file: damaged gzip"
-                rejected.append(Rejected(source, rel, len(lines) + 1, reason, text))
+                rejected.append(Rejected(source, rel, len(lines) + 1, reason, excerpt))
     return valid, rejected, counts
