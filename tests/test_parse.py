@@ -97,7 +97,7 @@ UNUSABLE = [
     (
     "scheduler",
     _with(SUBMIT, chips_requested=0),
-    "out of range: chips_requested must be > 0",
+    "out of range: chips_requested must be between 1 and 1000000000",
     ),
     (
     "scheduler",
@@ -156,7 +156,7 @@ UNUSABLE = [
     "out of range: step_time_s is not finite",
     ),
     ("profiles", _with(PROFILE, model_flops=-1), "out of range: model_flops must be >= 0"),
-    ("profiles", _with(PROFILE, chips=0), "out of range: chips must be > 0"),
+    ("profiles", _with(PROFILE, chips=0), "out of range: chips must be between 1 and 1000000000"),
     ("profiles", _with(PROFILE, hbm_bytes="lots"), "wrong type: hbm_bytes must be a number"),
     ]
 # fmt: on
@@ -214,3 +214,90 @@ def test_block_keeps_line_numbers_and_raw_text(parser: BlockParser) -> None:
             "raw": "oops",
         }
     ]
+
+
+def _verdict(parser: BlockParser, source: str, line: str | bytes) -> str:
+    """'accepted', or the quarantine reason."""
+    record, reason = _one(parser, source, line)
+    return "accepted" if record is not None else str(reason)
+
+
+OUTSIDE = "out of range: ts is outside 2000-01-01..2099-12-31"
+
+
+@pytest.mark.parametrize(
+    ("ts", "verdict"),
+    [
+        ("2000-01-01T00:00:00Z", "accepted"),
+        ("2099-12-31T23:59:59.999999Z", "accepted"),
+        ("2100-01-01T00:30:00+01:00", "accepted"),
+        ("1999-12-31T23:59:59Z", OUTSIDE),
+        ("2000-01-01T00:30:00+01:00", OUTSIDE),
+        ("2100-01-01T00:00:00Z", OUTSIDE),
+        ("1970-01-01T00:00:00Z", OUTSIDE),
+        ("0000-01-01T00:00:00Z", OUTSIDE),
+        ("9999-12-31T23:59:59-23:59", OUTSIDE),
+    ],
+)
+def test_timestamps_before_2000_or_from_2100_on_are_out_of_range(
+    parser: BlockParser, ts: str, verdict: str
+) -> None:
+    assert _verdict(parser, "scheduler", _with(SUBMIT, ts=ts)) == verdict
+
+
+def test_timestamps_out_of_range_name_their_field(parser: BlockParser) -> None:
+    line = _with(SPAN, end="9999-12-31T23:59:59Z")
+    assert _verdict(parser, "runtime", line) == (
+        "out of range: end is outside 2000-01-01..2099-12-31"
+    )
+
+
+CHIPS = "out of range: {} must be between 1 and 1000000000"
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "verdict"),
+    [
+        ("scheduler", _with(SUBMIT, chips_requested=10**9), "accepted"),
+        ("scheduler", _with(SUBMIT, chips_requested=10**9 + 1), CHIPS.format("chips_requested")),
+        ("scheduler", _with(SUBMIT, chips_requested=-1), CHIPS.format("chips_requested")),
+        (
+            "scheduler",
+            '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": 0, "chips": 9000000000000000000}',
+            CHIPS.format("chips"),
+        ),
+        ("profiles", _with(PROFILE, chips=10**9 + 1), CHIPS.format("chips")),
+    ],
+)
+def test_chip_counts_are_between_1_and_1000000000(
+    parser: BlockParser, source: str, line: str, verdict: str
+) -> None:
+    assert _verdict(parser, source, line) == verdict
+
+
+@pytest.mark.parametrize(
+    ("changes", "verdict"),
+    [
+        ({"model_flops": 1e30, "hbm_bytes": 1e30, "step_time_s": 1e-9}, "accepted"),
+        ({"model_flops": 1.0000000000000002e30}, "out of range: model_flops above 1e30"),
+        ({"hbm_bytes": 1e31}, "out of range: hbm_bytes above 1e30"),
+        ({"model_flops": 10**400}, "out of range: model_flops is not finite"),
+        ({"step_time_s": 9.99e-10}, "out of range: step_time_s below 1e-9"),
+        ({"step_time_s": 5e-324}, "out of range: step_time_s below 1e-9"),
+        ({"step_time_s": -0.0}, "out of range: step_time_s must be > 0"),
+    ],
+)
+def test_model_flops_and_hbm_bytes_at_most_1e30_step_time_s_at_least_1e_9(
+    parser: BlockParser, changes: dict[str, float], verdict: str
+) -> None:
+    assert _verdict(parser, "profiles", _with(PROFILE, **changes)) == verdict
+
+
+@pytest.mark.parametrize("value", ["nan", "-NaN", "Infinity", "-inf", "1e309", "-1e400"])
+@pytest.mark.parametrize("field", ["step", "chips", "step_time_s", "model_flops"])
+def test_nan_and_infinity_are_not_finite_wherever_a_number_is_due(
+    parser: BlockParser, field: str, value: str
+) -> None:
+    line = _with(PROFILE)[:-1] + f', "{field}": {value}}}'
+    line = line.replace(f'"{field}": {json.dumps(PROFILE[field])}, ', "", 1)
+    assert _verdict(parser, "profiles", line) == f"out of range: {field} is not finite"

@@ -10,6 +10,7 @@ the source's record schema (`mpg.schemas`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import duckdb
 import numpy as np
@@ -23,6 +24,10 @@ from mpg.vocabulary import FRAMEWORKS, JOB_STATES, KINDS_WITH_STEP, SPAN_KINDS, 
 
 _NEWLINE = 10
 _CARRIAGE_RETURN = 13
+
+# The instants a record may hold, [start, end): earlier ones are clock faults (epoch 0, zero
+# dates), and one far-future instant would stretch every open job to it (docs/decisions.md).
+TIME_WINDOW = (datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC))
 
 
 @dataclass(frozen=True)
@@ -75,15 +80,21 @@ class BlockParser:
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")
         self._con.execute(load_sql("parse/macros.sql"))
-        self._params: dict[str, dict[str, list[str]]] = {
+        window = {"min_time": TIME_WINDOW[0], "max_time": TIME_WINDOW[1]}
+        self._params: dict[str, dict[str, list[str] | datetime]] = {
             "scheduler": {
                 "chip_generations": catalog.generations,
                 "workload_classes": list(WORKLOAD_CLASSES),
                 "frameworks": list(FRAMEWORKS),
                 "job_states": list(JOB_STATES),
+                **window,
             },
-            "runtime": {"span_kinds": list(SPAN_KINDS), "kinds_with_step": list(KINDS_WITH_STEP)},
-            "profiles": {},
+            "runtime": {
+                "span_kinds": list(SPAN_KINDS),
+                "kinds_with_step": list(KINDS_WITH_STEP),
+                **window,
+            },
+            "profiles": window,
         }
 
     def close(self) -> None:

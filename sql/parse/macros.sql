@@ -9,7 +9,8 @@
 CREATE OR REPLACE TEMP MACRO mpg_kind(v) AS
     CASE left(CAST(v AS VARCHAR), 1)
         WHEN '"' THEN 'string'
-        WHEN 'n' THEN 'null'
+        -- null, or `nan`: DuckDB's reader takes NaN in any case, and NaN is a number
+        WHEN 'n' THEN CASE WHEN CAST(v AS VARCHAR) = 'null' THEN 'null' ELSE 'number' END
         WHEN 't' THEN 'boolean'
         WHEN 'f' THEN 'boolean'
         WHEN '{' THEN 'object'
@@ -34,12 +35,18 @@ CREATE OR REPLACE TEMP MACRO mpg_str_problem(name, v) AS
              WHEN json_extract_string(v, '$') = '' THEN 'out of range: ' || name || ' is empty'
         END);
 
+-- NaN, Infinity or a number beyond the double range is "not finite" wherever a number is due,
+-- an integer included: the value is out of range, whatever its type.
+CREATE OR REPLACE TEMP MACRO mpg_not_finite(name, v) AS
+    CASE WHEN mpg_kind(v) IN ('integer', 'number') AND NOT coalesce(isfinite(mpg_num(v)), false)
+        THEN 'out of range: ' || name || ' is not finite' END;
+
 CREATE OR REPLACE TEMP MACRO mpg_int_problem(name, v) AS
     coalesce(
         mpg_missing(name, v),
-        CASE WHEN mpg_kind(v) <> 'integer'
-                 THEN 'wrong type: ' || name || ' must be an integer'
-             WHEN TRY_CAST(v AS BIGINT) IS NULL
+        CASE WHEN mpg_kind(v) <> 'integer' THEN coalesce(
+                 mpg_not_finite(name, v), 'wrong type: ' || name || ' must be an integer')
+             WHEN mpg_int(v) IS NULL
                  THEN 'out of range: ' || name || ' does not fit in 64 bits'
         END);
 
@@ -48,13 +55,29 @@ CREATE OR REPLACE TEMP MACRO mpg_num_problem(name, v) AS
         mpg_missing(name, v),
         CASE WHEN mpg_kind(v) NOT IN ('integer', 'number')
                  THEN 'wrong type: ' || name || ' must be a number'
-             WHEN NOT isfinite(TRY_CAST(v AS DOUBLE))
-                 THEN 'out of range: ' || name || ' is not finite'
-        END);
+        END,
+        mpg_not_finite(name, v));
+
+-- A count of chips. The accounting sums them per job in 64-bit integers: the bound keeps any
+-- plausible number of records far from overflow.
+CREATE OR REPLACE TEMP MACRO mpg_chips_problem(name, v) AS
+    coalesce(
+        mpg_int_problem(name, v),
+        CASE WHEN NOT mpg_int(v) BETWEEN 1 AND 1000000000
+            THEN 'out of range: ' || name || ' must be between 1 and 1000000000' END);
+
+-- An amount of work (FLOPs, bytes), summed per job-day: the bound keeps every sum finite.
+CREATE OR REPLACE TEMP MACRO mpg_amount_problem(name, v) AS
+    coalesce(
+        mpg_num_problem(name, v),
+        CASE WHEN mpg_num(v) < 0 THEN 'out of range: ' || name || ' must be >= 0'
+             WHEN mpg_num(v) > 1e30 THEN 'out of range: ' || name || ' above 1e30' END);
 
 -- RFC 3339 only: a date, 'T' (or a space), a time with optional fraction, and 'Z' or an offset.
 -- DuckDB alone would also take a missing offset or hour 24; the pattern rules those out first.
-CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v) AS
+-- The instant must then lie in [min_time, max_time): outside it is a clock fault, or a time that
+-- would stretch every open job to it.
+CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v, min_time, max_time) AS
     coalesce(
         mpg_missing(name, v),
         CASE WHEN mpg_kind(v) <> 'string' THEN 'wrong type: ' || name || ' must be an RFC 3339 string'
@@ -62,6 +85,9 @@ CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v) AS
                      '\d{4}-\d{2}-\d{2}[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)')
                   OR mpg_ts(v) IS NULL
                  THEN 'unparseable time: ' || name
+             WHEN NOT (mpg_ts(v) >= min_time AND mpg_ts(v) < max_time)
+                 THEN 'out of range: ' || name || ' is outside ' || strftime(min_time, '%Y-%m-%d')
+                      || '..' || strftime(max_time - INTERVAL 1 DAY, '%Y-%m-%d')
         END);
 
 -- An optional field: absent or null is fine, anything else must pass the check.

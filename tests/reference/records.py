@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.reference.model import (
+    EARLIEST_US,
     EPOCH_ORDINAL,
     EVENT_TYPES,
     EXCERPT_BYTES,
@@ -20,7 +21,11 @@ from tests.reference.model import (
     INT64_MIN,
     JOB_STATES,
     KINDS_WITH_STEP,
+    LATEST_US,
+    MAX_AMOUNT,
+    MAX_CHIPS,
     MAX_LINE_BYTES,
+    MIN_STEP_TIME_S,
     PEAK_FLOPS,
     SOURCES,
     SPAN_KINDS,
@@ -109,10 +114,14 @@ def parse_time(text: str) -> int | None:
         return None
     year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
     fraction, zone = m.group(7), m.group(8)
+    # The Gregorian calendar repeats every 400 years (146,097 days): shifted into 2000-2399, any
+    # year 0000-9999 can be checked and counted by datetime.date (which starts at year 1).
+    cycles, year_in_cycle = divmod(year, 400)
     try:
-        ordinal = datetime.date(year, month, day).toordinal()
+        ordinal = datetime.date(2000 + year_in_cycle, month, day).toordinal()
     except ValueError:
         return None
+    ordinal += (cycles - 5) * 146_097
     if hour > 23 or minute > 59 or second > 59:
         return None
     offset_s = 0
@@ -154,26 +163,35 @@ def _choice(obj: dict[str, Any], name: str, allowed: Any) -> str:
     return value
 
 
-def _integer(obj: dict[str, Any], name: str, minimum: int | None, required: bool = True) -> Any:
+def _integer(
+    obj: dict[str, Any],
+    name: str,
+    minimum: int | None,
+    maximum: int | None = None,
+    required: bool = True,
+) -> Any:
     value = _value(obj, name, required)
     if value is None:
         return None
     if isinstance(value, float) and not math.isfinite(value):
-        # Reading: NaN where an integer is due is "not finite" (the pipeline: wrong type).
         raise BadRecordError(f"out of range: {name} is not finite")
     if isinstance(value, bool) or not isinstance(value, int):
         raise BadRecordError(f"wrong type: {name} must be an integer")
     if not INT64_MIN <= value <= INT64_MAX:
         raise BadRecordError(f"out of range: {name} does not fit in 64 bits")
-    if minimum is not None and value < minimum:
-        raise BadRecordError(f"out of range: {name} must be >= {minimum}")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise BadRecordError(f"out of range: {name} is {value}, outside {minimum}..{maximum}")
     return value
 
 
 def _number(
-    obj: dict[str, Any], name: str, minimum: float, strict: bool = False, required: bool = True
+    obj: dict[str, Any],
+    name: str,
+    minimum: float,
+    maximum: float | None = None,
+    required: bool = True,
 ) -> Any:
-    """A JSON number (integer or not) >= minimum, or > minimum when strict."""
+    """A JSON number (integer or not) from minimum to maximum, both included."""
     value = _value(obj, name, required)
     if value is None:
         return None
@@ -185,8 +203,8 @@ def _number(
         raise BadRecordError(f"out of range: {name} is not finite") from None
     if not math.isfinite(number):
         raise BadRecordError(f"out of range: {name} is not finite")
-    if number < minimum or (strict and number == minimum):
-        raise BadRecordError(f"out of range: {name} must be {'>' if strict else '>='} {minimum}")
+    if number < minimum or (maximum is not None and number > maximum):
+        raise BadRecordError(f"out of range: {name} is {number}, outside {minimum}..{maximum}")
     return number
 
 
@@ -197,6 +215,8 @@ def _time(obj: dict[str, Any], name: str) -> int:
     micros = parse_time(value)
     if micros is None:
         raise BadRecordError(f"unparseable time: {name}")
+    if not EARLIEST_US <= micros < LATEST_US:
+        raise BadRecordError(f"out of range: {name} is outside 2000-01-01..2099-12-31")
     return micros
 
 
@@ -206,7 +226,7 @@ def scheduler_fields(obj: dict[str, Any]) -> dict[str, Any]:
         raise BadRecordError(f"unknown type: {kind}")
     fields = {"type": kind, "ts": _time(obj, "ts"), "job_id": _job_id(obj)}
     if kind == "JOB_SUBMIT":
-        fields["chips_requested"] = _integer(obj, "chips_requested", 1)
+        fields["chips_requested"] = _integer(obj, "chips_requested", 1, MAX_CHIPS)
         fields["chip_generation"] = _choice(obj, "chip_generation", PEAK_FLOPS)
         fields["workload_class"] = _choice(obj, "workload_class", WORKLOAD_CLASSES)
         fields["framework"] = _choice(obj, "framework", FRAMEWORKS)
@@ -218,7 +238,7 @@ def scheduler_fields(obj: dict[str, Any]) -> dict[str, Any]:
     else:
         fields["task_index"] = _integer(obj, "task_index", 0)
         if kind == "TASK_SCHEDULE":
-            fields["chips"] = _integer(obj, "chips", 1)
+            fields["chips"] = _integer(obj, "chips", 1, MAX_CHIPS)
     return fields
 
 
@@ -242,12 +262,10 @@ def profile_fields(obj: dict[str, Any]) -> dict[str, Any]:
         "job_id": _job_id(obj),
         "ts": _time(obj, "ts"),
         "step": _integer(obj, "step", None),
-        "step_time_s": _number(obj, "step_time_s", minimum=0, strict=True),
-        # Negative FLOPs or bytes are out of range too (the spec's list of examples is not
-        # exhaustive, and docs/decisions.md is silent; the pipeline rejects them as well).
-        "model_flops": _number(obj, "model_flops", minimum=0),
-        "hbm_bytes": _number(obj, "hbm_bytes", minimum=0, required=False),
-        "chips": _integer(obj, "chips", 1),
+        "step_time_s": _number(obj, "step_time_s", minimum=MIN_STEP_TIME_S),
+        "model_flops": _number(obj, "model_flops", minimum=0, maximum=MAX_AMOUNT),
+        "hbm_bytes": _number(obj, "hbm_bytes", minimum=0, maximum=MAX_AMOUNT, required=False),
+        "chips": _integer(obj, "chips", 1, MAX_CHIPS),
         "flops_source": _string(obj, "flops_source", required=False),
     }
 
