@@ -293,6 +293,46 @@ def test_model_flops_and_hbm_bytes_at_most_1e30_step_time_s_at_least_1e_9(
     assert _verdict(parser, "profiles", _with(PROFILE, **changes)) == verdict
 
 
+@pytest.mark.parametrize(
+    ("line", "verdict"),
+    [
+        ('{"job_id": "a", "job_id": "b"}', "invalid JSON: duplicate key job_id"),
+        ('{"job_id": "a", "job\\u005fid": "a"}', "invalid JSON: duplicate key job_id"),
+        ('{"job_id": null, "job_id": null}', "invalid JSON: duplicate key job_id"),
+        ('{"x": 1, "job_id": "a", "x": 2}', "invalid JSON: duplicate key x"),
+        (_with(PROFILE)[:-1] + ', "note": {"a": 1, "a": 2}}', "accepted"),
+        (_with(PROFILE)[:-1] + ', "note": null, "other": 1}', "accepted"),
+    ],
+)
+def test_duplicate_keys_in_a_record_are_invalid_json(
+    parser: BlockParser, line: str, verdict: str
+) -> None:
+    assert _verdict(parser, "profiles", line) == verdict
+
+
+@pytest.mark.parametrize(
+    ("extra", "verdict"),
+    [
+        ('"note": [1, 2, ]', "accepted"),
+        ('"note": {"a": 1 , }', "accepted"),
+        ('"note": [nan, -inf, INFINITY, NaN]', "accepted"),
+        ('"note": "\\ud83d\\ude00"', "accepted"),
+        ('"note": "\\ud800"', "invalid JSON"),
+        ('"note": "\\udc00x"', "invalid JSON"),
+        ('"note": [,]', "invalid JSON"),
+        ('"note": +inf', "invalid JSON"),
+    ],
+)
+def test_json_that_is_not_quite_json_is_read_as_duckdb_reads_it(
+    parser: BlockParser, extra: str, verdict: str
+) -> None:
+    assert _verdict(parser, "profiles", _with(PROFILE)[:-1] + ", " + extra + "}") == verdict
+
+
+def test_a_trailing_comma_after_the_last_field_is_accepted(parser: BlockParser) -> None:
+    assert _verdict(parser, "profiles", _with(PROFILE)[:-1] + ",}") == "accepted"
+
+
 @pytest.mark.parametrize("value", ["nan", "-NaN", "Infinity", "-inf", "1e309", "-1e400"])
 @pytest.mark.parametrize("field", ["step", "chips", "step_time_s", "model_flops"])
 def test_nan_and_infinity_are_not_finite_wherever_a_number_is_due(
@@ -301,3 +341,20 @@ def test_nan_and_infinity_are_not_finite_wherever_a_number_is_due(
     line = _with(PROFILE)[:-1] + f', "{field}": {value}}}'
     line = line.replace(f'"{field}": {json.dumps(PROFILE[field])}, ', "", 1)
     assert _verdict(parser, "profiles", line) == f"out of range: {field} is not finite"
+
+
+@pytest.mark.parametrize(
+    ("line", "verdict"),
+    [
+        (b" \t\r ", "empty line"),
+        (b"\t", "empty line"),
+        (b"\xc2\xa0", "invalid JSON"),
+        (b"\x0c", "invalid JSON"),
+        (b"\xe2\x80\xa8", "invalid JSON"),
+        (b"\t" + _with(PROFILE).encode(), "accepted"),
+    ],
+)
+def test_whitespace_only_lines_are_empty_lines(
+    parser: BlockParser, line: bytes, verdict: str
+) -> None:
+    assert _verdict(parser, "profiles", line) == verdict

@@ -98,21 +98,44 @@ CREATE OR REPLACE TEMP MACRO mpg_enum_problem(name, value, allowed) AS
     CASE WHEN NOT list_contains(allowed, value) THEN 'unknown ' || name || ': ' || value END;
 
 
+-- JSON's whitespace (a line holds no line feed): what an "empty line" is made of.
+CREATE OR REPLACE TEMP MACRO mpg_json_space() AS chr(32) || chr(9) || chr(13);
+
 -- Why a decoded line (NULL: it was not UTF-8) is not a JSON object, or NULL when it is one.
 CREATE OR REPLACE TEMP MACRO mpg_line_problem(text) AS
     CASE WHEN text IS NULL THEN 'invalid UTF-8'
-         WHEN trim(text) = '' THEN 'empty line'
+         WHEN trim(text, mpg_json_space()) = '' THEN 'empty line'
          WHEN NOT json_valid(text) THEN 'invalid JSON'
-         WHEN left(ltrim(text), 1) <> '{' THEN 'not a JSON object'
+         WHEN left(ltrim(text, mpg_json_space()), 1) <> '{' THEN 'not a JSON object'
     END;
 
+-- The first key an object names a second time. DuckDB reads the first of two values, Python's
+-- json the last: such a record means different things to different readers.
+CREATE OR REPLACE TEMP MACRO mpg_repeated_key(keys) AS
+    list_filter(keys, lambda k, i: list_position(keys, k) < i)[1];
+
 -- The start of every parse: each line of the relation named `lines_table` (columns line,
--- raw_bytes) decoded as UTF-8, why it is not a JSON object (`line_problem`), and else its fields as
--- JSON values, named by `shape` (a json_transform structure, every field typed JSON).
+-- raw_bytes) decoded as UTF-8, why it is not a JSON object whose keys are distinct
+-- (`line_problem`), and else its fields as JSON values, named by `shape` (a json_transform
+-- structure, every field typed JSON). Keys are compared only where the object holds more keys
+-- than `shape` found (a repeated, unknown or null one): an ordinary record costs one count.
 CREATE OR REPLACE TEMP MACRO mpg_json_objects(lines_table, shape) AS TABLE
     SELECT
         line,
         raw,
-        mpg_line_problem(raw) AS line_problem,
-        CASE WHEN mpg_line_problem(raw) IS NULL THEN json_transform(raw, shape) END AS j
-    FROM (SELECT line, try(decode(raw_bytes)) AS raw FROM query_table(lines_table));
+        CASE WHEN line_problem IS NOT NULL THEN line_problem
+             WHEN len(json_keys(raw)) > fields_found
+                 THEN 'invalid JSON: duplicate key ' || mpg_repeated_key(json_keys(raw))
+        END AS line_problem,
+        j
+    FROM (
+        SELECT *, list_count(list_value(*COLUMNS(j.*))) AS fields_found
+        FROM (
+            SELECT
+                line,
+                raw,
+                mpg_line_problem(raw) AS line_problem,
+                CASE WHEN mpg_line_problem(raw) IS NULL THEN json_transform(raw, shape) END AS j
+            FROM (SELECT line, try(decode(raw_bytes)) AS raw FROM query_table(lines_table))
+        )
+    );

@@ -279,16 +279,77 @@ def parse_line(source: str, raw: bytes) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadRecordError("invalid UTF-8") from None
-    if not text.strip():
+    if not text.strip(JSON_SPACE):
         raise BadRecordError("empty line")
-    try:
-        obj = json.loads(text, parse_constant=float)  # NaN / Infinity: rejected as not finite
-    except ValueError:
-        raise BadRecordError("invalid JSON") from None
-    if not isinstance(obj, dict):
+    obj = load_json(text)
+    if not isinstance(obj, JSONObject):
         raise BadRecordError("not a JSON object")
+    if obj.repeated is not None:
+        raise BadRecordError(f"invalid JSON: duplicate key {obj.repeated}")
     fields = FIELDS[source](obj)
     return {name: value for name, value in fields.items() if value is not None}
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON, as docs/decisions.md reads it
+
+JSON_SPACE = " \t\r"  # JSON's whitespace, less the line feed that ends a line
+
+# A line as tokens: whitespace, a string (perhaps unterminated), a structural character, or a
+# bare word (number or literal). Every character belongs to exactly one token.
+_TOKEN = re.compile(r'[ \t\r]+|"(?:[^"\\]|\\.)*"?|[\[\]{}:,]|[^ \t\r\[\]{}:,"]+', re.DOTALL)
+_NON_FINITE = re.compile(r"(-?)(nan|inf|infinity)", re.IGNORECASE)
+
+
+class JSONObject(dict):
+    """A JSON object that remembers the first key it was given a second time."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        seen: set[str] = set()
+        self.repeated: str | None = None
+        for key, _ in pairs:
+            if key in seen:
+                self.repeated = key
+                break
+            seen.add(key)
+
+
+def load_json(text: str) -> Any:
+    """`text` as JSON with the extensions the decisions accept, else BadRecordError.
+
+    Accepted beyond JSON: NaN and Infinity in any case, with an optional '-' (`nan`, `-inf`,
+    `INFINITY`; read as not finite), and a comma after the last value of an array or object.
+    Rejected although Python's json reads it: a string escape that is half of a surrogate pair
+    (no UTF-8 text can hold it). Reading: nesting deeper than Python's recursion limit (about
+    a thousand levels) is beyond this reference; it raises RecursionError.
+    """
+    try:
+        value = json.loads(
+            _as_standard_json(text), parse_constant=float, object_pairs_hook=JSONObject
+        )
+        json.dumps(value, ensure_ascii=False).encode("utf-8")  # UnicodeEncodeError: a surrogate
+    except ValueError:  # JSONDecodeError and UnicodeEncodeError are both ValueErrors
+        raise BadRecordError("invalid JSON") from None
+    return value
+
+
+def _as_standard_json(text: str) -> str:
+    """`text` with the accepted extensions rewritten as Python's json reads them."""
+    tokens = _TOKEN.findall(text)
+    solid = [i for i, token in enumerate(tokens) if token[0] not in JSON_SPACE]
+    out = list(tokens)
+    for before, comma, after in zip(solid, solid[1:], solid[2:], strict=False):
+        closes = tokens[after] in ("]", "}")
+        follows_value = tokens[before] not in ("[", "{", ",", ":")
+        if tokens[comma] == "," and closes and follows_value:
+            out[comma] = ""
+    for i in solid:
+        word = _NON_FINITE.fullmatch(tokens[i])
+        if word is not None:
+            negative, name = word[1] == "-", word[2].lower()
+            out[i] = "NaN" if name == "nan" else "-Infinity" if negative else "Infinity"
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------------
