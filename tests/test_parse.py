@@ -358,3 +358,27 @@ def test_whitespace_only_lines_are_empty_lines(
     parser: BlockParser, line: bytes, verdict: str
 ) -> None:
     assert _verdict(parser, "profiles", line) == verdict
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "verdict"),
+    [
+        ("profiles", _with(PROFILE, job_id=""), "out of range: job_id is empty"),
+        ("profiles", _with(PROFILE, flops_source=""), "accepted"),
+        ("scheduler", _with(SUBMIT, owner="", topology=""), "accepted"),
+        ("scheduler", _with(SUBMIT, framework=""), "unknown framework: "),
+        ("runtime", _with(SPAN, kind=""), "unknown kind: "),
+    ],
+)
+def test_only_an_empty_job_id_is_out_of_range(
+    parser: BlockParser, source: str, line: str, verdict: str
+) -> None:
+    assert _verdict(parser, source, line) == verdict
+
+
+def test_several_problems_give_the_first_field_then_relations(parser: BlockParser) -> None:
+    early = "2026-11-19T00:00:00Z"
+    assert _verdict(parser, "runtime", _with(SPAN, end=early, step=None)) == ("missing field: step")
+    assert _verdict(parser, "runtime", _with(SPAN, end=early, attempt=-1)) == (
+        "out of range: attempt must be >= 0"
+    )

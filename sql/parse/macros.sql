@@ -31,9 +31,14 @@ CREATE OR REPLACE TEMP MACRO mpg_missing(name, v) AS
 CREATE OR REPLACE TEMP MACRO mpg_str_problem(name, v) AS
     coalesce(
         mpg_missing(name, v),
-        CASE WHEN mpg_kind(v) <> 'string' THEN 'wrong type: ' || name || ' must be a string'
-             WHEN json_extract_string(v, '$') = '' THEN 'out of range: ' || name || ' is empty'
-        END);
+        CASE WHEN mpg_kind(v) <> 'string' THEN 'wrong type: ' || name || ' must be a string' END);
+
+-- A key that groups records: an empty one would merge unrelated records. (Other strings may be
+-- empty: an empty owner is still an owner nobody named, and an empty enum value is unknown.)
+CREATE OR REPLACE TEMP MACRO mpg_key_problem(name, v) AS
+    coalesce(
+        mpg_str_problem(name, v),
+        CASE WHEN mpg_str(v) = '' THEN 'out of range: ' || name || ' is empty' END);
 
 -- NaN, Infinity or a number beyond the double range is "not finite" wherever a number is due,
 -- an integer included: the value is out of range, whatever its type.

@@ -17,7 +17,7 @@ checked as (
         j,
         coalesce(
             line_problem,
-            mpg_str_problem('job_id', j.job_id),
+            mpg_key_problem('job_id', j.job_id),
             mpg_ts_problem('ts', j.ts, $min_time, $max_time),
             mpg_int_problem('step', j.step),
             mpg_num_problem('step_time_s', j.step_time_s),

@@ -16,17 +16,18 @@ checked as (
         j,
         coalesce(
             line_problem,
-            mpg_str_problem('job_id', j.job_id),
+            mpg_key_problem('job_id', j.job_id),
             mpg_int_problem('attempt', j.attempt),
             case when mpg_int(j.attempt) < 0 then 'out of range: attempt must be >= 0' end,
             mpg_str_problem('kind', j.kind),
             mpg_enum_problem('kind', mpg_str(j.kind), $span_kinds),
             mpg_ts_problem('start', j.start, $min_time, $max_time),
             mpg_ts_problem('end', j."end", $min_time, $max_time),
-            case when mpg_ts(j."end") < mpg_ts(j.start) then 'out of range: end < start' end,
             -- `step` is read only for the kinds that have one; elsewhere it is ignored unchecked.
             case when list_contains($kinds_with_step, mpg_str(j.kind))
-                then mpg_int_problem('step', j.step) end
+                then mpg_int_problem('step', j.step) end,
+            -- each field first, then how the fields relate
+            case when mpg_ts(j."end") < mpg_ts(j.start) then 'out of range: end < start' end
         ) as reason
     from objects
 )

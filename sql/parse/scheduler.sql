@@ -25,7 +25,7 @@ checked as (
                 'JOB_SUBMIT', 'TASK_SCHEDULE', 'TASK_EVICT', 'TASK_FAIL', 'TASK_LOST',
                 'TASK_FINISH', 'JOB_END']),
             mpg_ts_problem('ts', j.ts, $min_time, $max_time),
-            mpg_str_problem('job_id', j.job_id),
+            mpg_key_problem('job_id', j.job_id),
             case mpg_str(j.type)
                 when 'JOB_SUBMIT' then coalesce(
                     mpg_chips_problem('chips_requested', j.chips_requested),
