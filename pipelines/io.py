@@ -1,8 +1,9 @@
 """Reading trace files and writing partitioned Parquet: the I/O around the pure transforms.
 
 Trace files are read as *blocks* of whole lines (about `block_bytes` each) so a file of any size
-streams through bounded memory, and `.jsonl.gz` is decompressed on the fly. Writers name every
-file after what it holds (a bucket, an input file), so a retried step overwrites rather than
+streams through bounded memory, and `.jsonl.gz` is decompressed on the fly. A line longer than
+`MAX_LINE_BYTES` is never held whole: it becomes one quarantined record. Writers name every file
+after what it holds (a bucket, an input file), so a retried step overwrites rather than
 duplicates.
 """
 
@@ -20,16 +21,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mpg.errors import StoreError, TraceRootError, find_user_error
+from mpg.errors import StoreError, TraceFileError, TraceRootError, find_user_error
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, concat, conform
-from mpg.transforms.parse import split_lines
+from mpg.transforms.parse import line_bounds, split_lines
 from mpg.transforms.reconcile import JobRecords
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 DEFAULT_BLOCK_BYTES = 32 * 1024 * 1024
-_READ_BYTES = 4 * 1024 * 1024
+# Decompressed bytes per step at most: also the most of one over-long line held at once.
+_READ_BYTES = 1024 * 1024
 # Compressed bytes fed to zlib per call: what a damaged stream may need to replay byte by byte.
 _INFLATE_BYTES = 64 * 1024
+# The longest line read as a record, line break excluded. Exporters write lines of a few hundred
+# bytes; a longer one is a broken writer or hostile input, and parsing it whole would hold it all
+# in memory (a 50 MB line took 4 s). It becomes one quarantined record instead.
+MAX_LINE_BYTES = 1024 * 1024
+LINE_TOO_LONG = f"line too long: more than {MAX_LINE_BYTES} bytes"
+# What the quarantine keeps of a record the reader sets aside (its `raw`).
+EXCERPT_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -41,7 +50,12 @@ class TraceFile:
 
 @dataclass(frozen=True)
 class LineBlock:
-    """Whole lines of one file, numbered from `first_line`; `problem` closes a corrupt stream."""
+    """Whole lines of one file, numbered from `first_line`, each at most MAX_LINE_BYTES long.
+
+    With a `problem`, the block is instead one record the reader sets aside (a line over
+    MAX_LINE_BYTES, or the unreadable rest of a corrupt stream): `problem` is its quarantine
+    reason and `data` its first EXCERPT_BYTES bytes.
+    """
 
     file: TraceFile
     first_line: int
@@ -123,30 +137,110 @@ def _salvage(inflater: zlib._Decompress, piece: bytes) -> Iterator[bytes]:  # ty
 def read_line_blocks(
     file: TraceFile, block_bytes: int = DEFAULT_BLOCK_BYTES
 ) -> Iterator[LineBlock]:
-    """Blocks of whole lines, each ending at a line break (the last one at end of file)."""
-    pending = bytearray()
-    next_line = 1
+    """Blocks of whole lines, each ending at a line break (the last one at end of file).
+
+    Memory stays within about `block_bytes` plus MAX_LINE_BYTES whatever the lines: of an
+    over-long line only its first bytes are kept while its end is looked for. A corrupt or
+    truncated gzip stream keeps every whole line before the damage, and its unreadable rest is one
+    record. A file that cannot be read at all (permissions, I/O error, gone) stops the run:
+    guessing would be silent loss.
+    """
+    lines = _LineCutter(file)
     try:
         for chunk in _decompressed(file.path):
-            pending += chunk
-            if len(pending) < block_bytes:
-                continue
-            cut = pending.rfind(b"\n") + 1
-            if cut == 0:
-                continue  # one line longer than a block: keep reading until it ends
-            yield LineBlock(file, next_line, bytes(pending[:cut]))
-            next_line += pending.count(b"\n", 0, cut)
-            del pending[:cut]
-    except (zlib.error, EOFError, OSError) as exc:
-        # Keep every whole line read so far; the unreadable rest becomes one quarantine row.
-        cut = pending.rfind(b"\n") + 1
-        if cut:
-            yield LineBlock(file, next_line, bytes(pending[:cut]))
-            next_line += pending.count(b"\n", 0, cut)
-        yield LineBlock(file, next_line, bytes(pending[cut:]), problem=f"unreadable file: {exc}")
+            yield from lines.feed(chunk, block_bytes)
+    except (zlib.error, EOFError) as exc:
+        yield from lines.close(problem=f"unreadable file: {exc}")
         return
-    if pending:
-        yield LineBlock(file, next_line, bytes(pending))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise TraceFileError(f"cannot read trace file {file.name}: {reason}") from exc
+    yield from lines.close()
+
+
+class _LineCutter:
+    """Cuts one file's stream of bytes into LineBlocks, numbering lines as it goes."""
+
+    def __init__(self, file: TraceFile) -> None:
+        self._file = file
+        self._pending = bytearray()  # whole lines not yet handed out, then an unfinished one
+        self._tail = 0  # length of that unfinished line
+        self._next_line = 1  # number of the first line in pending
+        self._too_long: bytes | None = None  # start of an over-long line whose end is looked for
+
+    def feed(self, chunk: bytes, block_bytes: int) -> Iterator[LineBlock]:
+        if self._too_long is not None:
+            end = chunk.find(b"\n")
+            if end < 0:
+                return  # still inside the over-long line: nothing of it is kept
+            yield self._one_record(self._too_long, LINE_TOO_LONG)
+            self._too_long = None
+            chunk = chunk[end + 1 :]
+        last_break = chunk.rfind(b"\n")
+        tail = self._tail + len(chunk) if last_break < 0 else len(chunk) - last_break - 1
+        if tail > MAX_LINE_BYTES + 1:  # over the limit even if it ends with "\r\n"
+            # Keep the whole lines before it and the first bytes of the line, nothing more.
+            kept = chunk[: last_break + 1 + EXCERPT_BYTES]
+            self._pending += kept
+            self._tail = tail - (len(chunk) - len(kept))
+            yield from self._whole_lines()
+            self._too_long = bytes(self._pending[:EXCERPT_BYTES])
+            self._pending.clear()
+            self._tail = 0
+            return
+        self._pending += chunk
+        self._tail = tail
+        if len(self._pending) >= block_bytes:
+            yield from self._whole_lines()
+
+    def close(self, problem: str | None = None) -> Iterator[LineBlock]:
+        """What is left at the end of the stream; with a `problem` (a corrupt stream), the
+        unreadable rest after the last whole line is one record, even where it happens to parse."""
+        if problem is None and self._too_long is not None:
+            yield self._one_record(self._too_long, LINE_TOO_LONG)
+        elif problem is None:
+            yield from _blocks(self._file, self._next_line, bytes(self._pending))
+        else:
+            yield from self._whole_lines()
+            rest = self._pending if self._too_long is None else self._too_long
+            yield self._one_record(bytes(rest[:EXCERPT_BYTES]), problem)
+
+    def _whole_lines(self) -> Iterator[LineBlock]:
+        """Hand out every whole line in pending; the unfinished one stays."""
+        cut = len(self._pending) - self._tail
+        if cut == 0:
+            return
+        whole = bytes(memoryview(self._pending)[:cut])
+        del self._pending[:cut]
+        yield from _blocks(self._file, self._next_line, whole)
+        self._next_line += whole.count(b"\n")
+
+    def _one_record(self, excerpt: bytes, problem: str) -> LineBlock:
+        """A record set aside for the quarantine (the parser never sees it), at the next line."""
+        block = LineBlock(self._file, self._next_line, excerpt, problem=problem)
+        self._next_line += 1
+        return block
+
+
+def _blocks(file: TraceFile, first_line: int, data: bytes) -> Iterator[LineBlock]:
+    """`data` (lines numbered from `first_line`) as LineBlocks; over-long lines set aside.
+
+    Lines over the limit that ended inside one read are found here, all at once (the rare one
+    costs a loop step, an ordinary line nothing).
+    """
+    if not data:
+        return
+    starts, ends = line_bounds(np.frombuffer(data, dtype=np.uint8))
+    over = np.flatnonzero(ends - starts > MAX_LINE_BYTES).tolist()
+    first = 0  # index of the first line not handed out yet
+    for i in over:
+        if i > first:
+            yield LineBlock(file, first_line + first, data[starts[first] : starts[i]])
+        excerpt = data[starts[i] : starts[i] + EXCERPT_BYTES]
+        yield LineBlock(file, first_line + i, excerpt, problem=LINE_TOO_LONG)
+        first = i + 1
+    if first < len(starts):
+        yield LineBlock(file, first_line + first, data if first == 0 else data[starts[first] :])
 
 
 def record_store_file(bucket: int) -> str:
@@ -190,6 +284,8 @@ def recover_raw_text(file: TraceFile, refs: pa.Table) -> pa.Table:
     wanted = refs.column("line").to_numpy()
     found: dict[int, str] = {}
     for block in read_line_blocks(file):
+        if block.problem is not None:
+            continue  # set aside by the reader: never a record that a job could own
         lines = split_lines(block.data, block.first_line)
         hit = np.isin(lines.column("line").to_numpy(), wanted)
         for number, raw in zip(

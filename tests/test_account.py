@@ -231,8 +231,9 @@ def test_a_generation_without_a_peak_gets_sg_and_rg_but_no_pg() -> None:
 
 
 def test_a_huge_gang_does_not_overflow() -> None:
-    # 2**40 chips for one day: 86400 x 2**40 chip-s, beyond what int64 chip-microseconds hold.
-    chips = 2**40
+    # The most chips a job may ask for (10**9) for one day: 86400 x 10**9 chip-s, beyond what
+    # int64 chip-microseconds hold.
+    chips = 10**9
     a = account(
         [submit("h", "00:00", chips), schedule("h", "00:00", 0, chips), end("h", "+1 00:00")]
     )

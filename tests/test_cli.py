@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -144,3 +145,34 @@ def test_job_ids_and_file_names_reach_sql_as_values_never_as_query_text(tmp_path
     assert jobs == [("serve-b",), (hostile,)]
     stems = {"profiles": "profiles", "runtime": "spans", "scheduler": "events"}
     assert files == [(f"{source}/{stem} 'quoted'; $x.jsonl",) for source, stem in stems.items()]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+def test_an_unreadable_trace_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    shutil.copytree(SPEC_EXAMPLES / "tiny", traces, ignore=shutil.ignore_patterns("expected*"))
+    locked = traces / "runtime" / "spans.jsonl"
+    locked.chmod(0)
+    try:
+        result = run_mpg("run", "--traces", traces, "--out", tmp_path / "out")
+    finally:
+        locked.chmod(0o644)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "mpg: error: cannot read trace file runtime/spans.jsonl: Permission denied"
+    ]
+    assert not (tmp_path / "out" / "mpg.duckdb").exists()
+
+
+def test_an_input_file_that_fails_to_read_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """The same as above, as root too: a trace file whose read fails with an I/O error (a link
+    to this process's own memory, unmapped at offset 0, so reading it gives EIO)."""
+    traces = tmp_path / "traces"
+    shutil.copytree(SPEC_EXAMPLES / "tiny", traces, ignore=shutil.ignore_patterns("expected*"))
+    (traces / "runtime" / "broken.jsonl").symlink_to("/proc/self/mem")
+    result = run_mpg("run", "--traces", traces, "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "mpg: error: cannot read trace file runtime/broken.jsonl: Input/output error"
+    ]
+    assert not (tmp_path / "out" / "mpg.duckdb").exists()

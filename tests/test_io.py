@@ -1,15 +1,25 @@
-"""Reading trace files: discovery, gzip (multi-member, truncated), blocks of whole lines."""
+"""Reading trace files: discovery, gzip (multi-member, truncated), blocks of whole lines, lines
+over the limit, files that cannot be read."""
 
 from __future__ import annotations
 
 import gzip
+import tracemalloc
 import zlib
 from pathlib import Path
 
 import pytest
 
-from mpg.errors import TraceRootError
-from mpg.pipelines.io import TraceFile, discover_trace_files, read_line_blocks
+from mpg.errors import TraceFileError, TraceRootError
+from mpg.pipelines.io import (
+    LINE_TOO_LONG,
+    MAX_LINE_BYTES,
+    LineBlock,
+    TraceFile,
+    discover_trace_files,
+    read_line_blocks,
+)
+from mpg.transforms.parse import split_lines
 
 LINES = [b'{"n": %d}' % i for i in range(2000)]
 TEXT = b"\n".join(LINES) + b"\n"
@@ -116,3 +126,69 @@ def test_a_bad_checksum_keeps_the_whole_text(tmp_path: Path) -> None:
     assert b"".join(b.data for b in good) == TEXT
     assert last.first_line == len(LINES) + 1 and last.data == b""
     assert last.problem is not None and "unreadable file" in last.problem
+
+
+def _numbered(blocks: list[LineBlock]) -> list[tuple[int, bytes | str]]:
+    """Each line's number and bytes; a line set aside shows as its problem."""
+    out: list[tuple[int, bytes | str]] = []
+    for b in blocks:
+        if b.problem is not None:
+            out.append((b.first_line, b.problem))
+        else:
+            table = split_lines(b.data, b.first_line)
+            out += zip(table["line"].to_pylist(), table["raw_bytes"].to_pylist(), strict=True)
+    return out
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("block_bytes", [64, 1 << 20, 32 << 20])
+def test_a_line_over_1_mib_is_one_quarantined_record(
+    tmp_path: Path, gz: bool, block_bytes: int
+) -> None:
+    limit = MAX_LINE_BYTES
+    lines = [b"a", b"x" * (limit + 1), b"b" * limit, b"c" * (20 * limit), b"d", b"e" * limit]
+    # The sixth line ends with "\r\n"; the last one has no line break at all.
+    text = b"\n".join(lines) + b"\r\n" + b"z" * (limit + 1)
+    path = tmp_path / ("a.jsonl.gz" if gz else "a.jsonl")
+    path.write_bytes(gzip.compress(text) if gz else text)
+    blocks = list(read_line_blocks(_file(path), block_bytes))
+    assert _numbered(blocks) == [
+        (1, b"a"),
+        (2, LINE_TOO_LONG),
+        (3, b"b" * limit),
+        (4, LINE_TOO_LONG),
+        (5, b"d"),
+        (6, b"e" * limit),  # at the limit: its '\r' belongs to the line break
+        (7, LINE_TOO_LONG),
+    ]
+    assert LINE_TOO_LONG == "line too long: more than 1048576 bytes"
+    assert {b.data for b in blocks if b.problem} == {b"x" * 1024, b"c" * 1024, b"z" * 1024}
+
+
+def test_an_over_long_line_is_never_held_whole(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"a\n" + b"x" * (50 * MAX_LINE_BYTES) + b"\nb\n")
+    tracemalloc.start()
+    try:
+        blocks = list(read_line_blocks(_file(path), block_bytes=1 << 20))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(b.first_line, b.problem) for b in blocks] == [(1, None), (2, LINE_TOO_LONG), (3, None)]
+    assert peak < 4 * MAX_LINE_BYTES  # a block, plus at most the limit of one line
+
+
+def test_an_unreadable_trace_file_is_a_user_error(tmp_path: Path) -> None:
+    folder = tmp_path / "runtime" / "a.jsonl"  # not a file: open() fails as a locked file would
+    folder.mkdir(parents=True)
+    with pytest.raises(TraceFileError, match=r"^cannot read trace file a\.jsonl: Is a directory$"):
+        list(read_line_blocks(_file(folder)))
+
+
+def test_a_damaged_stream_keeps_the_first_1024_bytes_of_its_rest(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl.gz"
+    path.write_bytes(gzip.compress(b"a\n" + b"y" * 5000)[:-10])
+    *good, last = list(read_line_blocks(_file(path)))
+    assert [b.data for b in good] == [b"a\n"]
+    assert (last.first_line, last.data) == (2, b"y" * 1024)
+    assert last.problem is not None and last.problem.startswith("unreadable file:")

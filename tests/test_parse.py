@@ -63,6 +63,8 @@ def _with(base: dict, **changes: object) -> str:
         (b"a", 3, [(3, b"a")]),
         (b"a\r\n\nbc\nd", 5, [(5, b"a"), (6, b""), (7, b"bc"), (8, b"d")]),
         (b"\n\n", 1, [(1, b""), (2, b"")]),
+        (b"a\r", 1, [(1, b"a")]),
+        (b"\r\r\n\r\n", 1, [(1, b"\r"), (2, b"")]),
     ],
 )
 def test_split_lines(data: bytes, first: int, expected: list[tuple[int, bytes]]) -> None:
@@ -95,7 +97,7 @@ UNUSABLE = [
     (
     "scheduler",
     _with(SUBMIT, chips_requested=0),
-    "out of range: chips_requested must be > 0",
+    "out of range: chips_requested must be between 1 and 1000000000",
     ),
     (
     "scheduler",
@@ -154,7 +156,7 @@ UNUSABLE = [
     "out of range: step_time_s is not finite",
     ),
     ("profiles", _with(PROFILE, model_flops=-1), "out of range: model_flops must be >= 0"),
-    ("profiles", _with(PROFILE, chips=0), "out of range: chips must be > 0"),
+    ("profiles", _with(PROFILE, chips=0), "out of range: chips must be between 1 and 1000000000"),
     ("profiles", _with(PROFILE, hbm_bytes="lots"), "wrong type: hbm_bytes must be a number"),
     ]
 # fmt: on
@@ -212,3 +214,171 @@ def test_block_keeps_line_numbers_and_raw_text(parser: BlockParser) -> None:
             "raw": "oops",
         }
     ]
+
+
+def _verdict(parser: BlockParser, source: str, line: str | bytes) -> str:
+    """'accepted', or the quarantine reason."""
+    record, reason = _one(parser, source, line)
+    return "accepted" if record is not None else str(reason)
+
+
+OUTSIDE = "out of range: ts is outside 2000-01-01..2099-12-31"
+
+
+@pytest.mark.parametrize(
+    ("ts", "verdict"),
+    [
+        ("2000-01-01T00:00:00Z", "accepted"),
+        ("2099-12-31T23:59:59.999999Z", "accepted"),
+        ("2100-01-01T00:30:00+01:00", "accepted"),
+        ("1999-12-31T23:59:59Z", OUTSIDE),
+        ("2000-01-01T00:30:00+01:00", OUTSIDE),
+        ("2100-01-01T00:00:00Z", OUTSIDE),
+        ("1970-01-01T00:00:00Z", OUTSIDE),
+        ("0000-01-01T00:00:00Z", OUTSIDE),
+        ("9999-12-31T23:59:59-23:59", OUTSIDE),
+    ],
+)
+def test_timestamps_before_2000_or_from_2100_on_are_out_of_range(
+    parser: BlockParser, ts: str, verdict: str
+) -> None:
+    assert _verdict(parser, "scheduler", _with(SUBMIT, ts=ts)) == verdict
+
+
+def test_timestamps_out_of_range_name_their_field(parser: BlockParser) -> None:
+    line = _with(SPAN, end="9999-12-31T23:59:59Z")
+    assert _verdict(parser, "runtime", line) == (
+        "out of range: end is outside 2000-01-01..2099-12-31"
+    )
+
+
+CHIPS = "out of range: {} must be between 1 and 1000000000"
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "verdict"),
+    [
+        ("scheduler", _with(SUBMIT, chips_requested=10**9), "accepted"),
+        ("scheduler", _with(SUBMIT, chips_requested=10**9 + 1), CHIPS.format("chips_requested")),
+        ("scheduler", _with(SUBMIT, chips_requested=-1), CHIPS.format("chips_requested")),
+        (
+            "scheduler",
+            '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": 0, "chips": 9000000000000000000}',
+            CHIPS.format("chips"),
+        ),
+        ("profiles", _with(PROFILE, chips=10**9 + 1), CHIPS.format("chips")),
+    ],
+)
+def test_chip_counts_are_between_1_and_1000000000(
+    parser: BlockParser, source: str, line: str, verdict: str
+) -> None:
+    assert _verdict(parser, source, line) == verdict
+
+
+@pytest.mark.parametrize(
+    ("changes", "verdict"),
+    [
+        ({"model_flops": 1e30, "hbm_bytes": 1e30, "step_time_s": 1e-9}, "accepted"),
+        ({"model_flops": 1.0000000000000002e30}, "out of range: model_flops above 1e30"),
+        ({"hbm_bytes": 1e31}, "out of range: hbm_bytes above 1e30"),
+        ({"model_flops": 10**400}, "out of range: model_flops is not finite"),
+        ({"step_time_s": 9.99e-10}, "out of range: step_time_s below 1e-9"),
+        ({"step_time_s": 5e-324}, "out of range: step_time_s below 1e-9"),
+        ({"step_time_s": -0.0}, "out of range: step_time_s must be > 0"),
+    ],
+)
+def test_model_flops_and_hbm_bytes_at_most_1e30_step_time_s_at_least_1e_9(
+    parser: BlockParser, changes: dict[str, float], verdict: str
+) -> None:
+    assert _verdict(parser, "profiles", _with(PROFILE, **changes)) == verdict
+
+
+@pytest.mark.parametrize(
+    ("line", "verdict"),
+    [
+        ('{"job_id": "a", "job_id": "b"}', "invalid JSON: duplicate key job_id"),
+        ('{"job_id": "a", "job\\u005fid": "a"}', "invalid JSON: duplicate key job_id"),
+        ('{"job_id": null, "job_id": null}', "invalid JSON: duplicate key job_id"),
+        ('{"x": 1, "job_id": "a", "x": 2}', "invalid JSON: duplicate key x"),
+        (_with(PROFILE)[:-1] + ', "note": {"a": 1, "a": 2}}', "accepted"),
+        (_with(PROFILE)[:-1] + ', "note": null, "other": 1}', "accepted"),
+    ],
+)
+def test_duplicate_keys_in_a_record_are_invalid_json(
+    parser: BlockParser, line: str, verdict: str
+) -> None:
+    assert _verdict(parser, "profiles", line) == verdict
+
+
+@pytest.mark.parametrize(
+    ("extra", "verdict"),
+    [
+        ('"note": [1, 2, ]', "accepted"),
+        ('"note": {"a": 1 , }', "accepted"),
+        ('"note": [nan, -inf, INFINITY, NaN]', "accepted"),
+        ('"note": "\\ud83d\\ude00"', "accepted"),
+        ('"note": "\\ud800"', "invalid JSON"),
+        ('"note": "\\udc00x"', "invalid JSON"),
+        ('"note": [,]', "invalid JSON"),
+        ('"note": +inf', "invalid JSON"),
+    ],
+)
+def test_json_that_is_not_quite_json_is_read_as_duckdb_reads_it(
+    parser: BlockParser, extra: str, verdict: str
+) -> None:
+    assert _verdict(parser, "profiles", _with(PROFILE)[:-1] + ", " + extra + "}") == verdict
+
+
+def test_a_trailing_comma_after_the_last_field_is_accepted(parser: BlockParser) -> None:
+    assert _verdict(parser, "profiles", _with(PROFILE)[:-1] + ",}") == "accepted"
+
+
+@pytest.mark.parametrize("value", ["nan", "-NaN", "Infinity", "-inf", "1e309", "-1e400"])
+@pytest.mark.parametrize("field", ["step", "chips", "step_time_s", "model_flops"])
+def test_nan_and_infinity_are_not_finite_wherever_a_number_is_due(
+    parser: BlockParser, field: str, value: str
+) -> None:
+    line = _with(PROFILE)[:-1] + f', "{field}": {value}}}'
+    line = line.replace(f'"{field}": {json.dumps(PROFILE[field])}, ', "", 1)
+    assert _verdict(parser, "profiles", line) == f"out of range: {field} is not finite"
+
+
+@pytest.mark.parametrize(
+    ("line", "verdict"),
+    [
+        (b" \t\r ", "empty line"),
+        (b"\t", "empty line"),
+        (b"\xc2\xa0", "invalid JSON"),
+        (b"\x0c", "invalid JSON"),
+        (b"\xe2\x80\xa8", "invalid JSON"),
+        (b"\t" + _with(PROFILE).encode(), "accepted"),
+    ],
+)
+def test_whitespace_only_lines_are_empty_lines(
+    parser: BlockParser, line: bytes, verdict: str
+) -> None:
+    assert _verdict(parser, "profiles", line) == verdict
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "verdict"),
+    [
+        ("profiles", _with(PROFILE, job_id=""), "out of range: job_id is empty"),
+        ("profiles", _with(PROFILE, flops_source=""), "accepted"),
+        ("scheduler", _with(SUBMIT, owner="", topology=""), "accepted"),
+        ("scheduler", _with(SUBMIT, framework=""), "unknown framework: "),
+        ("runtime", _with(SPAN, kind=""), "unknown kind: "),
+    ],
+)
+def test_only_an_empty_job_id_is_out_of_range(
+    parser: BlockParser, source: str, line: str, verdict: str
+) -> None:
+    assert _verdict(parser, source, line) == verdict
+
+
+def test_several_problems_give_the_first_field_then_relations(parser: BlockParser) -> None:
+    early = "2026-11-19T00:00:00Z"
+    assert _verdict(parser, "runtime", _with(SPAN, end=early, step=None)) == ("missing field: step")
+    assert _verdict(parser, "runtime", _with(SPAN, end=early, attempt=-1)) == (
+        "out of range: attempt must be >= 0"
+    )

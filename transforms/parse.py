@@ -1,15 +1,16 @@
 """Parse and validate one block of a trace file, vectorised.
 
-A block is a run of whole lines from one file (see `mpg.pipelines.io.read_line_blocks`). The
-lines are cut with numpy (no Python loop per line), then one DuckDB query per source
-(`sql/parse/<source>.sql`) decodes UTF-8, parses the JSON, checks every field and types the
-columns. Rows with a reason go to the quarantine; the rest come out in the source's record schema
-(`mpg.schemas`).
+A block is a run of whole lines from one file (see `mpg.pipelines.io.read_line_blocks`, which
+sets aside lines over its length limit). The lines are cut with numpy (no Python loop per line),
+then one DuckDB query per source (`sql/parse/<source>.sql`) decodes UTF-8, parses the JSON, checks
+every field and types the columns. Rows with a reason go to the quarantine; the rest come out in
+the source's record schema (`mpg.schemas`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import duckdb
 import numpy as np
@@ -24,6 +25,10 @@ from mpg.vocabulary import FRAMEWORKS, JOB_STATES, KINDS_WITH_STEP, SPAN_KINDS, 
 _NEWLINE = 10
 _CARRIAGE_RETURN = 13
 
+# The instants a record may hold, [start, end): earlier ones are clock faults (epoch 0, zero
+# dates), and one far-future instant would stretch every open job to it (docs/decisions.md).
+TIME_WINDOW = (datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC))
+
 
 @dataclass(frozen=True)
 class ParsedBlock:
@@ -36,23 +41,31 @@ class ParsedBlock:
     lines_read: int
 
 
-def split_lines(data: bytes, first_line: int) -> pa.Table:
-    """Cut `data` into lines: a table of (line number, bytes without the line break).
+def line_bounds(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each line of `buf` (bytes as uint8) starts, and where its text ends.
 
-    A final line break ends the last line rather than starting an empty one; a trailing '\\r' is
-    dropped with it. Every other line, empty ones included, is a record to account for.
+    A final line break ends the last line rather than starting an empty one; a '\\r' just before
+    a line's end belongs to the line break, not to the text. Every other line, empty ones
+    included, is a record to account for.
     """
-    buf = np.frombuffer(data, dtype=np.uint8)
     breaks = np.flatnonzero(buf == _NEWLINE)
     unterminated = len(buf) > 0 and buf[-1] != _NEWLINE
     ends = np.append(breaks, len(buf)) if unterminated else breaks
-    starts = np.concatenate(([0], breaks + 1))[: len(ends)]
-    # A '\r' just before a line's end belongs to the line break, not to the record.
+    starts = np.concatenate(([0], breaks + 1))[: len(ends)].astype(np.int64)
     crlf = (ends > starts) & (buf[np.maximum(ends - 1, 0)] == _CARRIAGE_RETURN)
+    return starts, ends - crlf.astype(np.int64)
+
+
+def split_lines(data: bytes, first_line: int) -> pa.Table:
+    """Cut `data` into lines: a table of (line number, bytes without the line break)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts, ends = line_bounds(buf)
+    # Between a line's text and the next line lie its line break's one or two bytes: drop them.
+    gap = np.append(starts[1:], len(buf)) - ends
     keep = np.ones(len(buf), dtype=bool)
-    keep[breaks] = False
-    keep[ends[crlf] - 1] = False
-    offsets = np.concatenate(([0], np.cumsum(ends - starts - crlf))).astype(np.int64)
+    keep[ends[gap > 0]] = False
+    keep[ends[gap > 1] + 1] = False
+    offsets = np.concatenate(([0], np.cumsum(ends - starts))).astype(np.int64)
     raw = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(buf[keep])]
     )
@@ -67,15 +80,21 @@ class BlockParser:
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")
         self._con.execute(load_sql("parse/macros.sql"))
-        self._params: dict[str, dict[str, list[str]]] = {
+        window = {"min_time": TIME_WINDOW[0], "max_time": TIME_WINDOW[1]}
+        self._params: dict[str, dict[str, list[str] | datetime]] = {
             "scheduler": {
                 "chip_generations": catalog.generations,
                 "workload_classes": list(WORKLOAD_CLASSES),
                 "frameworks": list(FRAMEWORKS),
                 "job_states": list(JOB_STATES),
+                **window,
             },
-            "runtime": {"span_kinds": list(SPAN_KINDS), "kinds_with_step": list(KINDS_WITH_STEP)},
-            "profiles": {},
+            "runtime": {
+                "span_kinds": list(SPAN_KINDS),
+                "kinds_with_step": list(KINDS_WITH_STEP),
+                **window,
+            },
+            "profiles": window,
         }
 
     def close(self) -> None:
@@ -137,7 +156,8 @@ def _quarantine_rows(source: str, file: str, rejected: pa.Table, lines: pa.Table
 
 
 def quarantine_row(source: str, file: str, line: int, reason: str, raw: str) -> pa.Table:
-    """One quarantine row for a problem found outside the parser (a corrupt gzip stream)."""
+    """One quarantine row for a record the reader set aside (an over-long line, a corrupt gzip
+    stream's unreadable rest)."""
     return pa.table(
         {"source": [source], "file": [file], "line": [line], "reason": [reason], "raw": [raw]},
         schema=QUARANTINE,

@@ -39,25 +39,25 @@ class _ParseBlocks(beam.DoFn):
 
     def process(self, block) -> Iterator[ParsedBlock]:  # block: mpg.pipelines.io.LineBlock
         assert self._parser is not None
-        source, name = block.file.source, block.file.name
-        if block.problem is None:
-            yield self._parser.parse(source, name, block.data, block.first_line)
-            return
-        # A corrupt stream: the unreadable rest of the file is one quarantined record, even where
-        # the text before the damage happens to parse.
-        yield ParsedBlock(
-            source=source,
-            file=name,
-            records=RECORD_SCHEMAS[source].empty_table(),
-            quarantine=quarantine_row(
-                block.file.source,
-                block.file.name,
-                block.first_line,
-                block.problem,
-                block.data.decode("utf-8", "replace"),
-            ),
-            lines_read=1,
-        )
+        yield parse_block(self._parser, block)
+
+
+def parse_block(parser: BlockParser, block) -> ParsedBlock:  # block: mpg.pipelines.io.LineBlock
+    """One block of lines parsed; or the record the reader set aside, quarantined."""
+    source, name = block.file.source, block.file.name
+    if block.problem is None:
+        return parser.parse(source, name, block.data, block.first_line)
+    # A line over the length limit, or a corrupt stream's unreadable rest: one quarantined record,
+    # even where its text happens to parse.
+    return ParsedBlock(
+        source=source,
+        file=name,
+        records=RECORD_SCHEMAS[source].empty_table(),
+        quarantine=quarantine_row(
+            source, name, block.first_line, block.problem, block.data.decode("utf-8", "replace")
+        ),
+        lines_read=1,
+    )
 
 
 class ParseTraceRecords(beam.PTransform):

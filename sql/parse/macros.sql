@@ -9,7 +9,8 @@
 CREATE OR REPLACE TEMP MACRO mpg_kind(v) AS
     CASE left(CAST(v AS VARCHAR), 1)
         WHEN '"' THEN 'string'
-        WHEN 'n' THEN 'null'
+        -- null, or `nan`: DuckDB's reader takes NaN in any case, and NaN is a number
+        WHEN 'n' THEN CASE WHEN CAST(v AS VARCHAR) = 'null' THEN 'null' ELSE 'number' END
         WHEN 't' THEN 'boolean'
         WHEN 'f' THEN 'boolean'
         WHEN '{' THEN 'object'
@@ -30,16 +31,27 @@ CREATE OR REPLACE TEMP MACRO mpg_missing(name, v) AS
 CREATE OR REPLACE TEMP MACRO mpg_str_problem(name, v) AS
     coalesce(
         mpg_missing(name, v),
-        CASE WHEN mpg_kind(v) <> 'string' THEN 'wrong type: ' || name || ' must be a string'
-             WHEN json_extract_string(v, '$') = '' THEN 'out of range: ' || name || ' is empty'
-        END);
+        CASE WHEN mpg_kind(v) <> 'string' THEN 'wrong type: ' || name || ' must be a string' END);
+
+-- A key that groups records: an empty one would merge unrelated records. (Other strings may be
+-- empty: an empty owner is still an owner nobody named, and an empty enum value is unknown.)
+CREATE OR REPLACE TEMP MACRO mpg_key_problem(name, v) AS
+    coalesce(
+        mpg_str_problem(name, v),
+        CASE WHEN mpg_str(v) = '' THEN 'out of range: ' || name || ' is empty' END);
+
+-- NaN, Infinity or a number beyond the double range is "not finite" wherever a number is due,
+-- an integer included: the value is out of range, whatever its type.
+CREATE OR REPLACE TEMP MACRO mpg_not_finite(name, v) AS
+    CASE WHEN mpg_kind(v) IN ('integer', 'number') AND NOT coalesce(isfinite(mpg_num(v)), false)
+        THEN 'out of range: ' || name || ' is not finite' END;
 
 CREATE OR REPLACE TEMP MACRO mpg_int_problem(name, v) AS
     coalesce(
         mpg_missing(name, v),
-        CASE WHEN mpg_kind(v) <> 'integer'
-                 THEN 'wrong type: ' || name || ' must be an integer'
-             WHEN TRY_CAST(v AS BIGINT) IS NULL
+        CASE WHEN mpg_kind(v) <> 'integer' THEN coalesce(
+                 mpg_not_finite(name, v), 'wrong type: ' || name || ' must be an integer')
+             WHEN mpg_int(v) IS NULL
                  THEN 'out of range: ' || name || ' does not fit in 64 bits'
         END);
 
@@ -48,13 +60,29 @@ CREATE OR REPLACE TEMP MACRO mpg_num_problem(name, v) AS
         mpg_missing(name, v),
         CASE WHEN mpg_kind(v) NOT IN ('integer', 'number')
                  THEN 'wrong type: ' || name || ' must be a number'
-             WHEN NOT isfinite(TRY_CAST(v AS DOUBLE))
-                 THEN 'out of range: ' || name || ' is not finite'
-        END);
+        END,
+        mpg_not_finite(name, v));
+
+-- A count of chips. The accounting sums them per job in 64-bit integers: the bound keeps any
+-- plausible number of records far from overflow.
+CREATE OR REPLACE TEMP MACRO mpg_chips_problem(name, v) AS
+    coalesce(
+        mpg_int_problem(name, v),
+        CASE WHEN NOT mpg_int(v) BETWEEN 1 AND 1000000000
+            THEN 'out of range: ' || name || ' must be between 1 and 1000000000' END);
+
+-- An amount of work (FLOPs, bytes), summed per job-day: the bound keeps every sum finite.
+CREATE OR REPLACE TEMP MACRO mpg_amount_problem(name, v) AS
+    coalesce(
+        mpg_num_problem(name, v),
+        CASE WHEN mpg_num(v) < 0 THEN 'out of range: ' || name || ' must be >= 0'
+             WHEN mpg_num(v) > 1e30 THEN 'out of range: ' || name || ' above 1e30' END);
 
 -- RFC 3339 only: a date, 'T' (or a space), a time with optional fraction, and 'Z' or an offset.
 -- DuckDB alone would also take a missing offset or hour 24; the pattern rules those out first.
-CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v) AS
+-- The instant must then lie in [min_time, max_time): outside it is a clock fault, or a time that
+-- would stretch every open job to it.
+CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v, min_time, max_time) AS
     coalesce(
         mpg_missing(name, v),
         CASE WHEN mpg_kind(v) <> 'string' THEN 'wrong type: ' || name || ' must be an RFC 3339 string'
@@ -62,6 +90,9 @@ CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v) AS
                      '\d{4}-\d{2}-\d{2}[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)')
                   OR mpg_ts(v) IS NULL
                  THEN 'unparseable time: ' || name
+             WHEN NOT (mpg_ts(v) >= min_time AND mpg_ts(v) < max_time)
+                 THEN 'out of range: ' || name || ' is outside ' || strftime(min_time, '%Y-%m-%d')
+                      || '..' || strftime(max_time - INTERVAL 1 DAY, '%Y-%m-%d')
         END);
 
 -- An optional field: absent or null is fine, anything else must pass the check.
@@ -72,21 +103,44 @@ CREATE OR REPLACE TEMP MACRO mpg_enum_problem(name, value, allowed) AS
     CASE WHEN NOT list_contains(allowed, value) THEN 'unknown ' || name || ': ' || value END;
 
 
+-- JSON's whitespace (a line holds no line feed): what an "empty line" is made of.
+CREATE OR REPLACE TEMP MACRO mpg_json_space() AS chr(32) || chr(9) || chr(13);
+
 -- Why a decoded line (NULL: it was not UTF-8) is not a JSON object, or NULL when it is one.
 CREATE OR REPLACE TEMP MACRO mpg_line_problem(text) AS
     CASE WHEN text IS NULL THEN 'invalid UTF-8'
-         WHEN trim(text) = '' THEN 'empty line'
+         WHEN trim(text, mpg_json_space()) = '' THEN 'empty line'
          WHEN NOT json_valid(text) THEN 'invalid JSON'
-         WHEN left(ltrim(text), 1) <> '{' THEN 'not a JSON object'
+         WHEN left(ltrim(text, mpg_json_space()), 1) <> '{' THEN 'not a JSON object'
     END;
 
+-- The first key an object names a second time. DuckDB reads the first of two values, Python's
+-- json the last: such a record means different things to different readers.
+CREATE OR REPLACE TEMP MACRO mpg_repeated_key(keys) AS
+    list_filter(keys, lambda k, i: list_position(keys, k) < i)[1];
+
 -- The start of every parse: each line of the relation named `lines_table` (columns line,
--- raw_bytes) decoded as UTF-8, why it is not a JSON object (`line_problem`), and else its fields as
--- JSON values, named by `shape` (a json_transform structure, every field typed JSON).
+-- raw_bytes) decoded as UTF-8, why it is not a JSON object whose keys are distinct
+-- (`line_problem`), and else its fields as JSON values, named by `shape` (a json_transform
+-- structure, every field typed JSON). Keys are compared only where the object holds more keys
+-- than `shape` found (a repeated, unknown or null one): an ordinary record costs one count.
 CREATE OR REPLACE TEMP MACRO mpg_json_objects(lines_table, shape) AS TABLE
     SELECT
         line,
         raw,
-        mpg_line_problem(raw) AS line_problem,
-        CASE WHEN mpg_line_problem(raw) IS NULL THEN json_transform(raw, shape) END AS j
-    FROM (SELECT line, try(decode(raw_bytes)) AS raw FROM query_table(lines_table));
+        CASE WHEN line_problem IS NOT NULL THEN line_problem
+             WHEN len(json_keys(raw)) > fields_found
+                 THEN 'invalid JSON: duplicate key ' || mpg_repeated_key(json_keys(raw))
+        END AS line_problem,
+        j
+    FROM (
+        SELECT *, list_count(list_value(*COLUMNS(j.*))) AS fields_found
+        FROM (
+            SELECT
+                line,
+                raw,
+                mpg_line_problem(raw) AS line_problem,
+                CASE WHEN mpg_line_problem(raw) IS NULL THEN json_transform(raw, shape) END AS j
+            FROM (SELECT line, try(decode(raw_bytes)) AS raw FROM query_table(lines_table))
+        )
+    );

@@ -3,7 +3,8 @@
 -- (NULL: the record is usable);
 -- typed columns are meaningful only where `reason` is NULL.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $chip_generations, $workload_classes,
--- $frameworks, $job_states: the allowed values (VARCHAR[]).
+-- $frameworks, $job_states: the allowed values (VARCHAR[]); $min_time, $max_time (TIMESTAMPTZ):
+-- the instants a record may hold, [min, max).
 with objects as (
     select * from mpg_json_objects('lines', '{
             "type": "JSON", "ts": "JSON", "job_id": "JSON", "chips_requested": "JSON",
@@ -23,13 +24,11 @@ checked as (
             mpg_enum_problem('type', mpg_str(j.type), [
                 'JOB_SUBMIT', 'TASK_SCHEDULE', 'TASK_EVICT', 'TASK_FAIL', 'TASK_LOST',
                 'TASK_FINISH', 'JOB_END']),
-            mpg_ts_problem('ts', j.ts),
-            mpg_str_problem('job_id', j.job_id),
+            mpg_ts_problem('ts', j.ts, $min_time, $max_time),
+            mpg_key_problem('job_id', j.job_id),
             case mpg_str(j.type)
                 when 'JOB_SUBMIT' then coalesce(
-                    mpg_int_problem('chips_requested', j.chips_requested),
-                    case when mpg_int(j.chips_requested) <= 0
-                        then 'out of range: chips_requested must be > 0' end,
+                    mpg_chips_problem('chips_requested', j.chips_requested),
                     mpg_str_problem('chip_generation', j.chip_generation),
                     mpg_enum_problem('chip_generation', mpg_str(j.chip_generation), $chip_generations),
                     mpg_str_problem('workload_class', j.workload_class),
@@ -43,8 +42,7 @@ checked as (
                     mpg_int_problem('task_index', j.task_index),
                     case when mpg_int(j.task_index) < 0
                         then 'out of range: task_index must be >= 0' end,
-                    mpg_int_problem('chips', j.chips),
-                    case when mpg_int(j.chips) <= 0 then 'out of range: chips must be > 0' end)
+                    mpg_chips_problem('chips', j.chips))
                 when 'JOB_END' then coalesce(
                     mpg_str_problem('state', j.state),
                     mpg_enum_problem('state', mpg_str(j.state), $job_states))

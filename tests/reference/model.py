@@ -58,6 +58,15 @@ DAY_US = 86_400 * US
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 
+# The bounds docs/decisions.md holds every line and record to.
+MAX_LINE_BYTES = 1_048_576  # a line's bytes, its line break excluded
+EXCERPT_BYTES = 1_024  # what the quarantine keeps of a line set aside unread
+EARLIEST_US = (datetime.date(2000, 1, 1).toordinal() - EPOCH_ORDINAL) * DAY_US  # inclusive
+LATEST_US = (datetime.date(2100, 1, 1).toordinal() - EPOCH_ORDINAL) * DAY_US  # exclusive
+MAX_CHIPS = 1_000_000_000
+MAX_AMOUNT = 1e30  # model_flops, hbm_bytes
+MIN_STEP_TIME_S = 1e-9
+
 
 # ---------------------------------------------------------------------------------------------
 # Results

@@ -12,13 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from tests.reference.model import (
+    EARLIEST_US,
     EPOCH_ORDINAL,
     EVENT_TYPES,
+    EXCERPT_BYTES,
     FRAMEWORKS,
     INT64_MAX,
     INT64_MIN,
     JOB_STATES,
     KINDS_WITH_STEP,
+    LATEST_US,
+    MAX_AMOUNT,
+    MAX_CHIPS,
+    MAX_LINE_BYTES,
+    MIN_STEP_TIME_S,
     PEAK_FLOPS,
     SOURCES,
     SPAN_KINDS,
@@ -107,10 +114,14 @@ def parse_time(text: str) -> int | None:
         return None
     year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
     fraction, zone = m.group(7), m.group(8)
+    # The Gregorian calendar repeats every 400 years (146,097 days): shifted into 2000-2399, any
+    # year 0000-9999 can be checked and counted by datetime.date (which starts at year 1).
+    cycles, year_in_cycle = divmod(year, 400)
     try:
-        ordinal = datetime.date(year, month, day).toordinal()
+        ordinal = datetime.date(2000 + year_in_cycle, month, day).toordinal()
     except ValueError:
         return None
+    ordinal += (cycles - 5) * 146_097
     if hour > 23 or minute > 59 or second > 59:
         return None
     offset_s = 0
@@ -152,26 +163,35 @@ def _choice(obj: dict[str, Any], name: str, allowed: Any) -> str:
     return value
 
 
-def _integer(obj: dict[str, Any], name: str, minimum: int | None, required: bool = True) -> Any:
+def _integer(
+    obj: dict[str, Any],
+    name: str,
+    minimum: int | None,
+    maximum: int | None = None,
+    required: bool = True,
+) -> Any:
     value = _value(obj, name, required)
     if value is None:
         return None
     if isinstance(value, float) and not math.isfinite(value):
-        # Reading: NaN where an integer is due is "not finite" (the pipeline: wrong type).
         raise BadRecordError(f"out of range: {name} is not finite")
     if isinstance(value, bool) or not isinstance(value, int):
         raise BadRecordError(f"wrong type: {name} must be an integer")
     if not INT64_MIN <= value <= INT64_MAX:
         raise BadRecordError(f"out of range: {name} does not fit in 64 bits")
-    if minimum is not None and value < minimum:
-        raise BadRecordError(f"out of range: {name} must be >= {minimum}")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise BadRecordError(f"out of range: {name} is {value}, outside {minimum}..{maximum}")
     return value
 
 
 def _number(
-    obj: dict[str, Any], name: str, minimum: float, strict: bool = False, required: bool = True
+    obj: dict[str, Any],
+    name: str,
+    minimum: float,
+    maximum: float | None = None,
+    required: bool = True,
 ) -> Any:
-    """A JSON number (integer or not) >= minimum, or > minimum when strict."""
+    """A JSON number (integer or not) from minimum to maximum, both included."""
     value = _value(obj, name, required)
     if value is None:
         return None
@@ -183,8 +203,8 @@ def _number(
         raise BadRecordError(f"out of range: {name} is not finite") from None
     if not math.isfinite(number):
         raise BadRecordError(f"out of range: {name} is not finite")
-    if number < minimum or (strict and number == minimum):
-        raise BadRecordError(f"out of range: {name} must be {'>' if strict else '>='} {minimum}")
+    if number < minimum or (maximum is not None and number > maximum):
+        raise BadRecordError(f"out of range: {name} is {number}, outside {minimum}..{maximum}")
     return number
 
 
@@ -195,6 +215,8 @@ def _time(obj: dict[str, Any], name: str) -> int:
     micros = parse_time(value)
     if micros is None:
         raise BadRecordError(f"unparseable time: {name}")
+    if not EARLIEST_US <= micros < LATEST_US:
+        raise BadRecordError(f"out of range: {name} is outside 2000-01-01..2099-12-31")
     return micros
 
 
@@ -204,7 +226,7 @@ def scheduler_fields(obj: dict[str, Any]) -> dict[str, Any]:
         raise BadRecordError(f"unknown type: {kind}")
     fields = {"type": kind, "ts": _time(obj, "ts"), "job_id": _job_id(obj)}
     if kind == "JOB_SUBMIT":
-        fields["chips_requested"] = _integer(obj, "chips_requested", 1)
+        fields["chips_requested"] = _integer(obj, "chips_requested", 1, MAX_CHIPS)
         fields["chip_generation"] = _choice(obj, "chip_generation", PEAK_FLOPS)
         fields["workload_class"] = _choice(obj, "workload_class", WORKLOAD_CLASSES)
         fields["framework"] = _choice(obj, "framework", FRAMEWORKS)
@@ -216,7 +238,7 @@ def scheduler_fields(obj: dict[str, Any]) -> dict[str, Any]:
     else:
         fields["task_index"] = _integer(obj, "task_index", 0)
         if kind == "TASK_SCHEDULE":
-            fields["chips"] = _integer(obj, "chips", 1)
+            fields["chips"] = _integer(obj, "chips", 1, MAX_CHIPS)
     return fields
 
 
@@ -240,12 +262,10 @@ def profile_fields(obj: dict[str, Any]) -> dict[str, Any]:
         "job_id": _job_id(obj),
         "ts": _time(obj, "ts"),
         "step": _integer(obj, "step", None),
-        "step_time_s": _number(obj, "step_time_s", minimum=0, strict=True),
-        # Negative FLOPs or bytes are out of range too (the spec's list of examples is not
-        # exhaustive, and docs/decisions.md is silent; the pipeline rejects them as well).
-        "model_flops": _number(obj, "model_flops", minimum=0),
-        "hbm_bytes": _number(obj, "hbm_bytes", minimum=0, required=False),
-        "chips": _integer(obj, "chips", 1),
+        "step_time_s": _number(obj, "step_time_s", minimum=MIN_STEP_TIME_S),
+        "model_flops": _number(obj, "model_flops", minimum=0, maximum=MAX_AMOUNT),
+        "hbm_bytes": _number(obj, "hbm_bytes", minimum=0, maximum=MAX_AMOUNT, required=False),
+        "chips": _integer(obj, "chips", 1, MAX_CHIPS),
         "flops_source": _string(obj, "flops_source", required=False),
     }
 
@@ -259,16 +279,77 @@ def parse_line(source: str, raw: bytes) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadRecordError("invalid UTF-8") from None
-    if not text.strip():
+    if not text.strip(JSON_SPACE):
         raise BadRecordError("empty line")
-    try:
-        obj = json.loads(text, parse_constant=float)  # NaN / Infinity: rejected as not finite
-    except ValueError:
-        raise BadRecordError("invalid JSON") from None
-    if not isinstance(obj, dict):
+    obj = load_json(text)
+    if not isinstance(obj, JSONObject):
         raise BadRecordError("not a JSON object")
+    if obj.repeated is not None:
+        raise BadRecordError(f"invalid JSON: duplicate key {obj.repeated}")
     fields = FIELDS[source](obj)
     return {name: value for name, value in fields.items() if value is not None}
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON, as docs/decisions.md reads it
+
+JSON_SPACE = " \t\r"  # JSON's whitespace, less the line feed that ends a line
+
+# A line as tokens: whitespace, a string (perhaps unterminated), a structural character, or a
+# bare word (number or literal). Every character belongs to exactly one token.
+_TOKEN = re.compile(r'[ \t\r]+|"(?:[^"\\]|\\.)*"?|[\[\]{}:,]|[^ \t\r\[\]{}:,"]+', re.DOTALL)
+_NON_FINITE = re.compile(r"(-?)(nan|inf|infinity)", re.IGNORECASE)
+
+
+class JSONObject(dict):
+    """A JSON object that remembers the first key it was given a second time."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        seen: set[str] = set()
+        self.repeated: str | None = None
+        for key, _ in pairs:
+            if key in seen:
+                self.repeated = key
+                break
+            seen.add(key)
+
+
+def load_json(text: str) -> Any:
+    """`text` as JSON with the extensions the decisions accept, else BadRecordError.
+
+    Accepted beyond JSON: NaN and Infinity in any case, with an optional '-' (`nan`, `-inf`,
+    `INFINITY`; read as not finite), and a comma after the last value of an array or object.
+    Rejected although Python's json reads it: a string escape that is half of a surrogate pair
+    (no UTF-8 text can hold it). Reading: nesting deeper than Python's recursion limit (about
+    a thousand levels) is beyond this reference; it raises RecursionError.
+    """
+    try:
+        value = json.loads(
+            _as_standard_json(text), parse_constant=float, object_pairs_hook=JSONObject
+        )
+        json.dumps(value, ensure_ascii=False).encode("utf-8")  # UnicodeEncodeError: a surrogate
+    except ValueError:  # JSONDecodeError and UnicodeEncodeError are both ValueErrors
+        raise BadRecordError("invalid JSON") from None
+    return value
+
+
+def _as_standard_json(text: str) -> str:
+    """`text` with the accepted extensions rewritten as Python's json reads them."""
+    tokens = _TOKEN.findall(text)
+    solid = [i for i, token in enumerate(tokens) if token[0] not in JSON_SPACE]
+    out = list(tokens)
+    for before, comma, after in zip(solid, solid[1:], solid[2:], strict=False):
+        closes = tokens[after] in ("]", "}")
+        follows_value = tokens[before] not in ("[", "{", ",", ":")
+        if tokens[comma] == "," and closes and follows_value:
+            out[comma] = ""
+    for i in solid:
+        word = _NON_FINITE.fullmatch(tokens[i])
+        if word is not None:
+            negative, name = word[1] == "-", word[2].lower()
+            out[i] = "NaN" if name == "nan" else "-Infinity" if negative else "Infinity"
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,6 +389,10 @@ def read_records(root: Path) -> tuple[list[Record], list[Rejected], dict[str, Co
             lines, rest = read_lines(path)
             for number, raw in enumerate(lines, start=1):
                 counts[source].read += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    excerpt = raw[:EXCERPT_BYTES].decode("utf-8", errors="replace")
+                    rejected.append(Rejected(source, rel, number, "line too long", excerpt))
+                    continue
                 text = raw.decode("utf-8", errors="replace")
                 try:
                     fields = parse_line(source, raw)
@@ -317,7 +402,7 @@ def read_records(root: Path) -> tuple[list[Record], list[Rejected], dict[str, Co
                     valid.append(Record(source, rel, number, text, fields))
             if rest is not None:
                 counts[source].read += 1
-                text = rest.decode("utf-8", errors="replace")
+                excerpt = rest[:EXCERPT_BYTES].decode("utf-8", errors="replace")
                 reason = "unreadable file: damaged gzip"
-                rejected.append(Rejected(source, rel, len(lines) + 1, reason, text))
+                rejected.append(Rejected(source, rel, len(lines) + 1, reason, excerpt))
     return valid, rejected, counts
