@@ -2,7 +2,8 @@
 -- The only file here with more than one statement: DuckDB declares one macro per statement, and
 -- these belong together. Each *_problem macro returns the reason a JSON value cannot be used as
 -- that field, or NULL when it can; each typed macro returns the value once it passed its check.
--- A JSON null counts as a missing field.
+-- A JSON null counts as a missing field. Where a check needs the typed value too (`n`, `x`, `t`:
+-- mpg_int, mpg_num, mpg_ts of the value), the caller types each field once and passes it in.
 
 -- The kind of a JSON value, from its text: a value is one token, so its first character decides,
 -- and an integer is all digits. (json_type would parse every value again, several times slower.)
@@ -42,55 +43,57 @@ CREATE OR REPLACE TEMP MACRO mpg_key_problem(name, v) AS
 
 -- NaN, Infinity or a number beyond the double range is "not finite" wherever a number is due,
 -- an integer included: the value is out of range, whatever its type.
-CREATE OR REPLACE TEMP MACRO mpg_not_finite(name, v) AS
-    CASE WHEN mpg_kind(v) IN ('integer', 'number') AND NOT coalesce(isfinite(mpg_num(v)), false)
-        THEN 'out of range: ' || name || ' is not finite' END;
+CREATE OR REPLACE TEMP MACRO mpg_not_finite(name, v, x) AS
+    CASE WHEN isfinite(x) THEN NULL  -- the usual case, decided without the kind
+         WHEN mpg_kind(v) IN ('integer', 'number') THEN 'out of range: ' || name || ' is not finite'
+    END;
 
-CREATE OR REPLACE TEMP MACRO mpg_int_problem(name, v) AS
+CREATE OR REPLACE TEMP MACRO mpg_int_problem(name, v, n) AS
     coalesce(
         mpg_missing(name, v),
         CASE WHEN mpg_kind(v) <> 'integer' THEN coalesce(
-                 mpg_not_finite(name, v), 'wrong type: ' || name || ' must be an integer')
-             WHEN mpg_int(v) IS NULL
+                 mpg_not_finite(name, v, mpg_num(v)),
+                 'wrong type: ' || name || ' must be an integer')
+             WHEN n IS NULL
                  THEN 'out of range: ' || name || ' does not fit in 64 bits'
         END);
 
-CREATE OR REPLACE TEMP MACRO mpg_num_problem(name, v) AS
+CREATE OR REPLACE TEMP MACRO mpg_num_problem(name, v, x) AS
     coalesce(
         mpg_missing(name, v),
         CASE WHEN mpg_kind(v) NOT IN ('integer', 'number')
                  THEN 'wrong type: ' || name || ' must be a number'
         END,
-        mpg_not_finite(name, v));
+        mpg_not_finite(name, v, x));
 
 -- A count of chips. The accounting sums them per job in 64-bit integers: the bound keeps any
 -- plausible number of records far from overflow.
-CREATE OR REPLACE TEMP MACRO mpg_chips_problem(name, v) AS
+CREATE OR REPLACE TEMP MACRO mpg_chips_problem(name, v, n) AS
     coalesce(
-        mpg_int_problem(name, v),
-        CASE WHEN NOT mpg_int(v) BETWEEN 1 AND 1000000000
+        mpg_int_problem(name, v, n),
+        CASE WHEN NOT n BETWEEN 1 AND 1000000000
             THEN 'out of range: ' || name || ' must be between 1 and 1000000000' END);
 
 -- An amount of work (FLOPs, bytes), summed per job-day: the bound keeps every sum finite.
-CREATE OR REPLACE TEMP MACRO mpg_amount_problem(name, v) AS
+CREATE OR REPLACE TEMP MACRO mpg_amount_problem(name, v, x) AS
     coalesce(
-        mpg_num_problem(name, v),
-        CASE WHEN mpg_num(v) < 0 THEN 'out of range: ' || name || ' must be >= 0'
-             WHEN mpg_num(v) > 1e30 THEN 'out of range: ' || name || ' above 1e30' END);
+        mpg_num_problem(name, v, x),
+        CASE WHEN x < 0 THEN 'out of range: ' || name || ' must be >= 0'
+             WHEN x > 1e30 THEN 'out of range: ' || name || ' above 1e30' END);
 
 -- RFC 3339 only: a date, 'T' (or a space), a time with optional fraction, and 'Z' or an offset.
 -- DuckDB alone would also take a missing offset or hour 24; the pattern rules those out first.
 -- The instant must then lie in [min_time, max_time): outside it is a clock fault, or a time that
 -- would stretch every open job to it.
-CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v, min_time, max_time) AS
+CREATE OR REPLACE TEMP MACRO mpg_ts_problem(name, v, t, min_time, max_time) AS
     coalesce(
         mpg_missing(name, v),
         CASE WHEN mpg_kind(v) <> 'string' THEN 'wrong type: ' || name || ' must be an RFC 3339 string'
              WHEN NOT regexp_full_match(json_extract_string(v, '$'),
                      '\d{4}-\d{2}-\d{2}[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)')
-                  OR mpg_ts(v) IS NULL
+                  OR t IS NULL
                  THEN 'unparseable time: ' || name
-             WHEN NOT (mpg_ts(v) >= min_time AND mpg_ts(v) < max_time)
+             WHEN NOT (t >= min_time AND t < max_time)
                  THEN 'out of range: ' || name || ' is outside ' || strftime(min_time, '%Y-%m-%d')
                       || '..' || strftime(max_time - INTERVAL 1 DAY, '%Y-%m-%d')
         END);

@@ -10,27 +10,38 @@ with objects as (
             "flops_source": "JSON"}')
 ),
 
+-- each value typed once, then checked
+typed as (
+    select
+        *,
+        mpg_ts(j.ts) as ts,
+        mpg_int(j.step) as step,
+        mpg_num(j.step_time_s) as step_time_s,
+        mpg_num(j.model_flops) as model_flops,
+        mpg_num(j.hbm_bytes) as hbm_bytes,
+        mpg_int(j.chips) as chips
+    from objects
+),
+
 checked as (
     select
-        line,
-        raw,
-        j,
+        *,
         coalesce(
             line_problem,
             mpg_key_problem('job_id', j.job_id),
-            mpg_ts_problem('ts', j.ts, $min_time, $max_time),
-            mpg_int_problem('step', j.step),
-            mpg_num_problem('step_time_s', j.step_time_s),
+            mpg_ts_problem('ts', j.ts, ts, $min_time, $max_time),
+            mpg_int_problem('step', j.step, step),
+            mpg_num_problem('step_time_s', j.step_time_s, step_time_s),
             -- a step under a nanosecond is a unit error; the bound also keeps PG finite
-            case when mpg_num(j.step_time_s) <= 0 then 'out of range: step_time_s must be > 0'
-                 when mpg_num(j.step_time_s) < 1e-9 then 'out of range: step_time_s below 1e-9'
+            case when step_time_s <= 0 then 'out of range: step_time_s must be > 0'
+                 when step_time_s < 1e-9 then 'out of range: step_time_s below 1e-9'
             end,
-            mpg_amount_problem('model_flops', j.model_flops),
-            mpg_optional(j.hbm_bytes, mpg_amount_problem('hbm_bytes', j.hbm_bytes)),
-            mpg_chips_problem('chips', j.chips),
+            mpg_amount_problem('model_flops', j.model_flops, model_flops),
+            mpg_optional(j.hbm_bytes, mpg_amount_problem('hbm_bytes', j.hbm_bytes, hbm_bytes)),
+            mpg_chips_problem('chips', j.chips, chips),
             mpg_optional(j.flops_source, mpg_str_problem('flops_source', j.flops_source))
         ) as reason
-    from objects
+    from typed
 )
 
 select
@@ -38,11 +49,11 @@ select
     raw,
     reason,
     mpg_str(j.job_id) as job_id,
-    mpg_ts(j.ts) as ts,
-    mpg_int(j.step) as step,
-    mpg_num(j.step_time_s) as step_time_s,
-    mpg_num(j.model_flops) as model_flops,
-    mpg_num(j.hbm_bytes) as hbm_bytes,
-    mpg_int(j.chips) as chips,
+    ts,
+    step,
+    step_time_s,
+    model_flops,
+    hbm_bytes,
+    chips,
     mpg_str(j.flops_source) as flops_source
 from checked
