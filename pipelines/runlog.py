@@ -61,7 +61,9 @@ class RunRecord:
     counts: tuple[dict[str, object], ...] | None = None
 
     @classmethod
-    def start(cls, traces: Path, files: list[TraceFile], metric_versions: tuple[str, ...]):
+    def start(
+        cls, traces: Path, files: list[TraceFile], metric_versions: tuple[str, ...]
+    ) -> RunRecord:
         started = _now()
         total, digest = fingerprint(files)
         return cls(
@@ -74,7 +76,9 @@ class RunRecord:
             metric_versions=metric_versions,
         )
 
-    def ended(self, outcome: str, message: str | None = None, counts: pa.Table | None = None):
+    def ended(
+        self, outcome: str, message: str | None = None, counts: pa.Table | None = None
+    ) -> RunRecord:
         return dataclasses.replace(
             self,
             outcome=outcome,
