@@ -19,6 +19,7 @@ from pathlib import Path
 
 from mpg.errors import find_user_error, one_line
 from mpg.explain.command import add_explain_arguments, explain_command
+from mpg.pipelines.layout import REPORT
 from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
 from mpg.pipelines.publish import PublishedRun
 from mpg.simulate import simulate
@@ -93,6 +94,11 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
             f"  {c['source']:<10} {c['records_read']:>9} = {c['accepted']:>9} + "
             f"{c['duplicates']:>6} + {c['quarantined']:>6}{check}"
         )
+    lines.append("")
+    lines.append(
+        f"expectations: {result.expectations} checked, {result.warnings} warnings "
+        f"-> {result.database.parent / REPORT}"
+    )
     return "\n".join(lines)
 
 

@@ -37,6 +37,8 @@ class PublishedRun:
     counts: pa.Table  # RECORD_COUNTS
     files: int
     skipped: list[str]
+    expectations: int  # checked by the quality suites
+    warnings: int  # of them, failed with severity warn (a failed "fail" stops the run)
 
 
 def _parquet_files(folder: Path) -> list[str]:

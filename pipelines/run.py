@@ -18,6 +18,8 @@ import shutil
 from pathlib import Path
 
 import apache_beam as beam
+import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg.errors import find_user_error, one_line
@@ -50,7 +52,7 @@ def run(opts: RunOptions) -> PublishedRun:
         try:
             _compute(opts, files, staging)
             database = build_database(staging)
-            _validate(staging, layout, record.run_id)
+            checks = _validate(staging, layout, record.run_id)
             headline, counts = read_headline(database)
             record = record.ended("published", counts=counts)
             write_runs(database, runlog.runs_table(layout.runs, record))
@@ -73,18 +75,22 @@ def run(opts: RunOptions) -> PublishedRun:
         counts=counts,
         files=len(files),
         skipped=skipped,
+        expectations=checks.num_rows,
+        warnings=pc.sum(pc.invert(checks.column("success"))).as_py() or 0,
     )
 
 
-def _validate(staging: Path, layout: OutputLayout, run_id: str) -> None:
+def _validate(staging: Path, layout: OutputLayout, run_id: str) -> pa.Table:
     """Check the staged outputs; a failed fail-severity expectation stops the run unpublished,
-    with the report kept in the run log (`DIR/runs/<run id>-validation.md`)."""
+    with the report kept in the run log (`DIR/runs/<run id>-validation.md`). Returns the results
+    (VALIDATION_RESULTS), every failure in them a warning."""
     results = validate_database(staging)
     if fatal_failures(results).num_rows:
         report = layout.runs / f"{run_id}-validation.md"
         layout.runs.mkdir(parents=True, exist_ok=True)
         report.write_text((staging / REPORT).read_text())
         raise_for_failures(results, report)
+    return results
 
 
 def _compute(opts: RunOptions, files: list[TraceFile], staging: Path) -> None:

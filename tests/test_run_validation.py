@@ -26,6 +26,7 @@ def sample_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sample") / "out"
     result = run_mpg("run", "--traces", SAMPLE, "--out", out)
     assert result.returncode == 0, result.stderr
+    (out.parent / "stdout.txt").write_text(result.stdout)
     return out
 
 
@@ -50,6 +51,10 @@ def test_every_expectation_passes_on_the_sample_and_the_report_says_so(sample_ou
     assert [r for r in results if not r["success"]] == []
     report = (sample_out / "validation_report.md").read_text()
     assert f"{len(results)} expectations, 0 failed (fail), 0 warnings" in report
+    printed = (sample_out.parent / "stdout.txt").read_text().splitlines()
+    assert printed[-1] == (
+        f"expectations: {len(results)} checked, 0 warnings -> {sample_out}/validation_report.md"
+    )
     targets = {r["target"] for r in results}
     assert targets >= {"scheduler", "runtime", "profiles", "job_day_goodput", "chip_time_ledger"}
     # the same rows as Parquet, beside the other tables
