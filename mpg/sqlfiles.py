@@ -1,6 +1,6 @@
 """Loads SQL statements from the `sql/` folder (installed as `mpg.sql`).
 
-SQL lives only in files, one statement each (sql/parse/macros.sql excepted), with named
+SQL lives only in files, one statement each (the `macros.sql` files excepted), with named
 parameters bound at execution: nothing here formats values into query text.
 
     >>> "with" in load_sql("parse/runtime.sql")

@@ -78,6 +78,7 @@ def build_database(staging: Path) -> Path:
             con.execute(create_table_sql(name, schema))
         for name in ("job_day_goodput", "chip_time_ledger", "quarantine", "record_counts"):
             _load(con, name, tables / name)
+        con.execute(load_sql("publish/macros.sql"))
         con.sql(load_sql("publish/goodput_by_slice.sql")).insert_into("goodput_by_slice")
         slices = conform(con.table("goodput_by_slice").to_arrow_table(), TABLES["goodput_by_slice"])
     write_by_day(slices, "day", tables / "goodput_by_slice", "part-0.parquet")

@@ -75,6 +75,7 @@ def slices(job_days: pl.DataFrame) -> pl.DataFrame:
     """goodput_by_slice as the published SQL computes it, over the given job-days."""
     with duckdb.connect() as con:
         con.register("job_day_goodput", job_days.to_arrow())
+        con.execute(load_sql("publish/macros.sql"))
         return pl.from_arrow(con.sql(load_sql("publish/goodput_by_slice.sql")).to_arrow_table())
 
 

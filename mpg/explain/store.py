@@ -76,6 +76,7 @@ def read_published(out: Path, job_id: str, metric_version: str) -> PublishedJob:
         raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
     params = {"job_id": job_id, "metric_version": metric_version}
     with _reading(database), duckdb.connect(str(database), read_only=True) as con:
+        con.execute(load_sql("publish/macros.sql"))
         goodput = con.sql(load_sql("explain/job_goodput.sql"), params=params).to_arrow_table()
         ledger = con.sql(load_sql("explain/job_ledger.sql"), params=params).to_arrow_table()
     if goodput.num_rows == 0:

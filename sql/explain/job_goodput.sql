@@ -1,10 +1,10 @@
 -- One job's published goodput: its job-day rows as published, and its lifetime in one row.
 -- grain: one row per day of the job (day set), plus one row for all its days (day NULL).
 -- parameters: $job_id (VARCHAR), $metric_version (VARCHAR).
--- The lifetime row sums chip-seconds and takes ratios of the sums, as goodput_by_slice does for
--- a slice: PG over the days that have one (pg_coverage: their share of productive time), and
--- MPG = SG x RG x PG. Day rows keep the published ratios themselves (the numbers people quote).
--- input: table job_day_goodput.
+-- The lifetime row sums chip-seconds and takes the ratios of the sums that goodput_by_slice
+-- publishes for a slice (mpg_goodput_ratios, sql/publish/macros.sql). Day rows keep the published
+-- ratios themselves (the numbers people quote).
+-- input: table job_day_goodput; the macros of sql/publish/macros.sql.
 with job_days as (
     select *
     from job_day_goodput
@@ -48,25 +48,17 @@ sums as (
 lifetime as (
     select
         null::date as day,
-        workload_class,
-        framework,
-        chip_generation,
-        chips_requested,
-        wanted_chip_s,
-        all_allocated_chip_s,
-        productive_chip_s,
-        ideal_chip_s,
-        case when productive_chip_s > 0 then profiled_chip_s / productive_chip_s end as pg_coverage,
-        case when wanted_chip_s > 0 then all_allocated_chip_s / wanted_chip_s end as sg,
-        case when all_allocated_chip_s > 0 then productive_chip_s / all_allocated_chip_s end as rg,
-        case when profiled_chip_s > 0 then ideal_chip_s / profiled_chip_s end as pg
+        * exclude (profiled_chip_s),
+        unnest(mpg_goodput_ratios(
+            wanted_chip_s, all_allocated_chip_s, productive_chip_s, ideal_chip_s, profiled_chip_s
+        ))
     from sums
 ),
 
 final as (
     select * from day_rows
     union all
-    select *, sg * rg * pg as mpg from lifetime
+    select * from lifetime
 )
 
 select * from final

@@ -1,10 +1,9 @@
 -- goodput_by_slice: fleet goodput per slice.
 -- grain: one row per day, metric version and combination of workload_class, framework and
 -- chip_generation, where a NULL slice column means "all" (GROUP BY CUBE: every roll-up present).
--- Every ratio is a ratio of sums of chip-seconds, never a mean of ratios. PG's numerator and
--- denominator cover only the job-days that have a PG; pg_coverage is the share of productive
--- time they hold. MPG = SG x RG x PG.
--- input: table job_day_goodput (one row per job, day and metric version).
+-- Every ratio is a ratio of sums of chip-seconds (mpg_goodput_ratios, sql/publish/macros.sql).
+-- input: table job_day_goodput (one row per job, day and metric version); the macros of
+-- sql/publish/macros.sql.
 with job_days as (
     select * from job_day_goodput
 ),
@@ -25,19 +24,13 @@ sums as (
     group by day, metric_version, cube (workload_class, framework, chip_generation)
 ),
 
-ratios as (
-    select
-        *,
-        case when productive_chip_s > 0 then profiled_chip_s / productive_chip_s end as pg_coverage,
-        case when wanted_chip_s > 0 then all_allocated_chip_s / wanted_chip_s end as sg,
-        case when all_allocated_chip_s > 0 then productive_chip_s / all_allocated_chip_s end as rg,
-        case when profiled_chip_s > 0 then ideal_chip_s / profiled_chip_s end as pg
-    from sums
-),
-
 final as (
-    select * exclude (profiled_chip_s), sg * rg * pg as mpg
-    from ratios
+    select
+        * exclude (profiled_chip_s),
+        unnest(mpg_goodput_ratios(
+            wanted_chip_s, all_allocated_chip_s, productive_chip_s, ideal_chip_s, profiled_chip_s
+        ))
+    from sums
 )
 
 select * from final
