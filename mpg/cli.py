@@ -45,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
         dest="metric_versions",
         help="metric definition(s) to compute (default: v1)",
     )
+    run.add_argument(
+        "--full",
+        action="store_true",
+        help="recompute everything from the trace files (default: only what new files change)",
+    )
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
 
     sim = commands.add_parser("simulate", help="write a synthetic fleet's traces")
@@ -69,6 +74,15 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
         f"mpg run {result.run_id}: {result.files} trace files in {seconds:.1f} s "
         f"-> {result.database}"
     ]
+    if result.up_to_date:
+        lines.append("  up to date: no new, changed or removed trace files; nothing published")
+    else:
+        days = sorted({day for _, day in result.changed_days})
+        span = f" ({days[0]} .. {days[-1]})" if days else ""
+        lines.append(
+            f"  {result.plan}; parsed {result.parsed}, retracted {result.retracted}; "
+            f"job tables changed on {len(days)} days{span}"
+        )
     if result.skipped:
         lines.append(f"  skipped {len(result.skipped)} files not named *.jsonl[.gz]")
     lines.append("")
@@ -94,11 +108,12 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
             f"  {c['source']:<10} {c['records_read']:>9} = {c['accepted']:>9} + "
             f"{c['duplicates']:>6} + {c['quarantined']:>6}{check}"
         )
-    lines.append("")
-    lines.append(
-        f"expectations: {result.expectations} checked, {result.warnings} warnings "
-        f"-> {result.database.parent / REPORT}"
-    )
+    if not result.up_to_date:
+        lines.append("")
+        lines.append(
+            f"expectations: {result.expectations} checked, {result.warnings} warnings "
+            f"-> {result.database.parent / REPORT}"
+        )
     return "\n".join(lines)
 
 
@@ -130,6 +145,7 @@ def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
         out=args.out,
         buckets=args.buckets,
         metric_versions=tuple(args.metric_versions or ("v1",)),
+        full=args.full,
         beam_args=tuple(beam_args) if beam_args else DEFAULT_BEAM_ARGS,
         **extra,
     )

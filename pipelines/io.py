@@ -304,23 +304,36 @@ def stable_id(text: str) -> str:
 
 
 def write_parquet(table: pa.Table, path: Path) -> None:
+    """Write `table` to `path` under a temporary name, then rename it into place.
+
+    The rename replaces the directory entry and never writes into an existing file: a path in a
+    staging folder may be a hard link to a published snapshot's file, which must not change.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        pq.write_table(table, path, compression="zstd")
+        pq.write_table(table, temporary, compression="zstd")
     except OSError as exc:
+        temporary.unlink(missing_ok=True)
         # Arrow's errors carry the errno but not the file name (a full disk, say): add it.
         if exc.filename is None and exc.errno is not None:
             raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
         raise
+    temporary.replace(path)
+
+
+def day_of(values: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """The UTC day (date32) of timestamps; dates pass through."""
+    if pa.types.is_timestamp(values.type):
+        return pc.cast(pc.floor_temporal(values, unit="day"), pa.date32())
+    return values
 
 
 def write_by_day(table: pa.Table, day_column: str, folder: Path, basename: str) -> list[Path]:
     """Write `table` as `folder/day=YYYY-MM-DD/basename`, one file per UTC day present."""
     if table.num_rows == 0:
         return []
-    days = table.column(day_column)
-    if pa.types.is_timestamp(days.type):
-        days = pc.cast(pc.floor_temporal(days, unit="day"), pa.date32())
+    days = day_of(table.column(day_column))
     written = []
     for day in pc.unique(days).to_pylist():
         path = folder / f"day={day.isoformat()}" / basename

@@ -34,6 +34,17 @@ REPORT = "validation_report.md"
 SOURCE_RESULTS = Path("validation") / "sources.parquet"
 # What the user sees at the top of DIR, each a link into the current snapshot.
 PUBLISHED = (DATABASE, "tables", "records", REPORT)
+# What every run rebuilds from the rest of its snapshot, so never carried over from the last one.
+REBUILT = (
+    DATABASE,
+    REPORT,
+    "validation",
+    "work",
+    "tables/goodput_by_slice",
+    "tables/record_counts",
+    "tables/validation_results",
+    "state/manifest.parquet",
+)
 _STATE = ".mpg"
 
 
@@ -118,6 +129,23 @@ class OutputLayout:
         for path in self.snapshots.iterdir():
             if path.name not in keep:
                 shutil.rmtree(path, ignore_errors=True)
+
+
+def link_snapshot(snapshot: Path, staging: Path) -> int:
+    """Start a run's staging folder as hard links to a snapshot's files (less REBUILT ones);
+    returns how many. Snapshot files are never written again (`write_parquet` replaces by
+    rename), so the run then changes only what it rewrites, and the snapshot stays intact."""
+    count = 0
+    for folder, _, names in os.walk(snapshot):
+        relative = Path(folder).relative_to(snapshot)
+        for name in names:
+            path = relative / name
+            if any(path == Path(r) or Path(r) in path.parents for r in REBUILT):
+                continue
+            (staging / relative).mkdir(parents=True, exist_ok=True)
+            os.link(snapshot / path, staging / path)
+            count += 1
+    return count
 
 
 def _replace_with_link(path: Path, target: Path) -> None:

@@ -25,6 +25,7 @@ class RunOptions:
     buckets: int = 64
     metric_versions: tuple[str, ...] = (DEFAULT_METRIC_VERSION,)
     block_bytes: int = DEFAULT_BLOCK_BYTES
+    full: bool = False  # recompute everything from the trace files, whatever is stored
     beam_args: tuple[str, ...] = field(default=DEFAULT_BEAM_ARGS)
 
     def __post_init__(self) -> None:

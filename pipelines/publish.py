@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -37,8 +37,16 @@ class PublishedRun:
     counts: pa.Table  # RECORD_COUNTS
     files: int
     skipped: list[str]
-    expectations: int  # checked by the quality suites
-    warnings: int  # of them, failed with severity warn (a failed "fail" stops the run)
+    expectations: int = 0  # checked by the quality suites
+    warnings: int = 0  # of them, failed with severity warn (a failed "fail" stops the run)
+    plan: str = ""  # what the run did, in words ("up to date", "2 new ... trace files", ...)
+    parsed: int = 0  # trace files parsed by this run
+    retracted: int = 0  # files ingested before that changed or disappeared
+    changed_days: list[tuple[str, str]] = field(default_factory=list)  # (job table, day)
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.plan == "up to date"
 
 
 def _parquet_files(folder: Path) -> list[str]:

@@ -182,6 +182,45 @@ VALIDATION_RESULTS = _schema(
     _opt("observed", pa.string()),
 )
 
+# What a snapshot remembers between runs, so that the next run ingests only new input
+# (`mpg.pipelines.state`). Internal: not published as tables, and free to change with the code
+# (a run of other code recomputes everything).
+#
+# One row per ingested input file, identified by its content hash.
+MANIFEST = _schema(
+    _req("source", pa.string()),
+    _req("name", pa.string()),  # relative to the trace root, as in provenance
+    _req("size", pa.int64()),
+    _req("mtime_ns", pa.int64()),
+    _req("sha256", pa.string()),
+    _req("lines_read", pa.int64()),
+    _req("quarantined", pa.int64()),  # at parsing
+    _req("buckets", pa.list_(pa.int32())),  # the job buckets its records went to
+)
+
+# Per job bucket and source: how its records were disposed of after parsing; with the bucket's
+# end of data and how many of its jobs are open (their chip-time runs to the end of data).
+BUCKET_STATE = _schema(
+    _req("bucket", pa.int32()),
+    _req("source", pa.string()),
+    _req("accepted", pa.int64()),
+    _req("duplicates", pa.int64()),
+    _req("quarantined", pa.int64()),
+    _opt("data_end", UTC_US),
+    _req("open_jobs", pa.int64()),
+)
+
+# Per job: whether it is open, and the days it occupies in the record store and in the job tables,
+# so that recomputing a job rewrites exactly the day partitions it can change.
+JOB_INDEX = _schema(
+    _req("job_id", pa.string()),
+    _req("open", pa.bool_()),
+    _req("first_record_day", pa.date32()),
+    _req("last_record_day", pa.date32()),
+    _opt("first_output_day", pa.date32()),
+    _opt("last_output_day", pa.date32()),
+)
+
 # The published tables, in the order they are created.
 TABLES: dict[str, pa.Schema] = {
     "job_day_goodput": JOB_DAY_GOODPUT,

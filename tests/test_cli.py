@@ -81,9 +81,10 @@ def test_run_over_gzip_and_malformed_lines_prints_headline_and_counts(tmp_path: 
     ]
 
 
-def test_running_twice_into_one_folder_replaces_the_tables(tmp_path: Path) -> None:
+def test_running_again_publishes_nothing_and_full_replaces_the_tables(tmp_path: Path) -> None:
     out = tmp_path / "out"
     tables = "job_day_goodput", "chip_time_ledger", "goodput_by_slice"
+    snapshots = out / ".mpg" / "snapshots"
 
     def published() -> dict[str, list[tuple]]:
         with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
@@ -91,7 +92,13 @@ def test_running_twice_into_one_folder_replaces_the_tables(tmp_path: Path) -> No
 
     assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
     first = published()
-    assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
+    again = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out)
+    assert again.returncode == 0
+    assert "up to date: no new, changed or removed trace files" in again.stdout
+    assert len(list(snapshots.iterdir())) == 1
+    full = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out, "--full")
+    assert full.returncode == 0
+    assert "computing everything: --full" in full.stdout
     assert published() == first
     public = ["mpg.duckdb", "records", "tables", "validation_report.md"]
     assert sorted(p.name for p in out.iterdir()) == sorted([".mpg", "runs", *public])

@@ -1,0 +1,308 @@
+"""What a snapshot remembers between runs, so that the next run ingests only what is new.
+
+    state/manifest.parquet                          MANIFEST: every ingested file, by content hash
+    state/parsed/source=S/bucket=NNNN/seg-*.parquet  every parsed record, before de-duplication
+    state/buckets/part-bNNNN.parquet                BUCKET_STATE: counts, end of data, open jobs
+    state/jobs/part-bNNNN.parquet                   JOB_INDEX: each job's days, and whether open
+
+A run compares the trace root with the current snapshot's manifest (`plan_run`): files whose
+content it has ingested before are not read again; new files are parsed; files that changed or
+disappeared are *retracted* (their parsed records stop counting). Whatever job buckets the new
+and retracted records fall in are reconciled again from the parsed store, and only the jobs
+whose records changed (and the open ones, when the end of data moves) are accounted again
+(`mpg.pipelines.buckets`). The result is the same as computing everything from scratch over the
+same files: a first run is exactly that, an update of an empty state.
+
+A snapshot made by other code, or with other buckets or metric versions, is not updated: the run
+computes everything again (`StateKey`), and says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from mpg.errors import TraceFileError
+from mpg.pipelines.io import TraceFile, read_parquet, stable_id, write_parquet
+from mpg.schemas import BUCKET_STATE, MANIFEST, RECORD_COUNTS, SOURCES, concat
+
+STATE = Path("state")
+MANIFEST_FILE = STATE / "manifest.parquet"
+_KEY = b"mpg.state"
+# A bucket with more segments than this is compacted into one when it is next updated.
+MAX_SEGMENTS = 8
+
+
+def segment_folder(root: Path, source: str, bucket: int) -> Path:
+    return root / STATE / "parsed" / f"source={source}" / f"bucket={bucket:04d}"
+
+
+def bucket_state_file(root: Path, bucket: int) -> Path:
+    return root / STATE / "buckets" / f"part-b{bucket:04d}.parquet"
+
+
+def job_index_file(root: Path, bucket: int) -> Path:
+    return root / STATE / "jobs" / f"part-b{bucket:04d}.parquet"
+
+
+def parse_quarantine_prefix(name: str) -> str:
+    """Quarantine files written for input file `name` at parsing start with this."""
+    return f"part-f{stable_id(name)}-"
+
+
+@dataclass(frozen=True)
+class StateKey:
+    """What a snapshot's state must match for a run to update it rather than start over."""
+
+    buckets: int
+    code_version: str
+    metric_versions: tuple[str, ...]
+
+    def encode(self) -> bytes:
+        return json.dumps(
+            {
+                "buckets": self.buckets,
+                "code_version": self.code_version,
+                "metric_versions": list(self.metric_versions),
+            },
+            sort_keys=True,
+        ).encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> StateKey:
+        fields = json.loads(raw)
+        return cls(
+            buckets=int(fields["buckets"]),
+            code_version=str(fields["code_version"]),
+            metric_versions=tuple(fields["metric_versions"]),
+        )
+
+    def mismatch(self, other: StateKey) -> str | None:
+        """Why a state made under `other` cannot be updated under this key, or None."""
+        if other.buckets != self.buckets:
+            return f"--buckets changed ({other.buckets} -> {self.buckets})"
+        if other.metric_versions != self.metric_versions:
+            old, new = ",".join(other.metric_versions), ",".join(self.metric_versions)
+            return f"metric versions changed ({old} -> {new})"
+        if other.code_version != self.code_version:
+            return f"mpg changed ({other.code_version} -> {self.code_version})"
+        return None
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The current snapshot's state, read once at the start of a run."""
+
+    snapshot: Path
+    key: StateKey
+    manifest: pa.Table  # MANIFEST
+    buckets: pa.Table  # BUCKET_STATE, every bucket that has records
+
+    @property
+    def data_end(self) -> int | None:
+        """The snapshot's end of data: the latest record among all buckets (epoch µs)."""
+        return pc.max(self.buckets.column("data_end").cast(pa.int64())).as_py()
+
+    def bucket_ends(self) -> list[tuple[int, int | None, int]]:
+        """Per bucket that has records: (bucket, end of data in epoch µs, open jobs)."""
+        columns = [
+            self.buckets.column("bucket").to_pylist(),
+            self.buckets.column("data_end").cast(pa.int64()).to_pylist(),
+            self.buckets.column("open_jobs").to_pylist(),
+        ]
+        return sorted(set(zip(*columns, strict=True)))
+
+
+def read_bucket_states(root: Path) -> pa.Table:
+    files = sorted((root / STATE / "buckets").glob("part-b*.parquet"))
+    return concat((read_parquet(f, BUCKET_STATE) for f in files), BUCKET_STATE)
+
+
+def load_previous(current: Path) -> Previous | None:
+    """The state of the snapshot `current` points to; None if there is none (a first run, or a
+    snapshot made before runs kept state)."""
+    if not current.exists():
+        return None
+    snapshot = current.resolve()
+    manifest_file = snapshot / MANIFEST_FILE
+    if not manifest_file.exists():
+        return None
+    manifest = read_parquet(manifest_file, MANIFEST)
+    key = StateKey.decode(pq.read_schema(manifest_file).metadata[_KEY])
+    return Previous(snapshot, key, manifest, read_bucket_states(snapshot))
+
+
+def write_manifest(root: Path, manifest: pa.Table, key: StateKey) -> None:
+    schema = MANIFEST.with_metadata({**MANIFEST.metadata, _KEY: key.encode()})
+    write_parquet(
+        manifest.sort_by([("source", "ascending"), ("name", "ascending")]).cast(schema),
+        root / MANIFEST_FILE,
+    )
+
+
+def content_hash(file: TraceFile) -> str:
+    """SHA-256 of a trace file's bytes as stored (compressed or not)."""
+    try:
+        with Path(file.path).open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise TraceFileError(f"cannot read trace file {file.name}: {reason}") from exc
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A trace file with its identity: the manifest's row for it, less what parsing finds."""
+
+    file: TraceFile
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+def identify(files: Iterable[TraceFile], manifest: pa.Table) -> list[InputFile]:
+    """Each file with its content hash. A file whose name, size and modification time match its
+    manifest row keeps the recorded hash; any other is read and hashed."""
+    known = {
+        r["name"]: r for r in manifest.select(["name", "size", "mtime_ns", "sha256"]).to_pylist()
+    }
+    out = []
+    for f in files:
+        stat = Path(f.path).stat()
+        row = known.get(f.name)
+        same = row is not None and (row["size"], row["mtime_ns"]) == (
+            stat.st_size,
+            stat.st_mtime_ns,
+        )
+        sha = row["sha256"] if same else content_hash(f)
+        out.append(InputFile(f, stat.st_size, stat.st_mtime_ns, sha))
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do: the files to parse, the files to retract, and from what state."""
+
+    previous: Previous | None  # None: compute everything from scratch
+    reason: str  # why this plan, in words
+    new: tuple[InputFile, ...]  # to parse
+    kept: pa.Table  # MANIFEST rows of files ingested before and unchanged
+    retracted: tuple[str, ...]  # names of ingested files that changed or are gone
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.previous is not None and not self.new and not self.retracted
+
+    def retracted_buckets(self) -> list[int]:
+        """The buckets that records of retracted files went to."""
+        assert self.previous is not None or not self.retracted
+        if not self.retracted:
+            return []
+        manifest = self.previous.manifest  # type: ignore[union-attr]
+        rows = manifest.filter(pc.is_in(manifest.column("name"), pa.array(self.retracted)))
+        return sorted(set(pc.list_flatten(rows.column("buckets")).to_pylist()))
+
+    def live(self) -> dict[str, str]:
+        """Every input file's content hash, by name: the files whose records count."""
+        live = dict(
+            zip(
+                self.kept.column("name").to_pylist(),
+                self.kept.column("sha256").to_pylist(),
+                strict=True,
+            )
+        )
+        live.update({f.file.name: f.sha256 for f in self.new})
+        return live
+
+
+def plan_run(
+    files: list[TraceFile], previous: Previous | None, key: StateKey, full: bool = False
+) -> Plan:
+    """Compare the trace root with the previous state under `key`."""
+    why = None if previous is None else key.mismatch(previous.key)
+    if previous is None or full or why is not None:
+        reason = "first run" if previous is None and not full else why or "--full"
+        identified = identify(files, MANIFEST.empty_table())
+        return Plan(
+            None, f"computing everything: {reason}", tuple(identified), MANIFEST.empty_table(), ()
+        )
+    identified = identify(files, previous.manifest)
+    old = dict(
+        zip(
+            previous.manifest.column("name").to_pylist(),
+            previous.manifest.column("sha256").to_pylist(),
+            strict=True,
+        )
+    )
+    new = tuple(f for f in identified if old.get(f.file.name) != f.sha256)
+    unchanged = {f.file.name for f in identified if old.get(f.file.name) == f.sha256}
+    retracted = tuple(sorted(n for n in old if n not in unchanged))
+    kept = _refresh_stat(previous.manifest, [f for f in identified if f.file.name in unchanged])
+    changed = sum(1 for f in new if f.file.name in old)
+    reason = (
+        f"{len(new) - changed} new, {changed} changed and "
+        f"{len(retracted) - changed} removed trace files"
+    )
+    return Plan(previous, reason, new, kept, retracted)
+
+
+def _refresh_stat(manifest: pa.Table, unchanged: list[InputFile]) -> pa.Table:
+    """Manifest rows of unchanged files, with their current size and modification time (a file
+    touched but not changed is then not hashed again next time)."""
+    rows = {r["name"]: r for r in manifest.to_pylist()}
+    kept = []
+    for f in unchanged:
+        row = dict(rows[f.file.name])
+        row.update(mtime_ns=f.mtime_ns)
+        kept.append(row)
+    return pa.Table.from_pylist(kept, schema=MANIFEST)
+
+
+def finished_manifest(plan: Plan, ingested: list[dict]) -> pa.Table:
+    """The manifest after a run: the kept rows, and a row per file it parsed (what parsing
+    found comes from the pipeline: `ingested`, one entry per file that had any line)."""
+    found = {r["name"]: r for r in ingested}
+    rows = [
+        {
+            "source": f.file.source,
+            "name": f.file.name,
+            "size": f.size,
+            "mtime_ns": f.mtime_ns,
+            "sha256": f.sha256,
+            "lines_read": found.get(f.file.name, {}).get("lines_read", 0),
+            "quarantined": found.get(f.file.name, {}).get("quarantined", 0),
+            "buckets": found.get(f.file.name, {}).get("buckets", []),
+        }
+        for f in plan.new
+    ]
+    return concat([plan.kept, pa.Table.from_pylist(rows, schema=MANIFEST)], MANIFEST)
+
+
+def record_counts(manifest: pa.Table, buckets: pa.Table) -> pa.Table:
+    """RECORD_COUNTS over everything ingested: lines read and quarantined at parsing per file,
+    the rest per bucket, so that read = accepted + duplicates + quarantined per source."""
+    rows = []
+    for source in SOURCES:
+        files = manifest.filter(pc.equal(manifest.column("source"), source))
+        states = buckets.filter(pc.equal(buckets.column("source"), source))
+
+        def total(table: pa.Table, column: str) -> int:
+            return pc.sum(table.column(column)).as_py() or 0
+
+        rows.append(
+            {
+                "source": source,
+                "records_read": total(files, "lines_read"),
+                "accepted": total(states, "accepted"),
+                "duplicates": total(states, "duplicates"),
+                "quarantined": total(files, "quarantined") + total(states, "quarantined"),
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=RECORD_COUNTS)
