@@ -64,11 +64,15 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, folder: Path) -> None:
         raise StoreError(f"a staged Parquet file of {table} cannot be read: {exc}") from exc
 
 
+# The oldest DuckDB that can open `mpg.duckdb`: analysts' CLIs and BI tools lag the library.
+READABLE_BY = "v1.5.0"
+
+
 @contextlib.contextmanager
 def _writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the new database; DuckDB's I/O errors (a full disk) name the file."""
     try:
-        with duckdb.connect(str(path)) as con:
+        with duckdb.connect(str(path), config={"storage_compatibility_version": READABLE_BY}) as con:
             # One thread: floating-point sums (the slices) then add up in one order, so the same
             # input gives the same bits on every run. The tables here are small (job-days).
             con.execute("SET threads = 1")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import random
 import shutil
@@ -21,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from tests.conftest import SPEC_EXAMPLES, run_mpg
+from tests.snapshots import published_state
 
 SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
 # Files that appear as a run moves through its phases (glob under the output folder).
@@ -35,24 +34,6 @@ PHASES = {
     "building the database": ".mpg/staging/*/mpg.duckdb",
     "switching": ".mpg/snapshots/2*",  # the new snapshot is in place; `current` may not point at it
 }
-
-
-def published_state(out: Path) -> dict[str, str]:
-    """Every published byte a reader can see, resolved through `current` once (as a careful reader
-    does): file digests under tables/ and records/, and each table's rows in stored order."""
-    current = (out / ".mpg" / "current").resolve()
-    state = {
-        str(p.relative_to(current)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for folder in ("tables", "records")
-        for p in sorted((current / folder).rglob("*"))
-        if p.is_file()
-    }
-    with duckdb.connect(str(current / "mpg.duckdb"), read_only=True) as con:
-        for (table,) in con.execute("select table_name from duckdb_tables()").fetchall():
-            if table != "runs":  # the run log differs by design: ids and times
-                rows = repr(con.table(table).fetchall()).encode()
-                state[f"table {table}"] = hashlib.sha256(rows).hexdigest()
-    return state
 
 
 def runs(out: Path) -> dict[str, str]:
@@ -194,7 +175,7 @@ def test_a_full_disk_is_a_one_line_error_and_the_previous_tables_stay(tmp_path: 
         pytest.skip("needs unshare(1) to mount a small private tmpfs")
     disk = tmp_path / "disk"
     disk.mkdir()
-    size = 8 * 1024 * 1024
+    size = 32 * 1024 * 1024
     script = (
         f"mount -t tmpfs -o size={size} none {disk} && "
         f'"{sys.executable}" -c "$0" {disk} {SPEC_EXAMPLES / "tiny"} {SAMPLE}'

@@ -177,10 +177,11 @@ def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
         )
         for s in SOURCES
     )
+    # (file, line) last: a total order, so the stored bytes do not depend on arrival order.
     order = {
-        "scheduler": ["job_id", "ts"],
-        "runtime": ["job_id", "start"],
-        "profiles": ["job_id", "ts"],
+        "scheduler": ["job_id", "ts", "file", "line"],
+        "runtime": ["job_id", "start", "file", "line"],
+        "profiles": ["job_id", "ts", "file", "line"],
     }
     stored = {s: conform(accepted[s].sort(order[s]).to_arrow(), RECORD_SCHEMAS[s]) for s in SOURCES}
     return BucketRecords(
