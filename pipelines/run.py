@@ -51,7 +51,7 @@ def run(opts: RunOptions) -> PublishedRun:
         staging = layout.staging(record.run_id)
         try:
             _compute(opts, files, staging)
-            database = build_database(staging)
+            database = build_database(staging, opts.current_metric_version)
             checks = _validate(staging, layout, record.run_id)
             headline, counts = read_headline(database)
             record = record.ended("published", counts=counts)
