@@ -39,9 +39,10 @@ class RunOptions:
             )
         if self.current_metric_version not in self.metric_versions:
             raise OptionsError(
-                f"{self.out / CONFIG_FILE} names {self.current_metric_version} as the current "
-                f"metric version, but this run computes only {', '.join(self.metric_versions)}: "
-                f"add --metric-version {self.current_metric_version}"
+                f"the current metric version {self.current_metric_version} (from "
+                f"{self.out / CONFIG_FILE}, v1 without it) is not among those this run computes "
+                f"({', '.join(self.metric_versions)}): add --metric-version "
+                f"{self.current_metric_version}"
             )
         if self.block_bytes < 1024:
             raise OptionsError("--block-bytes must be at least 1024")

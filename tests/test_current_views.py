@@ -96,8 +96,8 @@ def test_a_current_version_the_run_does_not_compute_is_refused(tmp_path: Path) -
     result = run_mpg("run", "--traces", TINY, "--out", tmp_path, "--metric-version", "v1")
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
-        f"mpg: error: {tmp_path / 'mpg.toml'} names v2 as the current metric version, but this "
-        "run computes only v1: add --metric-version v2\n"
+        f"mpg: error: the current metric version v2 (from {tmp_path / 'mpg.toml'}, v1 without it) "
+        "is not among those this run computes (v1): add --metric-version v2\n"
     )
 
 
