@@ -1,6 +1,6 @@
 """The `mpg` command.
 
-    mpg run --traces ROOT --out DIR [--buckets N] [--metric-version v1] [beam options...]
+    mpg run --traces ROOT --out DIR [--buckets N] [--metric-version v1 ...] [beam options...]
     mpg simulate --seed N --jobs N --days N --out ROOT
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from mpg.config import read_config
 from mpg.errors import find_user_error, one_line
 from mpg.explain.command import add_explain_arguments, explain_command
 from mpg.pipelines.layout import REPORT
@@ -43,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         "--metric-version",
         action="append",
         dest="metric_versions",
-        help="metric definition(s) to compute (default: v1)",
+        help="metric definition(s) to compute (default: v1 and DIR/mpg.toml's current version)",
     )
     run.add_argument(
         "--full",
@@ -140,11 +141,13 @@ def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
     run = _import_run()
 
     extra = {"block_bytes": args.block_bytes} if args.block_bytes else {}
+    config = read_config(args.out)
     opts = RunOptions(
         traces=args.traces,
         out=args.out,
         buckets=args.buckets,
-        metric_versions=tuple(args.metric_versions or ("v1",)),
+        metric_versions=tuple(args.metric_versions or config.metric_versions),
+        current_metric_version=config.current_metric_version,
         full=args.full,
         beam_args=tuple(beam_args) if beam_args else DEFAULT_BEAM_ARGS,
         **extra,

@@ -4,6 +4,13 @@ Changelog (append only; a new version is written beside the old ones, never over
 - v1 (2026-11): MPG = SG x RG x PG as in spec fleet-traces.md v1. PG per job-day is
   sum(model_flops / (chips x peak_flops_per_chip)) / sum(step_time_s) over that day's profile
   records; a generation without a peak has no PG.
+- v2 (2026-11): v1 with a memory-bound roofline: each profile record's ideal step time is
+  max(model_flops / (chips x peak_flops_per_chip), hbm_bytes / (chips x hbm_bytes_per_s)), so a
+  step that must move its bytes through HBM is not charged as program loss for the time that
+  takes. The compute term stands alone where the memory term is unknown: a record without
+  hbm_bytes, or a generation whose catalog entry has no bandwidth. A generation without a peak
+  still has no PG (its bandwidth alone does not make a roofline). SG, RG, the span precedence and
+  the ledger categories are v1's.
 
 The chip-time categories and their precedence are part of the definition too: they decide which
 activity a second of all-allocated time is charged to when spans overlap.
@@ -56,10 +63,24 @@ class MetricVersion:
 
 
 def _compute_roofline() -> pl.Expr:
+    """v1: the step's FLOPs at the chips' peak rate; null where the generation has no peak."""
     return pl.col("model_flops") / (pl.col("chips") * pl.col("peak_flops_per_chip"))
+
+
+def _memory_roofline() -> pl.Expr:
+    """v2: the larger of the compute time and the time to move the step's HBM bytes.
+
+    `max_horizontal` skips nulls, so an unknown memory term (no hbm_bytes, no bandwidth) leaves
+    the compute term; the `when` keeps a generation without a peak null, as in v1, rather than
+    letting the memory term alone stand for the roofline.
+    """
+    compute = _compute_roofline()
+    memory = pl.col("hbm_bytes") / (pl.col("chips") * pl.col("hbm_bytes_per_s"))
+    return pl.when(compute.is_not_null()).then(pl.max_horizontal(compute, memory))
 
 
 METRIC_VERSIONS: dict[str, MetricVersion] = {
     "v1": MetricVersion(name="v1", ideal_step_time=_compute_roofline),
+    "v2": MetricVersion(name="v2", ideal_step_time=_memory_roofline),
 }
 DEFAULT_METRIC_VERSION = "v1"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpg.config import CONFIG_FILE
 from mpg.errors import OptionsError
 from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
@@ -24,6 +25,7 @@ class RunOptions:
     out: Path
     buckets: int = 64
     metric_versions: tuple[str, ...] = (DEFAULT_METRIC_VERSION,)
+    current_metric_version: str = DEFAULT_METRIC_VERSION  # what the *_current views show
     block_bytes: int = DEFAULT_BLOCK_BYTES
     full: bool = False  # recompute everything from the trace files, whatever is stored
     beam_args: tuple[str, ...] = field(default=DEFAULT_BEAM_ARGS)
@@ -35,6 +37,13 @@ class RunOptions:
         if unknown:
             raise OptionsError(
                 f"unknown metric version {unknown[0]} (known: {', '.join(METRIC_VERSIONS)})"
+            )
+        if self.current_metric_version not in self.metric_versions:
+            raise OptionsError(
+                f"the current metric version {self.current_metric_version} (from "
+                f"{self.out / CONFIG_FILE}, v1 without it) is not among those this run computes "
+                f"({', '.join(self.metric_versions)}): add --metric-version "
+                f"{self.current_metric_version}"
             )
         if self.block_bytes < 1024:
             raise OptionsError("--block-bytes must be at least 1024")

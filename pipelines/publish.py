@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mpg.errors import StoreError
+from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines.io import read_parquet, write_by_day, write_parquet
 from mpg.pipelines.layout import DATABASE, REPORT, SOURCE_RESULTS
 from mpg.quality import render_report, validate_outputs
@@ -72,7 +73,9 @@ READABLE_BY = "v1.5.0"
 def _writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the new database; DuckDB's I/O errors (a full disk) name the file."""
     try:
-        with duckdb.connect(str(path), config={"storage_compatibility_version": READABLE_BY}) as con:
+        with duckdb.connect(
+            str(path), config={"storage_compatibility_version": READABLE_BY}
+        ) as con:
             # One thread: floating-point sums (the slices) then add up in one order, so the same
             # input gives the same bits on every run. The tables here are small (job-days).
             con.execute("SET threads = 1")
@@ -81,8 +84,21 @@ def _writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         raise StoreError(f"cannot write {path}: {exc}") from exc
 
 
-def build_database(staging: Path) -> Path:
-    """`staging/mpg.duckdb` with every published table, and the slices as Parquet beside it."""
+def current_views_sql(version: str) -> str:
+    """sql/publish/current_views.sql for `version`, inlined as a quoted literal.
+
+    The one place a value goes into SQL text: DuckDB cannot bind parameters in a view definition.
+    It is safe because `version` must be a name of METRIC_VERSIONS (code, not input); anything
+    else is a bug in the caller, which validates the configuration first (mpg.config).
+    """
+    if version not in METRIC_VERSIONS:
+        raise ValueError(f"not a metric version: {version!r}")
+    return load_sql("publish/current_views.sql").replace("$current_version", f"'{version}'")
+
+
+def build_database(staging: Path, current_version: str) -> Path:
+    """`staging/mpg.duckdb` with every published table, the `*_current` views showing
+    `current_version`'s rows, and the slices as Parquet beside it."""
     path = staging / DATABASE
     tables = staging / "tables"
     with _writing(path) as con:
@@ -93,6 +109,7 @@ def build_database(staging: Path) -> Path:
         con.execute(load_sql("publish/macros.sql"))
         con.sql(load_sql("publish/goodput_by_slice.sql")).insert_into("goodput_by_slice")
         slices = conform(con.table("goodput_by_slice").to_arrow_table(), TABLES["goodput_by_slice"])
+        con.execute(current_views_sql(current_version))
     write_by_day(slices, "day", tables / "goodput_by_slice", "part-0.parquet")
     return path
 

@@ -63,7 +63,9 @@ def run(opts: RunOptions) -> PublishedRun:
     with layout.locked():
         layout.clear_leftovers()
         runlog.settle_unfinished(layout.runs, layout.snapshot_ids())
-        key = StateKey(opts.buckets, code_version(), opts.metric_versions)
+        key = StateKey(
+            opts.buckets, code_version(), opts.metric_versions, opts.current_metric_version
+        )
         plan = plan_run(files, load_previous(layout.current), key, opts.full)
         record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)
         if plan.up_to_date:
@@ -83,7 +85,7 @@ def run(opts: RunOptions) -> PublishedRun:
         staging = layout.staging(record.run_id)
         try:
             changed_days = _compute(opts, plan, files, staging, record.run_id, key)
-            database = build_database(staging)
+            database = build_database(staging, opts.current_metric_version)
             checks = _validate(staging, layout, record.run_id)
             headline, counts = read_headline(database)
             record = record.ended("published", counts=counts)

@@ -19,6 +19,7 @@ computes everything again (`StateKey`), and says why.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable
@@ -64,25 +65,17 @@ class StateKey:
     buckets: int
     code_version: str
     metric_versions: tuple[str, ...]
+    # What the `*_current` views show: a change needs a new database, not new computation.
+    current_metric_version: str
 
     def encode(self) -> bytes:
-        return json.dumps(
-            {
-                "buckets": self.buckets,
-                "code_version": self.code_version,
-                "metric_versions": list(self.metric_versions),
-            },
-            sort_keys=True,
-        ).encode()
+        return json.dumps(dataclasses.asdict(self), sort_keys=True).encode()
 
     @classmethod
     def decode(cls, raw: bytes) -> StateKey:
         fields = json.loads(raw)
-        return cls(
-            buckets=int(fields["buckets"]),
-            code_version=str(fields["code_version"]),
-            metric_versions=tuple(fields["metric_versions"]),
-        )
+        fields["metric_versions"] = tuple(fields["metric_versions"])
+        return cls(**fields)
 
     def mismatch(self, other: StateKey) -> str | None:
         """Why a state made under `other` cannot be updated under this key, or None."""
@@ -196,9 +189,14 @@ class Plan:
     kept: pa.Table  # MANIFEST rows of files ingested before and unchanged
     retracted: tuple[str, ...]  # names of ingested files that changed or are gone
 
+    key: StateKey  # what this run computes
+
     @property
     def up_to_date(self) -> bool:
-        return self.previous is not None and not self.new and not self.retracted
+        """Nothing to ingest, retract or republish."""
+        if self.previous is None or self.new or self.retracted:
+            return False
+        return self.previous.key == self.key
 
     def retracted_buckets(self) -> list[int]:
         """The buckets that records of retracted files went to."""
@@ -230,8 +228,9 @@ def plan_run(
     if previous is None or full or why is not None:
         reason = "first run" if previous is None and not full else why or "--full"
         identified = identify(files, MANIFEST.empty_table())
+        everything = tuple(identified)
         return Plan(
-            None, f"computing everything: {reason}", tuple(identified), MANIFEST.empty_table(), ()
+            None, f"computing everything: {reason}", everything, MANIFEST.empty_table(), (), key
         )
     identified = identify(files, previous.manifest)
     old = dict(
@@ -250,7 +249,10 @@ def plan_run(
         f"{len(new) - changed} new, {changed} changed and "
         f"{len(retracted) - changed} removed trace files"
     )
-    return Plan(previous, reason, new, kept, retracted)
+    if not new and not retracted and previous.key != key:
+        old_view, new_view = previous.key.current_metric_version, key.current_metric_version
+        reason = f"the *_current views change version ({old_view} -> {new_view})"
+    return Plan(previous, reason, new, kept, retracted, key)
 
 
 def _refresh_stat(manifest: pa.Table, unchanged: list[InputFile]) -> pa.Table:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mpg.catalog import ChipCatalog
 from tests.timeline import (
     NEXT_DAY,
     account,
@@ -228,6 +229,66 @@ def test_a_generation_without_a_peak_gets_sg_and_rg_but_no_pg() -> None:
     row = a.job_day("u")
     assert (row["sg"], row["rg"], row["pg"], row["ideal_chip_s"]) == (1.0, 0.5, None, None)
     assert a.categories("u") == {"productive_unprofiled": 300, "runtime_idle": 300}
+
+
+# tpu-v4: 275e12 FLOP/s and 1200e9 HBM bytes/s per chip; every job below runs on 2 chips, so a
+# step's compute term is model_flops / 5.5e14 s and its memory term hbm_bytes / 2.4e12 s. One
+# 10 s step of 2.75e15 FLOPs: 5 s of compute. 1.92e13 HBM bytes: 8 s; 2.4e12 bytes: 1 s.
+FIVE_S_OF_COMPUTE = 2.75e15
+EIGHT_S_OF_HBM = 1.92e13
+
+
+@pytest.mark.parametrize(
+    ("gen", "catalog", "hbm", "version", "pg", "ideal"),
+    [
+        # v1 ignores hbm_bytes: 5 s / 10 s; ideal = PG x 600 s productive x 2 chips.
+        ("tpu-v4", None, EIGHT_S_OF_HBM, "v1", 0.5, 600),
+        # memory-bound: max(5 s, 8 s) / 10 s.
+        ("tpu-v4", None, EIGHT_S_OF_HBM, "v2", 0.8, 960),
+        # compute-bound: max(5 s, 1 s) / 10 s, as v1.
+        ("tpu-v4", None, 2.4e12, "v2", 0.5, 600),
+        # no hbm_bytes: the compute term alone, as v1.
+        ("tpu-v4", None, None, "v2", 0.5, 600),
+        # a peak but no bandwidth in the catalog: the compute term alone, as v1.
+        ("tpu-x", catalog_with("tpu-x", 275e12, None), EIGHT_S_OF_HBM, "v2", 0.5, 600),
+        # a bandwidth but no peak: no PG, as v1 (the memory term alone is no roofline).
+        ("tpu-y", catalog_with("tpu-y", None, 1200e9), EIGHT_S_OF_HBM, "v2", None, None),
+    ],
+)
+def test_v2_bounds_each_step_by_hbm_traffic_where_it_is_known(
+    gen: str,
+    catalog: ChipCatalog | None,
+    hbm: float | None,
+    version: str,
+    pg: float | None,
+    ideal: float | None,
+) -> None:
+    a = account(
+        [submit("m", "00:00", 2, gen=gen), schedule("m", "00:00", 0, 2), end("m", "00:10")],
+        [span("m", "step", "00:00", "00:10", step=1)],
+        [profile("m", "00:01", 10.0, FIVE_S_OF_COMPUTE, 2, hbm_bytes=hbm)],
+        catalog=catalog,
+        metric_version=version,
+    )
+    row = a.job_day("m")
+    assert (row["metric_version"], row["pg"], row["ideal_chip_s"]) == (version, pg, ideal)
+
+
+def test_v2_falls_back_per_record_not_per_day() -> None:
+    # Two 10 s steps: one with hbm_bytes (max(5 s, 8 s) = 8 s), one without (5 s of compute).
+    # PG = (8 + 5) / (10 + 10) = 0.65; ideal = 0.65 x 1200 productive chip-s = 780.
+    a = account(
+        [submit("f", "00:00", 2), schedule("f", "00:00", 0, 2), end("f", "00:10")],
+        [span("f", "step", "00:00", "00:10", step=1)],
+        [
+            profile("f", "00:01", 10.0, FIVE_S_OF_COMPUTE, 2, hbm_bytes=EIGHT_S_OF_HBM),
+            profile("f", "00:02", 10.0, FIVE_S_OF_COMPUTE, 2),
+        ],
+        metric_version="v2",
+    )
+    row = a.job_day("f")
+    assert (row["pg"], row["ideal_chip_s"]) == (0.65, 780)
+    assert a.categories("f") == {"ideal": 780, "program_loss": 420}
 
 
 def test_a_huge_gang_does_not_overflow() -> None:

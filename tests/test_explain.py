@@ -418,7 +418,7 @@ def test_user_errors_are_one_line_and_exit_2(outs: dict[str, Path], tmp_path: Pa
         "mpg: error: job 'train-c' has no row on 2026-11-23 (its days: 2026-11-22)"
     )
     assert _error("--out", edges, "--job", "train-c", "--metric-version", "v9") == (
-        "mpg: error: unknown metric version v9 (known: v1)"
+        "mpg: error: unknown metric version v9 (known: v1, v2)"
     )
 
 

@@ -1,7 +1,9 @@
-"""The real pipeline against an independent calculation (tests/reference.py).
+"""The real pipeline against an independent calculation (tests/reference/), for every metric
+version it knows.
 
-The reference is first held to the spec's worked examples; then the real `mpg run` CLI and the
-reference both read the same trace roots (simulated fleets, and a hand-made one full of the edge
+The reference is first held to the spec's worked examples (`expected/` for v1, `expected-v2/`
+for v2); then the real `mpg run` CLI, computing every version at once, and the reference both
+read the same trace roots (simulated fleets, and a hand-made one full of the edge
 cases the spec and docs/decisions.md settle) and every published table must agree with it: the
 same rows, chip-seconds and ratios to 1e-9 relative, the same quarantined (source, file, line)
 with the same class of reason and the same raw text, and the same record counts.
@@ -31,6 +33,7 @@ import pytest
 
 from mpg.simulate import simulate
 from tests.reference import Reference, reason_class, reference
+from tests.reference.model import METRIC_VERSIONS
 
 EXAMPLES = Path(__file__).parent / "fixtures" / "spec_examples"
 REL = 1e-9  # what the grader allows between the pipeline and an independent calculation
@@ -116,10 +119,14 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+EXPECTED = {"v1": "expected", "v2": "expected-v2"}
+
+
+@pytest.mark.parametrize("version", METRIC_VERSIONS)
 @pytest.mark.parametrize("example", ["tiny", "edges"])
-def test_reference_reproduces_spec_example(example: str) -> None:
-    ref = reference(EXAMPLES / example)
-    expected = EXAMPLES / example / "expected"
+def test_reference_reproduces_spec_example(example: str, version: str) -> None:
+    ref = reference(EXAMPLES / example, version)
+    expected = EXAMPLES / example / EXPECTED[version]
     job_days = {(r["day"], r["job_id"]): r for r in read_csv(expected / "job_day_goodput.csv")}
     ledger = {
         (r["day"], r["job_id"], r["category"]): r["chip_s"]
@@ -398,8 +405,17 @@ CASES = [*SIMULATED, "handmade", "disputed"]
 class Published:
     root: Path
     out: Path
-    ref: Reference
+    refs: dict[str, Reference]  # per metric version
     tables: dict[str, list[dict[str, Any]]]
+
+    def rows(self, table: str, version: str) -> list[dict[str, Any]]:
+        """The published rows of one metric version."""
+        return [r for r in self.tables[table] if r["metric_version"] == version]
+
+    @property
+    def inputs(self) -> Reference:
+        """The reference for the quarantine and record counts, which no metric version changes."""
+        return self.refs["v1"]
 
 
 def read_tables(db: Path) -> dict[str, list[dict[str, Any]]]:
@@ -415,7 +431,7 @@ def read_tables(db: Path) -> dict[str, list[dict[str, Any]]]:
             cursor = con.execute(f"select * from {name}")
             columns = [d[0] for d in cursor.description]
             rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-            tables[name] = [r for r in rows if r.get("metric_version", "v1") == "v1"]
+            tables[name] = rows
     return tables
 
 
@@ -434,6 +450,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Published]:
         else:
             disputed_fleet(root)
         command = [sys.executable, "-m", "mpg.cli", "run", "--traces", str(root), "--out", str(out)]
+        command += [arg for version in METRIC_VERSIONS for arg in ("--metric-version", version)]
         runs[name] = (
             root,
             out,
@@ -441,47 +458,51 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Published]:
         )
     results = {}
     for name, (root, out, process) in runs.items():
-        ref = reference(root)
+        refs = {version: reference(root, version) for version in METRIC_VERSIONS}
         output, _ = process.communicate(timeout=300)
         assert process.returncode == 0, f"{name}: mpg run failed:\n{output[-3000:]}"
-        results[name] = Published(root, out, ref, read_tables(out / "mpg.duckdb"))
+        results[name] = Published(root, out, refs, read_tables(out / "mpg.duckdb"))
     return results
 
 
+@pytest.mark.parametrize("version", METRIC_VERSIONS)
 @pytest.mark.parametrize("case", CASES)
-def test_job_day_goodput(case: str, published: dict[str, Published]) -> None:
-    p = published[case]
-    got = {(r["day"], r["job_id"]): r for r in p.tables["job_day_goodput"]}
-    assert len(got) == len(p.tables["job_day_goodput"]), "one row per job-day"
-    problems = differences(p.ref.job_days, got, numbers(JOB_DAY_NUMBERS))
-    for key in p.ref.job_days.keys() & got.keys():
-        ours, theirs = p.ref.job_days[key], got[key]
+def test_job_day_goodput(case: str, version: str, published: dict[str, Published]) -> None:
+    p, ref = published[case], published[case].refs[version]
+    rows = p.rows("job_day_goodput", version)
+    got = {(r["day"], r["job_id"]): r for r in rows}
+    assert len(got) == len(rows), "one row per job-day"
+    problems = differences(ref.job_days, got, numbers(JOB_DAY_NUMBERS))
+    for key in ref.job_days.keys() & got.keys():
+        ours, theirs = ref.job_days[key], got[key]
         for name in ("workload_class", "framework", "chip_generation", "chips_requested"):
             if getattr(ours, name) != theirs[name]:
                 problems.append(f"{key} {name}: expected {getattr(ours, name)}, got {theirs[name]}")
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("version", METRIC_VERSIONS)
 @pytest.mark.parametrize("case", CASES)
-def test_chip_time_ledger(case: str, published: dict[str, Published]) -> None:
-    p = published[case]
-    rows = p.tables["chip_time_ledger"]
+def test_chip_time_ledger(case: str, version: str, published: dict[str, Published]) -> None:
+    ref = published[case].refs[version]
+    rows = published[case].rows("chip_time_ledger", version)
     got = {(r["day"], r["job_id"], r["category"]): r["chip_s"] for r in rows}
     assert len(got) == len(rows), "one row per job-day and category"
     # A zero row may be left out: a row missing on one side counts as zero there.
-    expected = {k: p.ref.ledger.get(k, 0.0) for k in p.ref.ledger.keys() | got.keys()}
+    expected = {k: ref.ledger.get(k, 0.0) for k in ref.ledger.keys() | got.keys()}
     got = {k: got.get(k, 0.0) for k in expected}
     problems = differences(expected, got, scalar)
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("version", METRIC_VERSIONS)
 @pytest.mark.parametrize("case", CASES)
-def test_goodput_by_slice(case: str, published: dict[str, Published]) -> None:
-    p = published[case]
-    rows = p.tables["goodput_by_slice"]
+def test_goodput_by_slice(case: str, version: str, published: dict[str, Published]) -> None:
+    ref = published[case].refs[version]
+    rows = published[case].rows("goodput_by_slice", version)
     got = {(r["day"], r["workload_class"], r["framework"], r["chip_generation"]): r for r in rows}
     assert len(got) == len(rows), "one row per day and slice"
-    problems = differences(p.ref.slices, got, numbers(SLICE_NUMBERS))
+    problems = differences(ref.slices, got, numbers(SLICE_NUMBERS))
     assert not problems, "\n".join(problems)
 
 
@@ -495,7 +516,7 @@ def test_quarantine(case: str, published: dict[str, Published]) -> None:
         got[key] = (reason_class(r["reason"]), r["reason"], r["raw"])
     expected = {
         (q.source, q.file, q.line): (reason_class(q.reason), q.reason, q.raw)
-        for q in p.ref.quarantine
+        for q in p.inputs.quarantine
     }
 
     def same_class(ours: tuple[str, str, str], theirs: tuple[str, str, str]) -> list[str]:
@@ -520,7 +541,7 @@ def test_record_counts(case: str, published: dict[str, Published]) -> None:
     }
     expected = {
         source: (c.read, c.accepted, c.duplicates, c.quarantined)
-        for source, c in p.ref.counts.items()
+        for source, c in p.inputs.counts.items()
     }
     assert got == expected
     for read, accepted, duplicates, quarantined in got.values():

@@ -65,8 +65,8 @@ def test_every_expectation_passes_on_the_sample_and_the_report_says_so(sample_ou
 def _doctored_build(real):
     """build_database, then a planted bug: a job-day whose SG is 1.5."""
 
-    def build(staging: Path) -> Path:
-        database = real(staging)
+    def build(staging: Path, current_version: str) -> Path:
+        database = real(staging, current_version)
         with duckdb.connect(str(database)) as con:
             con.execute("update job_day_goodput set sg = 1.5 where job_id = 'train-a'")
         return database

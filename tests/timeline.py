@@ -62,8 +62,15 @@ def span(
     return record if step is None else {**record, "step": step}
 
 
-def profile(job: str, clock: str, step_time_s: float, model_flops: float, chips: int) -> dict:
-    return {
+def profile(
+    job: str,
+    clock: str,
+    step_time_s: float,
+    model_flops: float,
+    chips: int,
+    hbm_bytes: float | None = None,
+) -> dict:
+    record = {
         "job_id": job,
         "ts": at(clock),
         "step": 1,
@@ -71,6 +78,7 @@ def profile(job: str, clock: str, step_time_s: float, model_flops: float, chips:
         "model_flops": model_flops,
         "chips": chips,
     }
+    return record if hbm_bytes is None else {**record, "hbm_bytes": hbm_bytes}
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,7 @@ def account(
     runtime: list[dict] = (),  # type: ignore[assignment]
     profiles: list[dict] = (),  # type: ignore[assignment]
     catalog: ChipCatalog | None = None,
+    metric_version: str = "v1",
 ) -> Accounted:
     catalog = catalog or load_catalog()
     parser = BlockParser(catalog)
@@ -108,7 +117,12 @@ def account(
     bucket = reconcile_bucket(0, parsed)
     records = bucket.records
     job_days, ledger = account_chip_time(
-        records.scheduler, records.runtime, records.profiles, catalog, records.data_end, ("v1",)
+        records.scheduler,
+        records.runtime,
+        records.profiles,
+        catalog,
+        records.data_end,
+        (metric_version,),
     )
     return Accounted(
         records=bucket,
@@ -120,10 +134,16 @@ def account(
     )
 
 
-def catalog_with(generation: str, peak: float | None) -> ChipCatalog:
+def catalog_with(
+    generation: str, peak: float | None, hbm_bytes_per_s: float | None = None
+) -> ChipCatalog:
     base = load_catalog()
     extra = pa.table(
-        {"chip_generation": [generation], "peak_flops_per_chip": [peak], "hbm_bytes_per_s": [None]},
+        {
+            "chip_generation": [generation],
+            "peak_flops_per_chip": [peak],
+            "hbm_bytes_per_s": [hbm_bytes_per_s],
+        },
         schema=base.table.schema,
     )
     return ChipCatalog(version="test", table=pa.concat_tables([base.table, extra]))

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from mpg.config import read_config
 from mpg.explain.build import explain_job
 from mpg.explain.render import render
-from mpg.metrics import DEFAULT_METRIC_VERSION
 
 
 def _day(text: str) -> dt.date:
@@ -34,14 +34,14 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--metric-version",
-        default=DEFAULT_METRIC_VERSION,
-        help=f"metric definition of the figures (default: {DEFAULT_METRIC_VERSION})",
+        help="metric definition of the figures (default: the current one, DIR/mpg.toml's or v1)",
     )
     parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
 
 
 def explain_command(args: argparse.Namespace) -> int:
-    explanation = explain_job(args.out, args.job, args.day, args.metric_version)
+    version = args.metric_version or read_config(args.out).current_metric_version
+    explanation = explain_job(args.out, args.job, args.day, version)
     if args.json:
         print(json.dumps(explanation.to_json(), indent=2))
     else:

@@ -12,6 +12,7 @@ from typing import Any
 from tests.reference.model import (
     DAY_US,
     EPOCH_ORDINAL,
+    HBM_BYTES_PER_S,
     LEDGER_CATEGORY,
     PEAK_FLOPS,
     PRECEDENCE,
@@ -25,8 +26,8 @@ from tests.reference.model import (
 from tests.reference.records import Job, Record, read_records
 
 
-def reference(root: Path) -> Reference:
-    """Read the trace root and compute every v1 output from scratch."""
+def reference(root: Path, metric_version: str = "v1") -> Reference:
+    """Read the trace root and compute every output of one metric version from scratch."""
     root = Path(root)
     valid, rejected, counts = read_records(root)
 
@@ -109,7 +110,7 @@ def reference(root: Path) -> Reference:
     ledger: dict[tuple[datetime.date, str, str], float] = {}
     exact_rows = []  # (JobDay attributes, exact sums, pg) for the slices
     for job_id in sorted(jobs):
-        for day, sums, pg in account_job(jobs[job_id], end_of_data):
+        for day, sums, pg in account_job(jobs[job_id], end_of_data, metric_version):
             row, categories = job_day_row(jobs[job_id], day, sums, pg)
             job_days[(day, job_id)] = row
             for category, chip_s in categories.items():
@@ -203,7 +204,23 @@ def day_of(instant_us: int) -> datetime.date:
     return datetime.date.fromordinal(EPOCH_ORDINAL + instant_us // DAY_US)
 
 
-def account_job(job: Job, end_of_data: int) -> list[tuple[datetime.date, dict[str, int], Any]]:
+def ideal_step_time(profile: Record, generation: str, metric_version: str) -> Fraction:
+    """A profile record's ideal step time, exactly. v1 (spec step 4): model_flops / (chips x
+    peak). v2 (spec: "a roofline that also bounds each step by hbm_bytes / (chips x
+    hbm_bandwidth)"): the larger of that and the memory term. Reading: a record without
+    hbm_bytes has no memory term, so v2 gives it v1's time. Every generation of catalog v1 has
+    a peak and a bandwidth, so nothing else is missing here."""
+    f = profile.fields
+    compute = Fraction(f["model_flops"]) / (f["chips"] * Fraction(PEAK_FLOPS[generation]))
+    if metric_version == "v1" or "hbm_bytes" not in f:
+        return compute
+    memory = Fraction(f["hbm_bytes"]) / (f["chips"] * Fraction(HBM_BYTES_PER_S[generation]))
+    return max(compute, memory)
+
+
+def account_job(
+    job: Job, end_of_data: int, metric_version: str
+) -> list[tuple[datetime.date, dict[str, int], Any]]:
     """Per UTC day with wanted time: exact chip-microsecond sums per quantity, and the PG."""
     chips = job.submit.fields["chips_requested"]
     begin = job.submit.fields["ts"]
@@ -249,7 +266,7 @@ def account_job(job: Job, end_of_data: int) -> list[tuple[datetime.date, dict[st
     profiles: dict[datetime.date, list[Record]] = defaultdict(list)
     for profile in job.profiles:
         profiles[day_of(profile.fields["ts"])].append(profile)
-    peak = PEAK_FLOPS[job.submit.fields["chip_generation"]]
+    generation = job.submit.fields["chip_generation"]
 
     result = []
     for day in sorted(sums):
@@ -257,10 +274,7 @@ def account_job(job: Job, end_of_data: int) -> list[tuple[datetime.date, dict[st
             continue  # Reading: no wanted time, no row (a zero-length job has none at all)
         pg = None
         if profiles[day]:
-            ideal = sum(
-                Fraction(p.fields["model_flops"]) / (p.fields["chips"] * Fraction(peak))
-                for p in profiles[day]
-            )
+            ideal = sum(ideal_step_time(p, generation, metric_version) for p in profiles[day])
             measured = sum(Fraction(p.fields["step_time_s"]) for p in profiles[day])
             pg = ideal / measured
         result.append((day, dict(sums[day]), pg))

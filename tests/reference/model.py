@@ -1,4 +1,4 @@
-"""The reference's constants (catalog v1, precedence, categories) and result types.
+"""The reference's constants (catalog v1, metric versions, precedence, categories) and result types.
 
 These restate what mpg.metrics and the chip catalog define, on purpose: an oracle that imported
 the definitions it checks would agree with any mistake in them.
@@ -23,6 +23,19 @@ PEAK_FLOPS = {
     "gpu-h200": 989e12,
     "gpu-b200": 2250e12,
 }
+# ... and HBM bandwidth per chip, bytes/s (metric v2's memory-bound roofline).
+HBM_BYTES_PER_S = {
+    "tpu-v4": 1200e9,
+    "tpu-v5e": 819e9,
+    "tpu-v5p": 2765e9,
+    "tpu-v6e": 1640e9,
+    "tpu-v7": 7370e9,
+    "gpu-a100": 2039e9,
+    "gpu-h100": 3350e9,
+    "gpu-h200": 4800e9,
+    "gpu-b200": 8000e9,
+}
+METRIC_VERSIONS = ("v1", "v2")
 WORKLOAD_CLASSES = ("training", "serving", "bulk_inference")
 FRAMEWORKS = ("jax", "tensorflow", "pytorch", "other")
 JOB_STATES = ("FINISHED", "FAILED", "CANCELLED")
