@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
-from mpg.errors import OptionsError
+from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.pipelines.account import build_account
 from mpg.pipelines.ingest import build_ingest
 from mpg.pipelines.io import discover_trace_files
@@ -356,3 +357,69 @@ def test_a_run_through_the_portable_job_api_publishes_what_the_in_process_runner
     portable_state = published_state(portable)
     assert portable_state == published_state(local)
     assert "table job_day_goodput" in portable_state
+
+
+@pytest.mark.slow
+def test_a_user_error_on_a_portable_runners_worker_is_still_one_line_and_exit_2(
+    job_endpoint: str, tmp_path: Path
+) -> None:
+    """The worker's error reaches mpg as text, not as an exception: its last line is read."""
+    traces = tmp_path / "traces"
+    shutil.copytree(SPEC_EXAMPLES / "tiny", traces, ignore=shutil.ignore_patterns("expected*"))
+    (traces / "runtime" / "broken.jsonl").symlink_to("/proc/self/mem")  # reading it: EIO
+    out = tmp_path / "out"
+    result = run_mpg(
+        "run", "--traces", traces, "--out", out, *LOOPBACK, f"--job_endpoint={job_endpoint}"
+    )
+    message = "cannot read trace file runtime/broken.jsonl: Input/output error"
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == f"mpg: error: {message}"
+    (record,) = (out / "runs").glob("*.json")
+    assert json.loads(record.read_text())["message"] == message
+
+
+_WORKER_TRACEBACK = """Pipeline job-1 failed in state FAILED: Error running pipeline.
+Traceback (most recent call last):
+  File "fn_runner.py", line 1395, in process_bundle
+RuntimeError: Traceback (most recent call last):
+  File "pipelines/io.py", line 157, in read_line_blocks
+{}
+"""
+
+
+@pytest.mark.parametrize(
+    ("last_line", "reported"),
+    [
+        (
+            "mpg.errors.TraceFileError: cannot read trace file a.jsonl: Permission denied "
+            "[while running 'ReadLineBlocks']",
+            "cannot read trace file a.jsonl: Permission denied",
+        ),
+        (
+            "mpg.errors.StoreError: cannot read Parquet file /o/p.parquet: bad magic",
+            "cannot read Parquet file /o/p.parquet: bad magic",
+        ),
+        (
+            "OSError: [Errno 28] No space left on device: '/o/t/part-0.parquet' "
+            "[while running 'WriteRecordStore']",
+            "No space left on device: /o/t/part-0.parquet",
+        ),
+        ("OSError: [Errno 2] No such file or directory: '/o/x'", None),
+        ("KeyError: 'job_id'", None),
+        ("mpg.errors.NotAnError: looks like one", None),
+    ],
+)
+def test_a_remote_workers_error_text_is_read_from_its_last_line(
+    last_line: str, reported: str | None
+) -> None:
+    error = find_user_error(RuntimeError(_WORKER_TRACEBACK.format(last_line)))
+    assert (one_line(error) if error else None) == reported
+
+
+def test_a_bug_raised_while_handling_a_user_error_stays_a_bug() -> None:
+    text = _WORKER_TRACEBACK.format(
+        "mpg.errors.TraceFileError: cannot read trace file a.jsonl: Permission denied\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "NameError: name 'x' is not defined"
+    )
+    assert find_user_error(RuntimeError(text)) is None
