@@ -10,6 +10,7 @@ print one line and exit 2; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import signal
 import sys
@@ -21,7 +22,7 @@ from mpg.config import read_config
 from mpg.errors import find_user_error, one_line
 from mpg.explain.command import add_explain_arguments, explain_command
 from mpg.pipelines.layout import REPORT
-from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
+from mpg.pipelines.options import RunOptions
 from mpg.pipelines.publish import PublishedRun
 from mpg.simulate import simulate
 
@@ -137,8 +138,9 @@ def _import_run() -> Callable[[RunOptions], PublishedRun]:
     return run
 
 
-def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
+def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
     run = _import_run()
+    from mpg.pipelines.runners import beam_args  # after Beam's import, which _import_run quiets
 
     extra = {"block_bytes": args.block_bytes} if args.block_bytes else {}
     config = read_config(args.out)
@@ -149,9 +151,10 @@ def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
         metric_versions=tuple(args.metric_versions or config.metric_versions),
         current_metric_version=config.current_metric_version,
         full=args.full,
-        beam_args=tuple(beam_args) if beam_args else DEFAULT_BEAM_ARGS,
         **extra,
     )
+    # mpg's own options are checked first: packaging for remote workers takes seconds.
+    opts = dataclasses.replace(opts, beam_args=beam_args(passthrough))
     started = time.monotonic()
     result = run(opts)
     print(format_headline(result, time.monotonic() - started))

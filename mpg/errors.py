@@ -1,12 +1,15 @@
 """The errors a user can fix: each is reported as one line naming what to fix, with exit code 2.
 
 Anything else escaping the `mpg` command is a bug and keeps its traceback. Errors raised inside a
-Beam step reach the command wrapped by the runner; `find_user_error` looks through that chain.
+Beam step reach the command wrapped by the runner; `find_user_error` looks through that chain,
+and through the text a runner with remote workers sends instead (a portable runner's job service,
+Dataflow), whose last line is the worker's error.
 """
 
 from __future__ import annotations
 
 import errno
+import re
 
 # Errors of the machine rather than of the code: a full disk, a missing permission, a read-only or
 # failing filesystem, too many open files. Reported in one line with the file they name.
@@ -59,7 +62,36 @@ def find_user_error(exc: BaseException) -> UserError | OSError | None:
         if isinstance(current, OSError) and current.errno in _ENVIRONMENT_ERRNOS:
             return current
         current = current.__cause__ or current.__context__
+    return remote_user_error(exc)
+
+
+# The last line of a worker's traceback, as the launcher receives it: `module.Class: message`.
+_ERROR_LINE = re.compile(r"(?P<name>[\w.]+): (?P<message>.*)")
+_OS_ERROR_MESSAGE = re.compile(r"\[Errno (?P<errno>\d+)\] (?P<strerror>[^:]+)(?:: '(?P<file>.*)')?")
+
+
+def remote_user_error(exc: BaseException) -> UserError | OSError | None:
+    """The user error a remote worker raised, rebuilt from the runner's error text, if its last
+    line names one: an mpg user error by its class, or an OSError of the machine by its errno.
+
+    Only the last line counts, so a bug raised while handling a user error stays a bug.
+    """
+    lines = str(exc).strip().splitlines()
+    match = _ERROR_LINE.fullmatch(lines[-1]) if lines else None
+    if match is None:
+        return None
+    user_errors = {f"{c.__module__}.{c.__qualname__}": c for c in _subclasses(UserError)}
+    if match["name"] in user_errors:
+        return user_errors[match["name"]](match["message"])
+    os_error = _OS_ERROR_MESSAGE.fullmatch(match["message"].split(" [while running ")[0])
+    if os_error and int(os_error["errno"]) in _ENVIRONMENT_ERRNOS:
+        return OSError(int(os_error["errno"]), os_error["strerror"], os_error["file"])
     return None
+
+
+def _subclasses(cls: type[UserError]) -> list[type[UserError]]:
+    """Every subclass of `cls` defined so far, at any depth."""
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
 
 
 def one_line(error: UserError | OSError) -> str:

@@ -1,13 +1,13 @@
 r"""The run's Beam pipeline: new trace files -> an updated record store and job tables.
 
-    new files | ReadLineBlocks | ParseTraceRecords | KeyByJobBucket ---\
-                                  | DescribeFiles        retracted buckets | GroupByJobBucket
-                                  | WriteParseQuarantine                    | UpdateBucketRecords
-    UpdateBucketRecords | AccountChangedJobs (end of data as a side input)   (mpg.pipelines.buckets)
-                        | ValidateRecords (the source suites, on what was reconciled)
-                        | quarantine refs | GroupByFile | WriteBucketQuarantine
+    new files | ReadLineBlocks | ParseTraceRecords | WriteParseQuarantine
+                                                   | DescribeFiles
+    (parsed, retracted buckets) | UpdateJobBuckets | (with previous bucket ends) FindEndOfData
+    (updates, idle buckets, end of data) | AccountChangedJobs     (mpg.pipelines.buckets)
+    updates | ValidateRecords (the source suites, on the records reconciled again)
+    quarantine work | RecoverQuarantinedText
 
-The staging folder starts as links to the previous snapshot (`link_previous`); this pipeline
+The staging folder starts as links to the previous snapshot (`layout.link_snapshot`); this pipeline
 replaces what changes. Computing from scratch is the same pipeline over an empty state. Scratch
 results for the launcher (what each parsed file held, which days changed) go to `work/`.
 """
@@ -32,7 +32,7 @@ from mpg.pipelines.io import TraceFile, read_line_blocks, write_parquet
 from mpg.pipelines.layout import SOURCE_RESULTS
 from mpg.pipelines.state import Plan, parse_quarantine_prefix
 from mpg.transforms.parse import ParsedBlock
-from mpg.transforms.reconcile import bucket_of
+from mpg.transforms.reconcile import JobRecords, bucket_of
 from mpg.transforms.steps import ParseTraceRecords, ValidateRecords, split_by_bucket
 
 WORK = Path("work")
@@ -88,6 +88,46 @@ class _UpdateBuckets(beam.DoFn):
                 yield beam.pvalue.TaggedOutput("quarantine", out)
 
 
+class DescribeFiles(beam.PTransform):
+    """ParsedBlocks -> `work/ingested.json`: per parsed file, what the manifest records."""
+
+    def __init__(self, buckets: int, staging: str) -> None:
+        super().__init__()
+        self._buckets, self._staging = buckets, staging
+
+    def expand(self, parsed):
+        return (
+            parsed
+            | "DescribeBlocks" >> beam.Map(_describe, self._buckets)
+            | "SumPerFile" >> beam.CombinePerKey(_add_stats)
+            | "GatherFileStats" >> beam.combiners.ToList()
+            | "WriteFileStats" >> beam.Map(_write_ingested, self._staging)
+        )
+
+
+class UpdateJobBuckets(beam.PTransform):
+    """(ParsedBlocks, retracted bucket numbers) -> BucketUpdate per touched bucket (main output)
+    and quarantine work per input file (`quarantine`). The only shuffle of records: Arrow tables,
+    one per block and bucket."""
+
+    def __init__(self, ctx: UpdateContext, buckets: int) -> None:
+        super().__init__()
+        self._ctx, self._buckets = ctx, buckets
+
+    def expand(self, inputs):
+        parsed, retracted = inputs
+        return (
+            (
+                parsed | "KeyByJobBucket" >> beam.FlatMap(split_by_bucket, self._buckets),
+                retracted | "KeyRetracted" >> beam.Map(lambda b: (b, None)),
+            )
+            | "TouchedBuckets" >> beam.Flatten()
+            | "GroupByJobBucket" >> beam.GroupByKey()
+            | "UpdateBucketRecords"
+            >> beam.ParDo(_UpdateBuckets(self._ctx)).with_outputs("quarantine", main="updates")
+        )
+
+
 def _resolve_ends(element: tuple[int, Iterable[tuple]]) -> Iterator:
     """Per bucket: its end of data now (the new one if touched, else the previous one), and the
     untouched buckets with open jobs, which the end of data may move."""
@@ -107,6 +147,73 @@ def _latest(values: Iterable[int | None]) -> int | None:
     return max((v for v in values if v is not None), default=None)
 
 
+def _new_end(update: BucketUpdate) -> tuple[int, tuple]:
+    return update.records.bucket, ("new", update.records.data_end)
+
+
+def _old_end(bucket_end: tuple[int, int | None, int]) -> tuple[int, tuple]:
+    bucket, end, open_jobs = bucket_end
+    return bucket, ("old", end, open_jobs)
+
+
+class FindEndOfData(beam.PTransform):
+    """(BucketUpdates, previous (bucket, end, open jobs)) -> the end of data over every bucket
+    (main output), and the untouched buckets with open jobs (`idle`)."""
+
+    def expand(self, inputs):
+        updates, previous = inputs
+        ends = (
+            (
+                updates | "NewEnds" >> beam.Map(_new_end),
+                previous | "OldEnds" >> beam.Map(_old_end),
+            )
+            | "AllBuckets" >> beam.Flatten()
+            | "GroupBuckets" >> beam.GroupByKey()
+            | "ResolveEnds" >> beam.FlatMap(_resolve_ends).with_outputs("idle", main="ends")
+        )
+        return ends.ends | "Latest" >> beam.CombineGlobally(_latest), ends.idle
+
+
+class AccountChangedJobs(beam.PTransform):
+    """(BucketUpdates, idle bucket numbers, end of data) -> `work/changed_days.json`: the job
+    tables rewritten where their rows change."""
+
+    def __init__(self, ctx: UpdateContext) -> None:
+        super().__init__()
+        self._ctx = ctx
+
+    def expand(self, inputs):
+        updates, idle, data_end = inputs
+        return (
+            (updates, idle)
+            | "BucketsToAccount" >> beam.Flatten()
+            | "AccountBucket"
+            >> beam.FlatMap(account_bucket, self._ctx, beam.pvalue.AsSingleton(data_end))
+            | "GatherChangedDays" >> beam.combiners.ToList()
+            | "WriteChangedDays" >> beam.Map(_write_json, self._ctx.out / CHANGED_DAYS)
+        )
+
+
+class RecoverQuarantinedText(beam.PTransform):
+    """Quarantine work per input file -> `tables/quarantine/part-bNNNN-<file>.parquet`: each file
+    read once, for the rows whose raw text is not known yet."""
+
+    def __init__(self, ctx: UpdateContext, files: dict[str, TraceFile]) -> None:
+        super().__init__()
+        self._ctx, self._files = ctx, files
+
+    def expand(self, work):
+        return (
+            work
+            | "GroupByFile" >> beam.GroupByKey()
+            | "WriteBucketQuarantine" >> beam.Map(write_bucket_quarantine, self._ctx, self._files)
+        )
+
+
+def _records(update: BucketUpdate) -> JobRecords:
+    return update.records
+
+
 def build_update(
     p: beam.Pipeline,
     plan: Plan,
@@ -117,63 +224,24 @@ def build_update(
 ) -> None:
     """Compose the update on `p` (`files`: every input file, by name); step labels are stable
     (runners key state by them)."""
-    out = ctx.staging
     parsed = (
         p
         | "ListNewTraceFiles" >> beam.Create([f.file for f in plan.new])
         | "ReadLineBlocks" >> beam.FlatMap(read_line_blocks, block_bytes)
         | "ParseTraceRecords" >> ParseTraceRecords(ctx.catalog)
     )
-    _ = parsed | "WriteParseQuarantine" >> beam.Map(_write_parse_quarantine, out)
-    _ = (
-        parsed
-        | "DescribeBlocks" >> beam.Map(_describe, buckets)
-        | "DescribeFiles" >> beam.CombinePerKey(_add_stats)
-        | "GatherFileStats" >> beam.combiners.ToList()
-        | "WriteFileStats" >> beam.Map(_write_ingested, out)
-    )
-    retracted = p | "ListRetractedBuckets" >> beam.Create(
-        [(b, None) for b in plan.retracted_buckets()]
-    )
-    updated = (
-        (parsed | "KeyByJobBucket" >> beam.FlatMap(split_by_bucket, buckets), retracted)
-        | "TouchedBuckets" >> beam.Flatten()
-        | "GroupByJobBucket" >> beam.GroupByKey()
-        | "UpdateBucketRecords"
-        >> beam.ParDo(_UpdateBuckets(ctx)).with_outputs("quarantine", main="updates")
-    )
+    _ = parsed | "WriteParseQuarantine" >> beam.Map(_write_parse_quarantine, ctx.staging)
+    _ = parsed | "DescribeFiles" >> DescribeFiles(buckets, ctx.staging)
+    retracted = p | "ListRetractedBuckets" >> beam.Create(plan.retracted_buckets())
+    updated = (parsed, retracted) | "UpdateJobBuckets" >> UpdateJobBuckets(ctx, buckets)
     previous = [] if plan.previous is None else plan.previous.bucket_ends()
-    ends = (
-        (
-            updated.updates
-            | "NewEndOfData" >> beam.Map(lambda u: (u.records.bucket, ("new", u.records.data_end))),
-            p
-            | "PreviousBuckets"
-            >> beam.Create(
-                [(bucket, ("old", end, open_jobs)) for bucket, end, open_jobs in previous]
-            ),
-        )
-        | "AllBuckets" >> beam.Flatten()
-        | "GroupBuckets" >> beam.GroupByKey()
-        | "ResolveEnds" >> beam.FlatMap(_resolve_ends).with_outputs("idle", main="ends")
-    )
-    data_end = ends.ends | "EndOfData" >> beam.CombineGlobally(_latest)
-    _ = (
-        (updated.updates, ends.idle)
-        | "BucketsToAccount" >> beam.Flatten()
-        | "AccountChangedJobs"
-        >> beam.FlatMap(account_bucket, ctx, beam.pvalue.AsSingleton(data_end))
-        | "GatherChangedDays" >> beam.combiners.ToList()
-        | "WriteChangedDays" >> beam.Map(_write_json, Path(out) / CHANGED_DAYS)
-    )
+    old_ends = p | "ListPreviousBuckets" >> beam.Create(previous)
+    data_end, idle = (updated.updates, old_ends) | "FindEndOfData" >> FindEndOfData()
+    _ = (updated.updates, idle, data_end) | "AccountChangedJobs" >> AccountChangedJobs(ctx)
     _ = (
         updated.updates
-        | "ReconciledRecords" >> beam.Map(lambda u: u.records)
+        | "ReconciledRecords" >> beam.Map(_records)
         | "ValidateRecords" >> ValidateRecords(ctx.catalog)
-        | "WriteSourceResults" >> beam.Map(write_parquet, Path(out) / SOURCE_RESULTS)
+        | "WriteSourceResults" >> beam.Map(write_parquet, ctx.out / SOURCE_RESULTS)
     )
-    _ = (
-        updated.quarantine
-        | "GroupRefsByFile" >> beam.GroupByKey()
-        | "WriteBucketQuarantine" >> beam.Map(write_bucket_quarantine, ctx, files)
-    )
+    _ = updated.quarantine | "RecoverQuarantinedText" >> RecoverQuarantinedText(ctx, files)

@@ -13,9 +13,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mpg.catalog import load_catalog
-from mpg.pipelines.ingest import quarantine_refs_by_file
 from mpg.pipelines.io import discover_trace_files, read_line_blocks, recover_raw_text
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.sqlfiles import load_sql
@@ -54,8 +54,10 @@ def account_fleet(root: Path) -> FleetResult:
     bucket = reconcile_bucket(0, {s: concat(parsed[s], RECORD_SCHEMAS[s]) for s in SOURCES})
     r = bucket.records
     by_name = {f.name: f for f in files}
+    refs = bucket.quarantine
     recovered = [
-        recover_raw_text(by_name[name], refs) for name, refs in quarantine_refs_by_file(bucket)
+        recover_raw_text(by_name[name], refs.filter(pc.equal(refs.column("file"), name)))
+        for name in sorted(set(refs.column("file").to_pylist()))
     ]
     job_days, ledger = account_chip_time(
         r.scheduler, r.runtime, r.profiles, catalog, r.data_end, ("v1",)

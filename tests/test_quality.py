@@ -493,9 +493,7 @@ def test_validation_writes_nothing_in_home_tmpdir_or_cwd(
 
 
 def test_importing_the_cli_and_pipelines_does_not_import_great_expectations() -> None:
-    modules = (
-        "mpg.cli, mpg.pipelines.run, mpg.pipelines.account, mpg.pipelines.publish, mpg.quality"
-    )
+    modules = "mpg.cli, mpg.pipelines.run, mpg.pipelines.update, mpg.pipelines.publish, mpg.quality"
     check = f"import sys, {modules}; assert 'great_expectations' not in sys.modules"
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

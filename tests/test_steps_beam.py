@@ -3,27 +3,39 @@ beam.Create and checked with assert_that, as in Beam's own examples."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import pickle
+from collections.abc import Iterable
+from pathlib import Path
 
 import apache_beam as beam
+import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from mpg.catalog import load_catalog
+from mpg.pipelines.buckets import UpdateContext
 from mpg.pipelines.io import LineBlock, TraceFile
-from mpg.transforms.parse import BlockParser
-from mpg.transforms.steps import (
-    AccountChipTime,
-    CountRecords,
-    ParseTraceRecords,
-    ReconcileJobs,
-    split_by_bucket,
+from mpg.pipelines.state import read_bucket_states
+from mpg.pipelines.update import (
+    CHANGED_DAYS,
+    AccountChangedJobs,
+    FindEndOfData,
+    UpdateJobBuckets,
 )
-from tests.timeline import end, schedule, span, submit
+from mpg.transforms.parse import BlockParser
+from mpg.transforms.steps import ParseTraceRecords, split_by_bucket
+from tests.timeline import DAY, at, end, schedule, span, submit
 
 CATALOG = load_catalog()
+
+
+def at_us(clock: str) -> int:
+    """A timeline clock as epoch microseconds."""
+    stamp = datetime.datetime.fromisoformat(at(clock).replace("Z", "+00:00"))
+    return int(stamp.timestamp()) * 1_000_000
 
 
 def _block(
@@ -77,64 +89,76 @@ def test_parse_trace_records(pipeline: BeamTestPipeline) -> None:
         )
 
 
+def _context(staging: Path) -> UpdateContext:
+    """A first run's context: no previous snapshot, every block's file new."""
+    live = {b.file.name: "0" * 64 for b in _blocks()}
+    return UpdateContext(
+        staging=str(staging),
+        previous=None,
+        run_id="r1",
+        live=live,
+        new=frozenset(live),
+        catalog=CATALOG,
+        metric_versions=("v1",),
+        previous_data_end=None,
+    )
+
+
+def _updated(p: beam.Pipeline, ctx: UpdateContext, buckets: int):  # -> tagged PCollections
+    parsed = p | "Blocks" >> beam.Create(_blocks()) | ParseTraceRecords(CATALOG)
+    retracted = p | "NoneRetracted" >> beam.Create([])
+    return (parsed, retracted) | UpdateJobBuckets(ctx, buckets)
+
+
+def _union(sets: Iterable[Iterable[str]]) -> list[str]:
+    return sorted({x for s in sets for x in s})
+
+
 @pytest.mark.parametrize("buckets", [1, 3])
-def test_reconcile_jobs(pipeline: BeamTestPipeline, buckets: int) -> None:
+def test_update_job_buckets(pipeline: BeamTestPipeline, tmp_path: Path, buckets: int) -> None:
     with pipeline as p:
-        reconciled = (
-            p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG) | ReconcileJobs(buckets)
-        )
-        per_source = (
-            reconciled
-            | beam.FlatMap(
-                lambda b: [(c.source, (c.accepted, c.duplicates, c.quarantined)) for c in b.counts]
-            )
-            | beam.CombinePerKey(lambda vs: tuple(map(sum, zip(*vs, strict=True))))
-        )
+        updated = _updated(p, _context(tmp_path), buckets)
+        changed = updated.updates | beam.Map(lambda u: u.changed_jobs)
         assert_that(
-            per_source,
-            equal_to([("scheduler", (3, 0, 0)), ("runtime", (2, 1, 1)), ("profiles", (0, 0, 0))]),
+            changed | beam.CombineGlobally(_union), equal_to([["ghost", "j"]]), label="changed"
         )
+        # the unknown job's span: one reference to read back from runtime/b.jsonl, line 3
+        refs = updated.quarantine | beam.Map(lambda w: (w[0], w[1][1].to_pylist(), w[1][2]))
+        assert_that(
+            refs | beam.Map(lambda r: (r[0], [x["line"] for x in r[1]], r[2].num_rows)),
+            equal_to([("runtime/b.jsonl", [3], 0)]),
+            label="refs",
+        )
+    states = read_bucket_states(tmp_path).group_by("source")
+    counts = states.aggregate([(c, "sum") for c in ("accepted", "duplicates", "quarantined")])
+    assert sorted(counts.to_pylist(), key=lambda r: r["source"]) == [
+        {"source": "profiles", "accepted_sum": 0, "duplicates_sum": 0, "quarantined_sum": 0},
+        {"source": "runtime", "accepted_sum": 2, "duplicates_sum": 1, "quarantined_sum": 1},
+        {"source": "scheduler", "accepted_sum": 3, "duplicates_sum": 0, "quarantined_sum": 0},
+    ]
 
 
-def test_account_chip_time(pipeline: BeamTestPipeline) -> None:
+def test_find_end_of_data_and_account_changed_jobs(
+    pipeline: BeamTestPipeline, tmp_path: Path
+) -> None:
     # 2 chips for 600 s: step 300 s productive (kept: last attempt of a FINISHED job), init 60 s,
-    # idle 240 s.
+    # idle 240 s; the end of data is the JOB_END at 00:10.
+    ctx = _context(tmp_path)
     with pipeline as p:
-        accounted = (
-            p
-            | beam.Create(_blocks())
-            | ParseTraceRecords(CATALOG)
-            | ReconcileJobs(4)
-            | beam.Map(lambda b: b.records)
-            | AccountChipTime(CATALOG, ("v1",))
-        )
-        ledger = accounted | beam.FlatMap(
-            lambda t: [(r["job_id"], r["category"], r["chip_s"]) for r in t[2].to_pylist()]
-        )
-        assert_that(
-            ledger,
-            equal_to(
-                [
-                    ("j", "productive_unprofiled", 600.0),
-                    ("j", "init", 120.0),
-                    ("j", "runtime_idle", 480.0),
-                ]
-            ),
-        )
-
-
-def test_count_records(pipeline: BeamTestPipeline) -> None:
-    with pipeline as p:
-        parsed = p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG)
-        buckets = parsed | ReconcileJobs(2)
-        counts = (parsed, buckets) | CountRecords()
-        # read = accepted + duplicates + quarantined, per source
-        assert_that(
-            counts,
-            equal_to(
-                [("scheduler", (4, 3, 0, 1)), ("runtime", (4, 2, 1, 1)), ("profiles", (0, 0, 0, 0))]
-            ),
-        )
+        updated = _updated(p, ctx, 4)
+        previous = p | "NoPreviousBuckets" >> beam.Create([])
+        data_end, idle = (updated.updates, previous) | FindEndOfData()
+        assert_that(data_end, equal_to([at_us("00:10")]), label="end")
+        _ = (updated.updates, idle, data_end) | AccountChangedJobs(ctx)
+    changed = json.loads((tmp_path / CHANGED_DAYS).read_text())
+    assert sorted(changed) == [["chip_time_ledger", DAY], ["job_day_goodput", DAY]]
+    (ledger,) = (tmp_path / "tables" / "chip_time_ledger").glob("day=*/*.parquet")
+    rows = pq.read_table(ledger).to_pylist()
+    assert {(r["job_id"], r["category"]): r["chip_s"] for r in rows} == {
+        ("j", "productive_unprofiled"): 600.0,
+        ("j", "init"): 120.0,
+        ("j", "runtime_idle"): 480.0,
+    }
 
 
 def test_bucket_parts_pickle_compactly() -> None:

@@ -2,13 +2,13 @@ r"""The domain steps as Beam PTransforms: thin wrappers that apply the pure func
 elements (blocks of lines, job buckets), so Beam's per-element cost is paid per block, not per
 record.
 
-    blocks | ParseTraceRecords(catalog) | ReconcileJobs(buckets) | AccountChipTime(catalog, ...)
-                                                                \ ValidateRecords(catalog)
+    blocks | ParseTraceRecords(catalog) | split_by_bucket ...  (mpg.pipelines.update)
+    job buckets' records | ValidateRecords(catalog)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import apache_beam as beam
 import numpy as np
@@ -16,13 +16,9 @@ import pyarrow as pa
 
 from mpg.catalog import ChipCatalog
 from mpg.quality import BucketValidator, combine_results
-from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
-from mpg.transforms.account import account_chip_time
+from mpg.schemas import RECORD_SCHEMAS
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
-from mpg.transforms.reconcile import BucketRecords, JobRecords, bucket_of, reconcile_bucket
-
-# Per source: (records read, accepted, exact duplicates, quarantined).
-Counts = tuple[int, int, int, int]
+from mpg.transforms.reconcile import JobRecords, bucket_of
 
 
 class _ParseBlocks(beam.DoFn):
@@ -91,69 +87,6 @@ def split_by_bucket(
         yield int(keys[start]), (parsed.source, records.take(pa.array(order[start:end])))
 
 
-def _reconcile(bucket: int, parts: Iterable[tuple[str, pa.Table]]) -> BucketRecords:
-    by_source: dict[str, list[pa.Table]] = {s: [] for s in SOURCES}
-    for source, table in parts:
-        by_source[source].append(table)
-    return reconcile_bucket(bucket, {s: concat(by_source[s], RECORD_SCHEMAS[s]) for s in SOURCES})
-
-
-class ReconcileJobs(beam.PTransform):
-    """ParsedBlocks -> one BucketRecords per job bucket: duplicates dropped, orphans quarantined.
-
-    The only shuffle in the pipeline, and it moves Arrow tables (one per block and bucket), never
-    single records.
-    """
-
-    def __init__(self, buckets: int) -> None:
-        super().__init__()
-        self._buckets = buckets
-
-    def expand(self, parsed):
-        return (
-            parsed
-            | "KeyByJobBucket" >> beam.FlatMap(split_by_bucket, self._buckets)
-            | "GroupByJobBucket" >> beam.GroupByKey()
-            | "CheckJobRecords" >> beam.MapTuple(_reconcile)
-        )
-
-
-def _latest(values: Iterable[int | None]) -> int | None:
-    return max((v for v in values if v is not None), default=None)
-
-
-def _account_bucket(
-    bucket: JobRecords, catalog: ChipCatalog, versions: tuple[str, ...], data_end: int
-) -> tuple[int, pa.Table, pa.Table]:
-    job_days, ledger = account_chip_time(
-        bucket.scheduler, bucket.runtime, bucket.profiles, catalog, data_end, versions
-    )
-    return bucket.bucket, job_days, ledger
-
-
-class AccountChipTime(beam.PTransform):
-    """JobRecords -> (bucket, job_day_goodput, chip_time_ledger) Arrow tables per bucket.
-
-    The end of the data (where open jobs stop wanting chips) is a property of the whole run, so it
-    is combined over all buckets first and handed to each as a side input.
-    """
-
-    def __init__(self, catalog: ChipCatalog, metric_versions: tuple[str, ...]) -> None:
-        super().__init__()
-        self._catalog = catalog
-        self._versions = metric_versions
-
-    def expand(self, buckets):
-        data_end = (
-            buckets
-            | "EndOfBucketData" >> beam.Map(lambda b: b.data_end)
-            | "EndOfData" >> beam.CombineGlobally(_latest)
-        )
-        return buckets | "AccountBucket" >> beam.Map(
-            _account_bucket, self._catalog, self._versions, beam.pvalue.AsSingleton(data_end)
-        )
-
-
 class _CheckSourceSuites(beam.DoFn):
     """Runs the source expectation suites; Great Expectations starts once per worker."""
 
@@ -186,35 +119,4 @@ class ValidateRecords(beam.PTransform):
             | "BatchBuckets" >> beam.BatchElements(self._size, self._size)
             | "CheckSourceSuites" >> beam.ParDo(_CheckSourceSuites(self._catalog))
             | "CombineResults" >> beam.CombineGlobally(combine_results)
-        )
-
-
-def _parse_counts(parsed: ParsedBlock) -> tuple[str, Counts]:
-    return parsed.source, (parsed.lines_read, 0, 0, parsed.quarantine.num_rows)
-
-
-def _bucket_counts(bucket: BucketRecords) -> Iterator[tuple[str, Counts]]:
-    for c in bucket.counts:
-        yield c.source, (0, c.accepted, c.duplicates, c.quarantined)
-
-
-def _add(counts: Iterable[Counts]) -> Counts:
-    total = (0, 0, 0, 0)
-    for c in counts:
-        total = (total[0] + c[0], total[1] + c[1], total[2] + c[2], total[3] + c[3])
-    return total
-
-
-class CountRecords(beam.PTransform):
-    """Per source: records read = accepted + duplicates + quarantined, summed over the run."""
-
-    def expand(self, inputs):
-        parsed, buckets = inputs
-        return (
-            (
-                parsed | "CountParsed" >> beam.Map(_parse_counts),
-                buckets | "CountReconciled" >> beam.FlatMap(_bucket_counts),
-            )
-            | "AllCounts" >> beam.Flatten()
-            | "SumPerSource" >> beam.CombinePerKey(_add)
         )

@@ -1,0 +1,166 @@
+"""mpg's own code as a package for Beam workers that are not the launching process.
+
+Remote workers (Dataflow's, or the SDK harnesses of Flink and Spark) unpickle steps that name
+`mpg.*` functions, and read the SQL files and the chip catalog as package data: they need mpg
+installed. So mpg builds a wheel of its source tree (pure Python: one wheel suits every worker),
+once per code version, and stages it with `--extra_package`; its dependencies go in a
+`--requirements_file` pinned to the versions this process runs with, so the workers compute with
+the libraries the launcher was tested with. Beam itself is left out: the workers' container
+brings the SDK, at the launcher's version.
+
+    $XDG_CACHE_HOME/mpg/workers/<code version>-<pyproject digest>/
+        mpg_fleet_goodput-0.1.0-py3-none-any.whl
+        requirements.txt
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+import mpg
+from mpg.errors import UserError
+from mpg.version import code_version
+
+DISTRIBUTION = "mpg-fleet-goodput"
+REQUIREMENTS = "requirements.txt"
+# Dependencies the workers must not reinstall: their container brings the Beam SDK.
+_FROM_CONTAINER = frozenset({"apache-beam"})
+
+
+class PackagingError(UserError):
+    """mpg cannot package itself for remote workers (no source tree, or the wheel build fails)."""
+
+
+def package_args(cache: Path | None = None) -> tuple[str, str]:
+    """The Beam options that ship mpg to remote workers: its wheel and pinned requirements."""
+    folder = worker_package(cache or default_cache())
+    (wheel,) = folder.glob("*.whl")
+    return f"--extra_package={wheel}", f"--requirements_file={folder / REQUIREMENTS}"
+
+
+def default_cache() -> Path:
+    """Where built packages are kept between runs (the XDG cache folder)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "mpg" / "workers"
+
+
+def worker_package(cache: Path) -> Path:
+    """The folder with this code version's wheel and requirements, built on first use.
+
+    Built in a scratch folder and renamed into place, so a run that is killed, or a second run
+    building the same version at the same time, never leaves a half-built package behind.
+    """
+    root = source_root()
+    folder = cache / _package_key(root)
+    if folder.is_dir():
+        return folder
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache, prefix=".build-") as scratch:
+        built = Path(scratch) / "package"
+        build_wheel(root, built)
+        pins = pinned_requirements(DISTRIBUTION)
+        (built / REQUIREMENTS).write_text("".join(f"{pin}\n" for pin in pins))
+        try:
+            built.rename(folder)
+        except OSError:
+            if not folder.is_dir():  # not simply built by another run first
+                raise
+    return folder
+
+
+def source_root() -> Path:
+    """The source tree this mpg runs from (a checkout, installed editable), to build a wheel of.
+
+    An installed wheel has no tree to build from: the user then ships mpg themselves.
+    """
+    root = Path(mpg.__file__).resolve().parent.parent
+    pyproject = root / "pyproject.toml"
+    project = tomllib.loads(pyproject.read_text()).get("project", {}) if pyproject.is_file() else {}
+    if project.get("name") != DISTRIBUTION:
+        raise PackagingError(
+            f"mpg runs from {root}, not from its source tree, so it cannot package itself for "
+            "remote workers: pass --extra_package=<mpg wheel> or --sdk_container_image=<image>"
+        )
+    return root
+
+
+def _package_key(root: Path) -> str:
+    """The code version (every module, SQL and data file), and the build's metadata with it."""
+    pyproject = hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    return f"{code_version()}-{pyproject}"
+
+
+def build_wheel(root: Path, out: Path) -> Path:
+    """A wheel of the source tree at `root`, built by pip from a clean copy of its sources.
+
+    Built in place, setuptools would reuse `root/build/`, where a module deleted since an earlier
+    build would still lie and be shipped.
+    """
+    sources = out / "sources"
+    copy_sources(root, sources)
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir"]
+    result = subprocess.run(
+        [*command, str(out), str(sources)], capture_output=True, text=True, check=False
+    )
+    shutil.rmtree(sources)
+    wheels = list(out.glob("*.whl"))
+    if result.returncode != 0 or len(wheels) != 1:
+        reason = (result.stderr.strip().splitlines() or ["no wheel written"])[-1]
+        raise PackagingError(f"cannot build a wheel of mpg from {root}: {reason}")
+    return wheels[0]
+
+
+def copy_sources(root: Path, dest: Path) -> None:
+    """What a wheel is built from: pyproject.toml, the readme and the folders it maps into `mpg`."""
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    dest.mkdir(parents=True)
+    for name in ("pyproject.toml", project["project"]["readme"]):
+        shutil.copy2(root / name, dest / name)
+    for folder in sorted(set(project["tool"]["setuptools"]["package-dir"].values())):
+        shutil.copytree(root / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def pinned_requirements(distribution: str) -> list[str]:
+    """`distribution`'s runtime dependencies, all the way down, as `name==version` installed here.
+
+    Extras and environment markers are evaluated as pip would; development extras are not
+    requested, so test tools stay out. Beam's own dependencies come with the workers' container
+    unless mpg needs one directly.
+    """
+    pins: dict[str, str] = {}
+    todo: list[tuple[str, frozenset[str]]] = [(distribution, frozenset())]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    while todo:
+        name, extras = todo.pop()
+        if (canonicalize_name(name), extras) in seen:
+            continue
+        seen.add((canonicalize_name(name), extras))
+        for requirement in _requirements(name, extras):
+            if canonicalize_name(requirement.name) in _FROM_CONTAINER:
+                continue
+            dist = metadata.distribution(requirement.name)
+            pins[canonicalize_name(requirement.name)] = f"{dist.metadata['Name']}=={dist.version}"
+            todo.append((requirement.name, frozenset(requirement.extras)))
+    return sorted(pins.values(), key=str.lower)
+
+
+def _requirements(name: str, extras: frozenset[str]) -> list[Requirement]:
+    """What distribution `name`, installed with `extras`, requires here."""
+    wanted = []
+    for text in metadata.requires(name) or []:
+        requirement = Requirement(text)
+        marker = requirement.marker
+        if marker is None or any(marker.evaluate({"extra": e}) for e in extras or {""}):
+            wanted.append(requirement)
+    return wanted

@@ -1,0 +1,156 @@
+"""Beam's options for `mpg run`: everything mpg does not know goes to Beam, checked before any work.
+
+    mpg run --traces /shared/traces --out /shared/out \
+        --runner=DataflowRunner --project=P --region=R --temp_location=gs://B/tmp
+
+`beam_args` is the one place where the Beam command line is assembled: a runner is named when the
+user names none (Beam's own default first tries to download Prism), a bad option becomes one
+`OptionsError` line instead of Beam's usage dump and exit, and when the workers are not this
+process, mpg's own code is packaged for them (`mpg.pipelines.packaging`). An option that mpg reads
+itself and Beam needs too is added back here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Sequence
+from typing import NoReturn
+
+from apache_beam.options.pipeline_options import (
+    PipelineOptions,
+    PortableOptions,
+    SetupOptions,
+    StandardOptions,
+    WorkerOptions,
+    _BeamArgumentParser,
+)
+from apache_beam.options.pipeline_options_validator import PipelineOptionsValidator
+from apache_beam.runners.runner import PipelineRunner, create_runner
+
+from mpg.errors import OptionsError
+from mpg.pipelines.options import DEFAULT_BEAM_ARGS
+from mpg.pipelines.packaging import package_args
+
+# Runners whose workers are this process (or threads and forks of it), so mpg is importable there.
+IN_PROCESS_RUNNERS = frozenset(
+    {
+        "FnApiRunner",
+        "DirectRunner",
+        "SwitchingDirectRunner",
+        "BundleBasedDirectRunner",
+        "PrismRunner",
+    }
+)
+# Environments that run the workers inside the launching process (the portable runners' LOOPBACK).
+IN_PROCESS_ENVIRONMENTS = frozenset({"LOOPBACK", "EMBEDDED"})
+DATAFLOW_EXTRA = "pip install 'mpg-fleet-goodput[dataflow]'"
+
+
+def beam_args(passthrough: Sequence[str]) -> tuple[str, ...]:
+    """The Beam command line for one run, from the options `mpg run` did not recognise."""
+    args = tuple(passthrough)
+    if parse_options(args).view_as(StandardOptions).runner is None:
+        args = (*args, *DEFAULT_BEAM_ARGS)
+    options = checked_options(args)
+    return (*args, *package_args()) if needs_packaging(options) else args
+
+
+def parse_options(args: Sequence[str]) -> PipelineOptions:
+    """`args` as Beam's options; an unknown option or a bad value is an OptionsError.
+
+    Beam itself drops an unknown option with a warning (a typo in `--temp_location` would be
+    lost) and answers a bad value with its whole usage text and an exit: both become one line.
+    """
+    parser = _RaisingParser(allow_abbrev=False)
+    for options_class in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
+        options_class._add_argparse_args(parser)
+    _, unknown = parser.parse_known_args(list(args))
+    if unknown:
+        name = unknown[0].split("=", 1)[0]
+        raise OptionsError(f"unknown option {name} (neither mpg run's nor Beam's)")
+    return PipelineOptions(list(args))
+
+
+class _RaisingParser(_BeamArgumentParser):
+    """Beam's option parser, raising an OptionsError where argparse would print usage and exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise OptionsError(message)
+
+
+def checked_options(args: Sequence[str]) -> PipelineOptions:
+    """Parsed options whose runner exists, passes Beam's own validation and can be imported whole
+    (Dataflow's client needs Beam's GCP extras), so a run fails before it has done any work."""
+    options = parse_options(args)
+    runner = _runner(options)
+    with _quiet("apache_beam.options.pipeline_options"):
+        errors = PipelineOptionsValidator(options, runner).validate()
+    if errors:
+        raise OptionsError(" ".join(errors))
+    if runner_name(options) == "DataflowRunner":
+        _require_dataflow_client()
+    return options
+
+
+def runner_name(options: PipelineOptions) -> str:
+    """The runner's class name, whether given short (`FlinkRunner`) or as a dotted path."""
+    return str(options.view_as(StandardOptions).runner).rsplit(".", 1)[-1]
+
+
+def _runner(options: PipelineOptions) -> PipelineRunner:
+    try:
+        return create_runner(options.view_as(StandardOptions).runner)
+    except ValueError as exc:
+        raise OptionsError(str(exc)) from exc
+
+
+def _require_dataflow_client() -> None:
+    """Beam imports Dataflow's API client only when a job is submitted: try it now."""
+    try:
+        import apache_beam.runners.dataflow.internal.apiclient  # noqa: F401
+    except ImportError as exc:
+        raise OptionsError(
+            f"--runner=DataflowRunner needs Beam's Google Cloud extras: {DATAFLOW_EXTRA}"
+        ) from exc
+
+
+@contextlib.contextmanager
+def _quiet(logger_name: str) -> Iterator[None]:
+    """Mute a logger's warnings while options are checked: Beam's validator warns about the GCS
+    checks it cannot make yet, and repeats them when the job is submitted."""
+    logger = logging.getLogger(logger_name)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def needs_packaging(options: PipelineOptions) -> bool:
+    """Whether mpg must ship its own code: the workers run outside this process and the user has
+    not said how they get it (a setup file, packages, requirements or a container image)."""
+    environment = options.view_as(PortableOptions).environment_type
+    if environment is None:
+        in_process = runner_name(options) in IN_PROCESS_RUNNERS
+    else:
+        in_process = environment.upper() in IN_PROCESS_ENVIRONMENTS
+    return not in_process and not _user_packaging(options)
+
+
+def _user_packaging(options: PipelineOptions) -> bool:
+    """Whether the user already provides the workers' code: a setup file, packages, requirements,
+    a container image, or (`--environment_config`) workers of their own."""
+    setup = options.view_as(SetupOptions)
+    worker = options.view_as(WorkerOptions)
+    return any(
+        (
+            setup.setup_file,
+            setup.extra_packages,
+            setup.requirements_file,
+            setup.prebuild_sdk_container_engine,
+            worker.sdk_container_image,
+            options.view_as(PortableOptions).environment_config,
+        )
+    )
