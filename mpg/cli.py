@@ -1,6 +1,7 @@
 """The `mpg` command.
 
-    mpg run --traces ROOT --out DIR [--buckets N] [--metric-version v1 ...] [beam options...]
+    mpg run --traces ROOT --out DIR [--buckets N] [--metric-version v1 ...] [--full] [beam opts]
+    mpg backfill --out DIR --metric-version v2 --from DAY --to DAY [--chunk-days N] [beam opts]
     mpg simulate --seed N --jobs N --days N --out ROOT
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import logging
 import signal
 import sys
@@ -54,6 +56,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
 
+    back = commands.add_parser(
+        "backfill",
+        help="compute a metric version over past days from the stored records",
+        description="Unknown options (--runner, ...) are passed to Apache Beam.",
+    )
+    back.add_argument("--out", type=Path, required=True, help="output folder of earlier runs")
+    back.add_argument("--metric-version", required=True, help="the version to fill in, e.g. v2")
+    back.add_argument("--from", dest="first", type=_day, required=True, help="first day (UTC)")
+    back.add_argument("--to", dest="last", type=_day, required=True, help="last day (UTC)")
+    back.add_argument(
+        "--chunk-days", type=int, default=31, help="days per published step (default 31)"
+    )
+
     sim = commands.add_parser("simulate", help="write a synthetic fleet's traces")
     sim.add_argument("--seed", type=int, required=True)
     sim.add_argument("--jobs", type=int, required=True)
@@ -64,6 +79,13 @@ def _parser() -> argparse.ArgumentParser:
         commands.add_parser("explain", help="one job's chip-time ledger, down to its input lines")
     )
     return parser
+
+
+def _day(text: str) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a day (YYYY-MM-DD): {text!r}") from None
 
 
 def _fmt(value: object) -> str:
@@ -161,6 +183,31 @@ def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
     return 0
 
 
+def _backfill(args: argparse.Namespace, passthrough: list[str]) -> int:
+    _import_run()  # Beam, imported quietly
+    from mpg.pipelines.backfill import BackfillOptions, backfill
+    from mpg.pipelines.runners import beam_args
+
+    opts = BackfillOptions(
+        out=args.out,
+        metric_version=args.metric_version,
+        first=args.first,
+        last=args.last,
+        chunk_days=args.chunk_days,
+    )
+    opts = dataclasses.replace(opts, beam_args=beam_args(passthrough))
+    started = time.monotonic()
+    results = backfill(opts)
+    if not results:
+        print(f"mpg backfill: {args.metric_version} already covers {args.first}..{args.last}")
+        return 0
+    for r in results:
+        days = sorted({day for _, day in r.changed_days})
+        print(f"mpg backfill {r.run_id}: {r.plan}: job tables changed on {len(days)} days")
+    print(format_headline(results[-1], time.monotonic() - started))
+    return 0
+
+
 def _simulate(args: argparse.Namespace) -> int:
     manifest = simulate(seed=args.seed, jobs=args.jobs, days=args.days, out=args.out)
     print(f"mpg simulate: {args.jobs} jobs over {args.days} days -> {args.out}")
@@ -177,11 +224,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     parser = _parser()
     args, rest = parser.parse_known_args(argv)
-    if args.command != "run" and rest:
+    if args.command not in ("run", "backfill") and rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         if args.command == "explain":
             return explain_command(args)
+        if args.command == "backfill":
+            return _backfill(args, rest)
         return _run(args, rest) if args.command == "run" else _simulate(args)
     except Exception as exc:
         error = find_user_error(exc)

@@ -40,6 +40,7 @@ from mpg.pipelines.io import (
 )
 from mpg.pipelines.state import (
     MAX_SEGMENTS,
+    Coverage,
     bucket_state_file,
     job_index_file,
     segment_folder,
@@ -74,8 +75,9 @@ class UpdateContext:
     live: dict[str, str]  # every input file's content hash, by name
     new: frozenset[str]  # the names this run parses
     catalog: ChipCatalog
-    metric_versions: tuple[str, ...]
+    metric_versions: tuple[str, ...]  # every version a recomputed job gets rows of
     previous_data_end: int | None
+    coverage: Coverage = ()  # backfilled versions: their rows only on these days
 
     @property
     def out(self) -> Path:
@@ -317,11 +319,10 @@ def _indexed_days(index: pa.Table, first: str, last: str) -> set[datetime.date]:
     return days
 
 
-def read_open_jobs(ctx: UpdateContext, bucket: int) -> BucketUpdate:
-    """An untouched bucket's open jobs and their accepted records, from the previous snapshot."""
+def _read_jobs(ctx: UpdateContext, bucket: int, index: pa.Table) -> JobRecords:
+    """The accepted records of the jobs in `index` (JOB_INDEX rows), from the previous snapshot's
+    record store: only the days the index says they occupy are read."""
     assert ctx.old is not None
-    index = _read_optional(job_index_file(ctx.old, bucket), JOB_INDEX)
-    index = index.filter(index.column("open"))
     jobs = index.column("job_id").to_pylist()
     days = _indexed_days(index, "first_record_day", "last_record_day")
     tables = {}
@@ -329,20 +330,48 @@ def read_open_jobs(ctx: UpdateContext, bucket: int) -> BucketUpdate:
         folder = ctx.old / "records" / f"source={source}"
         paths = [folder / f"day={d.isoformat()}" / record_store_file(bucket) for d in sorted(days)]
         schema = RECORD_SCHEMAS[source]
-        tables[source] = _only(
-            concat((read_parquet(p, schema) for p in paths if p.exists()), schema), jobs
-        )
-    return BucketUpdate(JobRecords(bucket=bucket, **tables), (), tuple(jobs))
+        stored = concat((read_parquet(p, schema) for p in paths if p.exists()), schema)
+        tables[source] = _only(stored, jobs)
+    return JobRecords(bucket=bucket, **tables)
+
+
+def _previous_index(ctx: UpdateContext, bucket: int) -> pa.Table:
+    return _read_optional(None if ctx.old is None else job_index_file(ctx.old, bucket), JOB_INDEX)
+
+
+def read_open_jobs(ctx: UpdateContext, bucket: int) -> BucketUpdate:
+    """An untouched bucket's open jobs and their accepted records, from the previous snapshot."""
+    index = _previous_index(ctx, bucket)
+    index = index.filter(index.column("open"))
+    records = _read_jobs(ctx, bucket, index)
+    return BucketUpdate(records, (), tuple(index.column("job_id").to_pylist()))
+
+
+def _replaced(old: pa.Table, jobs: set[str], versions: frozenset[str] | None) -> pa.Table:
+    """`old` less the rows of `jobs` (of `versions` only, when given) that are being replaced."""
+    if versions is None:
+        return _without(old, jobs)
+    mine = pc.and_(
+        pc.is_in(old.column("job_id"), pa.array(sorted(jobs), pa.string())),
+        pc.is_in(old.column("metric_version"), pa.array(sorted(versions), pa.string())),
+    )
+    return old.filter(pc.invert(mine))
 
 
 def _merge_day(
-    ctx: UpdateContext, table: str, day: datetime.date, bucket: int, jobs: set[str], rows: pa.Table
+    ctx: UpdateContext,
+    table: str,
+    day: datetime.date,
+    bucket: int,
+    replace: tuple[set[str], frozenset[str] | None],
+    rows: pa.Table,
 ) -> bool:
-    """Replace the jobs' rows in one day's file of a job table; True if its content changed."""
+    """Replace rows (of `replace`: jobs, and versions or all) in one day's file of a job table
+    by `rows`; True if the file's content changed."""
     relative = Path("tables") / table / f"day={day.isoformat()}" / f"part-b{bucket:04d}.parquet"
     schema = TABLES[table]
     old = _read_optional(None if ctx.old is None else ctx.old / relative, schema)
-    merged = concat([_without(old, jobs), rows], schema)
+    merged = concat([_replaced(old, *replace), rows], schema)
     merged = merged.sort_by([(k, "ascending") for k in TABLE_KEYS[table]])
     if merged.equals(old):
         return False
@@ -351,6 +380,48 @@ def _merge_day(
     else:
         (ctx.out / relative).unlink(missing_ok=True)
     return True
+
+
+def _merge_days(
+    ctx: UpdateContext,
+    bucket: int,
+    replace: tuple[set[str], frozenset[str] | None],
+    days: Iterable[datetime.date],
+    tables: tuple[pa.Table, pa.Table],
+) -> Iterator[tuple[str, datetime.date]]:
+    """Merge new job-table rows into each of `days`; yields each (table, day) that changed."""
+    for table, rows in zip(JOB_TABLES, tables, strict=True):
+        day_of_rows = rows.column("day")
+        for day in sorted(days):
+            part = rows.filter(pc.equal(day_of_rows, pa.scalar(day, pa.date32())))
+            if _merge_day(ctx, table, day, bucket, replace, part):
+                yield table, day
+
+
+def _in_coverage(rows: pa.Table, coverage: Coverage) -> pa.Table:
+    """Rows of backfilled versions only on the days each is backfilled over."""
+    for version, spans in coverage:
+        inside = pc.equal(rows.column("metric_version"), version)
+        within = pa.array([False] * rows.num_rows)
+        for first, last in spans:
+            days = rows.column("day")
+            within = pc.or_(
+                within, pc.and_(pc.greater_equal(days, first), pc.less_equal(days, last))
+            )
+        rows = rows.filter(pc.or_(pc.invert(inside), within))
+    return rows
+
+
+def _account(
+    ctx: UpdateContext, records: JobRecords, data_end: int | None, versions: tuple[str, ...]
+) -> tuple[pa.Table, pa.Table]:
+    """Job-day goodput and ledger rows of `records` for `versions`, within the coverage."""
+    if not records.scheduler.num_rows or data_end is None:  # all retracted
+        return TABLES["job_day_goodput"].empty_table(), TABLES["chip_time_ledger"].empty_table()
+    job_days, ledger = account_chip_time(
+        records.scheduler, records.runtime, records.profiles, ctx.catalog, data_end, versions
+    )
+    return _in_coverage(job_days, ctx.coverage), _in_coverage(ledger, ctx.coverage)
 
 
 def _index_rows(update: BucketUpdate, jobs: set[str], job_days: pa.Table) -> pa.Table:
@@ -400,29 +471,12 @@ def account_bucket(
     jobs = set(update.changed_jobs) | (set(update.open_jobs) if moved else set())
     if not jobs:
         return
-    records = {s: _only(update.records.table(s), jobs) for s in SOURCES}
-    if records["scheduler"].num_rows and data_end is not None:
-        job_days, ledger = account_chip_time(
-            records["scheduler"],
-            records["runtime"],
-            records["profiles"],
-            ctx.catalog,
-            data_end,
-            ctx.metric_versions,
-        )
-    else:  # the jobs' records were all retracted
-        job_days, ledger = (TABLES[t].empty_table() for t in JOB_TABLES)
-    old_index = _read_optional(
-        None if ctx.old is None else job_index_file(ctx.old, bucket), JOB_INDEX
-    )
+    records = JobRecords(bucket, **{s: _only(update.records.table(s), jobs) for s in SOURCES})
+    job_days, ledger = _account(ctx, records, data_end, ctx.metric_versions)
+    old_index = _previous_index(ctx, bucket)
     days = _indexed_days(_only(old_index, jobs), "first_output_day", "last_output_day")
     days |= _days(job_days, "day")
-    for table, rows in zip(JOB_TABLES, (job_days, ledger), strict=True):
-        day_of_rows = rows.column("day")
-        for day in sorted(days):
-            part = rows.filter(pc.equal(day_of_rows, pa.scalar(day, pa.date32())))
-            if _merge_day(ctx, table, day, bucket, jobs, part):
-                yield table, day
+    yield from _merge_days(ctx, bucket, (jobs, None), days, (job_days, ledger))
     index = concat([_without(old_index, jobs), _index_rows(update, jobs, job_days)], JOB_INDEX)
     index = index.sort_by("job_id")
     path = job_index_file(ctx.out, bucket)
@@ -430,3 +484,25 @@ def account_bucket(
         write_parquet(index, path)
     else:
         path.unlink(missing_ok=True)
+
+
+def backfill_bucket(
+    bucket: int, ctx: UpdateContext, version: str, first: datetime.date, last: datetime.date
+) -> Iterator[tuple[str, datetime.date]]:
+    """Recompute `version`'s rows of one bucket on days first..last from the record store (the
+    raw logs are not read); yields each (table, day) that changed. Every job with job-day rows
+    in the range is accounted whole (a day's ledger can depend on later days: lost steps), with
+    the previous snapshot's end of data."""
+    index = _previous_index(ctx, bucket)
+    overlaps = pc.and_(
+        pc.less_equal(index.column("first_output_day"), last),
+        pc.greater_equal(index.column("last_output_day"), first),
+    )
+    index = index.filter(overlaps)
+    if not index.num_rows:
+        return
+    records = _read_jobs(ctx, bucket, index)
+    job_days, ledger = _account(ctx, records, ctx.previous_data_end, (version,))
+    days = [d for d in _day_range(first, last)]
+    jobs = set(index.column("job_id").to_pylist())
+    yield from _merge_days(ctx, bucket, (jobs, frozenset([version])), days, (job_days, ledger))

@@ -15,29 +15,22 @@ run does the work again. Every run is recorded in `DIR/runs/` (`pipelines/runlog
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 from pathlib import Path
 
 import apache_beam as beam
-import pyarrow as pa
-import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg.catalog import load_catalog
-from mpg.errors import find_user_error, one_line
 from mpg.pipelines import runlog
 from mpg.pipelines.buckets import UpdateContext
 from mpg.pipelines.io import TraceFile, discover_trace_files, write_parquet
-from mpg.pipelines.layout import DATABASE, REPORT, OutputLayout, link_snapshot
+from mpg.pipelines.layout import DATABASE, OutputLayout, link_snapshot
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.publish import (
     PublishedRun,
-    build_database,
     read_headline,
-    validate_database,
-    write_runs,
 )
 from mpg.pipelines.state import (
     Plan,
@@ -50,8 +43,8 @@ from mpg.pipelines.state import (
     record_counts,
     write_manifest,
 )
+from mpg.pipelines.transaction import publish, staged
 from mpg.pipelines.update import CHANGED_DAYS, INGESTED, WORK, build_update
-from mpg.quality import fatal_failures, raise_for_failures
 from mpg.version import code_version
 
 
@@ -81,54 +74,23 @@ def run(opts: RunOptions) -> PublishedRun:
                 skipped,
                 plan=plan.reason if plan.previous is None else "up to date",
             )
-        runlog.write_record(layout.runs, record)
-        staging = layout.staging(record.run_id)
-        try:
-            changed_days = _compute(opts, plan, files, staging, record.run_id, key)
-            database = build_database(staging, opts.current_metric_version)
-            checks = _validate(staging, layout, record.run_id)
-            headline, counts = read_headline(database)
-            record = record.ended("published", counts=counts)
-            write_runs(database, runlog.runs_table(layout.runs, record))
-            layout.commit(staging, record.run_id)
-        except BaseException as exc:
-            error = find_user_error(exc)
-            message = one_line(error) if error else f"{type(exc).__name__}: {exc}"
-            interrupted = isinstance(exc, KeyboardInterrupt)
-            record = record.ended("interrupted" if interrupted else "failed", message=message)
-            with contextlib.suppress(OSError):  # a full disk must not hide the first error
-                runlog.write_record(layout.runs, record)
-            raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        runlog.write_record(layout.runs, record)
+        with staged(layout, record) as staging:
+            changed_days = _compute(opts, plan, files, staging, record.run_id)
+            published = publish(layout, staging, record, opts.current_metric_version)
     return PublishedRun(
         run_id=record.run_id,
         database=opts.out / DATABASE,
-        headline=headline,
-        counts=counts,
+        headline=published.headline,
+        counts=published.counts,
         files=len(files),
         skipped=skipped,
-        expectations=checks.num_rows,
-        warnings=pc.sum(pc.invert(checks.column("success"))).as_py() or 0,
+        expectations=published.expectations,
+        warnings=published.warnings,
         plan=plan.reason,
         parsed=len(plan.new),
         retracted=len(plan.retracted),
         changed_days=changed_days,
     )
-
-
-def _validate(staging: Path, layout: OutputLayout, run_id: str) -> pa.Table:
-    """Check the staged outputs; a failed fail-severity expectation stops the run unpublished,
-    with the report kept in the run log (`DIR/runs/<run id>-validation.md`). Returns the results
-    (VALIDATION_RESULTS), every failure in them a warning."""
-    results = validate_database(staging)
-    if fatal_failures(results).num_rows:
-        report = layout.runs / f"{run_id}-validation.md"
-        layout.runs.mkdir(parents=True, exist_ok=True)
-        report.write_text((staging / REPORT).read_text())
-        raise_for_failures(results, report)
-    return results
 
 
 def _compute(
@@ -137,7 +99,6 @@ def _compute(
     files: list[TraceFile],
     staging: Path,
     run_id: str,
-    key: StateKey,
 ) -> list[tuple[str, str]]:
     """Run the update pipeline into `staging` and finish its state; returns the (table, day)
     partitions of the job tables whose rows changed."""
@@ -156,8 +117,9 @@ def _compute(
         live=plan.live(),
         new=frozenset(f.file.name for f in plan.new),
         catalog=load_catalog(),
-        metric_versions=opts.metric_versions,
+        metric_versions=plan.key.computed_versions,
         previous_data_end=None if previous is None else previous.data_end,
+        coverage=plan.key.coverage,
     )
     with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
         build_update(p, plan, ctx, {f.name: f for f in files}, opts.buckets, opts.block_bytes)
@@ -165,7 +127,7 @@ def _compute(
     changed = sorted(tuple(c) for c in json.loads((staging / CHANGED_DAYS).read_text()))
     shutil.rmtree(staging / WORK)
     manifest = finished_manifest(plan, ingested)
-    write_manifest(staging, manifest, key)
+    write_manifest(staging, manifest, plan.key)
     counts = record_counts(manifest, read_bucket_states(staging))
     write_parquet(counts, staging / "tables" / "record_counts" / "part-0.parquet")
     return changed

@@ -59,21 +59,27 @@ class RunRecord:
     ended_at: datetime.datetime | None = None
     message: str | None = None
     counts: tuple[dict[str, object], ...] | None = None
+    command: str = "run"  # or "backfill v2 2026-11-01..2026-11-30"
 
     @classmethod
     def start(
-        cls, traces: Path, files: list[TraceFile], metric_versions: tuple[str, ...]
+        cls,
+        traces: Path | None,
+        files: list[TraceFile],
+        metric_versions: tuple[str, ...],
+        command: str = "run",
     ) -> RunRecord:
         started = _now()
         total, digest = fingerprint(files)
         return cls(
             run_id=new_run_id(started),
             started_at=started,
-            traces=str(traces),
+            traces="" if traces is None else str(traces),
             input_files=len(files),
             input_bytes=total,
             inputs_fingerprint=digest,
             metric_versions=metric_versions,
+            command=command,
         )
 
     def ended(
@@ -132,6 +138,8 @@ def settle_unfinished(runs: Path, published: set[str]) -> None:
 def runs_table(runs: Path, current: RunRecord) -> pa.Table:
     """The `runs` table: the log on disk with `current` (not yet written as ended) in its place."""
     rows = [r for r in read_records(runs) if r["run_id"] != current.run_id]
+    for row in rows:
+        row.setdefault("command", "run")  # records written before runs had a command
     rows.append(dataclasses.asdict(current))
     for row in rows:
         for name in ("started_at", "ended_at"):

@@ -20,6 +20,7 @@ computes everything again (`StateKey`), and says why.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
 import json
 from collections.abc import Iterable
@@ -58,6 +59,18 @@ def parse_quarantine_prefix(name: str) -> str:
     return f"part-f{stable_id(name)}-"
 
 
+def _date(text: str) -> datetime.date:
+    return datetime.date.fromisoformat(text)
+
+
+def _covers(spans: Iterable[tuple[datetime.date, datetime.date]], days: tuple) -> bool:
+    return any(a <= days[0] and days[1] <= b for a, b in spans)
+
+
+# Per backfilled metric version, the day ranges (first, last) it has rows for.
+Coverage = tuple[tuple[str, tuple[tuple[datetime.date, datetime.date], ...]], ...]
+
+
 @dataclass(frozen=True)
 class StateKey:
     """What a snapshot's state must match for a run to update it rather than start over."""
@@ -67,21 +80,54 @@ class StateKey:
     metric_versions: tuple[str, ...]
     # What the `*_current` views show: a change needs a new database, not new computation.
     current_metric_version: str
+    # Versions backfilled over some days only (`mpg backfill`): version -> (first, last) ranges.
+    coverage: Coverage = ()
 
     def encode(self) -> bytes:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True).encode()
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
 
     @classmethod
     def decode(cls, raw: bytes) -> StateKey:
         fields = json.loads(raw)
         fields["metric_versions"] = tuple(fields["metric_versions"])
+        fields["coverage"] = tuple(
+            (v, tuple((_date(a), _date(b)) for a, b in spans)) for v, spans in fields["coverage"]
+        )
         return cls(**fields)
 
-    def mismatch(self, other: StateKey) -> str | None:
-        """Why a state made under `other` cannot be updated under this key, or None."""
+    def covered(self, version: str) -> tuple[tuple[datetime.date, datetime.date], ...]:
+        """The day ranges `version` is backfilled over (none for a version every run computes)."""
+        return dict(self.coverage).get(version, ())
+
+    def with_coverage(self, version: str, first: datetime.date, last: datetime.date) -> StateKey:
+        """This key with `version` also covering first..last (ranges merged, sorted)."""
+        spans = sorted([*self.covered(version), (first, last)])
+        merged: list[tuple[datetime.date, datetime.date]] = []
+        for a, b in spans:
+            if merged and a <= merged[-1][1] + datetime.timedelta(days=1):
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        coverage = dict(self.coverage)
+        coverage[version] = tuple(merged)
+        return dataclasses.replace(self, coverage=tuple(sorted(coverage.items())))
+
+    @property
+    def computed_versions(self) -> tuple[str, ...]:
+        """Every version a recomputed job gets rows of: the runs' own, then backfilled ones."""
+        return tuple(dict.fromkeys([*self.metric_versions, *dict(self.coverage)]))
+
+    def mismatch(
+        self, other: StateKey, days: tuple[datetime.date, datetime.date] | None
+    ) -> str | None:
+        """Why a state made under `other` (whose job tables span `days`) cannot be updated under
+        this key, or None. A version the runs start computing is no reason when a backfill
+        already covers every published day: history needs no recomputation then."""
         if other.buckets != self.buckets:
             return f"--buckets changed ({other.buckets} -> {self.buckets})"
-        if other.metric_versions != self.metric_versions:
+        added = [v for v in self.metric_versions if v not in other.metric_versions]
+        dropped = [v for v in other.metric_versions if v not in self.metric_versions]
+        if dropped or any(days and not _covers(other.covered(v), days) for v in added):
             old, new = ",".join(other.metric_versions), ",".join(self.metric_versions)
             return f"metric versions changed ({old} -> {new})"
         if other.code_version != self.code_version:
@@ -102,6 +148,12 @@ class Previous:
     def data_end(self) -> int | None:
         """The snapshot's end of data: the latest record among all buckets (epoch µs)."""
         return pc.max(self.buckets.column("data_end").cast(pa.int64())).as_py()
+
+    def published_days(self) -> tuple[datetime.date, datetime.date] | None:
+        """The first and last day the job tables have rows on; None if they have none."""
+        folder = self.snapshot / "tables" / "job_day_goodput"
+        days = sorted(_date(p.name.removeprefix("day=")) for p in folder.glob("day=*"))
+        return (days[0], days[-1]) if days else None
 
     def bucket_ends(self) -> list[tuple[int, int | None, int]]:
         """Per bucket that has records: (bucket, end of data in epoch µs, open jobs)."""
@@ -223,8 +275,12 @@ class Plan:
 def plan_run(
     files: list[TraceFile], previous: Previous | None, key: StateKey, full: bool = False
 ) -> Plan:
-    """Compare the trace root with the previous state under `key`."""
-    why = None if previous is None else key.mismatch(previous.key)
+    """Compare the trace root with the previous state under `key` (whose coverage is then
+    the previous one's, less the versions this run computes for every day)."""
+    if previous is not None:
+        coverage = tuple((v, c) for v, c in previous.key.coverage if v not in key.metric_versions)
+        key = dataclasses.replace(key, coverage=coverage)
+    why = None if previous is None else key.mismatch(previous.key, previous.published_days())
     if previous is None or full or why is not None:
         reason = "first run" if previous is None and not full else why or "--full"
         identified = identify(files, MANIFEST.empty_table())

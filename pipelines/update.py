@@ -62,7 +62,7 @@ def _add_stats(stats: Iterable[FileStats]) -> FileStats:
     return lines, quarantined, touched
 
 
-def _write_json(rows: list, path: Path) -> None:
+def write_json(rows: list, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows, sort_keys=True, default=str))
 
@@ -72,7 +72,7 @@ def _write_ingested(stats: list[tuple[str, FileStats]], staging: str) -> None:
         {"name": n, "lines_read": s[0], "quarantined": s[1], "buckets": sorted(s[2])}
         for n, s in stats
     ]
-    _write_json(rows, Path(staging) / INGESTED)
+    write_json(rows, Path(staging) / INGESTED)
 
 
 class _UpdateBuckets(beam.DoFn):
@@ -190,7 +190,7 @@ class AccountChangedJobs(beam.PTransform):
             | "AccountBucket"
             >> beam.FlatMap(account_bucket, self._ctx, beam.pvalue.AsSingleton(data_end))
             | "GatherChangedDays" >> beam.combiners.ToList()
-            | "WriteChangedDays" >> beam.Map(_write_json, self._ctx.out / CHANGED_DAYS)
+            | "WriteChangedDays" >> beam.Map(write_json, self._ctx.out / CHANGED_DAYS)
         )
 
 

@@ -83,6 +83,13 @@ RECORD_SCHEMAS: dict[str, pa.Schema] = {
     "profiles": PROFILE_RECORDS,
 }
 
+# The order records are stored and accounted in: a total order (a record is one input line).
+RECORD_ORDER: dict[str, list[str]] = {
+    "scheduler": ["job_id", "ts", "file", "line"],
+    "runtime": ["job_id", "start", "file", "line"],
+    "profiles": ["job_id", "ts", "file", "line"],
+}
+
 # The column that puts a record on a UTC day in the partitioned record store.
 DAY_COLUMN: dict[str, str] = {"scheduler": "ts", "runtime": "start", "profiles": "ts"}
 
@@ -150,7 +157,7 @@ RUNS = _schema(
     _req("run_id", pa.string()),
     _req("started_at", UTC_US),
     _opt("ended_at", UTC_US),
-    _req("outcome", pa.string()),  # running, published, failed, interrupted
+    _req("outcome", pa.string()),  # running, published, up-to-date, failed, interrupted
     _opt("message", pa.string()),  # why a run failed
     _req("traces", pa.string()),
     _req("input_files", pa.int64()),
@@ -159,6 +166,7 @@ RUNS = _schema(
     _req("code_version", pa.string()),
     _req("metric_versions", pa.list_(pa.string())),
     _opt("counts", pa.list_(pa.struct(list(RECORD_COUNTS)))),
+    _opt("command", pa.string()),  # "run", or the backfill and its range
 )
 
 # What the expectation suites found (mpg/quality): one row per expectation and frame checked, or

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from mpg.catalog import ChipCatalog
 from mpg.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS, SPAN_PRECEDENCE
-from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT, conform
+from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT, RECORD_ORDER, conform
 from mpg.vocabulary import TASK_RELEASES
 
 DAY_US = 86_400_000_000
@@ -259,6 +259,13 @@ def program_goodput(
     )
 
 
+def _seconds(chip_us: pl.Expr) -> pl.Expr:
+    """Chip-microseconds to chip-seconds by true division. Polars divides a column of more than
+    one row by a literal as a multiplication by its reciprocal, which can differ by one ulp:
+    a job's numbers would then depend on how many other jobs were accounted beside it."""
+    return chip_us.map_batches(lambda s: s.to_numpy() / 1e6, return_dtype=pl.Float64)
+
+
 def _ratio(numerator: str, denominator: str) -> pl.Expr:
     return pl.when(pl.col(denominator) > 0).then(pl.col(numerator) / pl.col(denominator))
 
@@ -279,9 +286,9 @@ def decompose_goodput(
     # Chip-microseconds are whole numbers, so their sums are exact (below 2**53) in any order;
     # scaling to seconds only after summing gives the same bits on every run.
     seconds = {
-        "wanted_chip_s": pl.sum_horizontal(*charged_columns) / 1e6,
-        "all_allocated_chip_s": pl.sum_horizontal(*allocated_columns) / 1e6,
-        **{c: pl.col(c) / 1e6 for c in charged_columns},
+        "wanted_chip_s": _seconds(pl.sum_horizontal(*charged_columns)),
+        "all_allocated_chip_s": _seconds(pl.sum_horizontal(*allocated_columns)),
+        **{c: _seconds(pl.col(c)) for c in charged_columns},
     }
     job_days = (
         per_category.with_columns(**micros)
@@ -347,8 +354,12 @@ def sweep_chip_time(
     `data_end_us` is the run's end of data (latest accepted scheduler `ts` or span `end`), where
     the wanted time of a job with no `JOB_END` stops.
     """
-    sched = pl.from_arrow(scheduler).with_columns(_us("ts"))
-    runtime_spans = pl.from_arrow(runtime).with_columns(_us("start"), _us("end"))
+    # Sorted first: floating-point sums then add up in one order, whatever order the records
+    # arrive in (a bucket reconciled whole, or some jobs read back from the record store).
+    sched = pl.from_arrow(scheduler).sort(RECORD_ORDER["scheduler"]).with_columns(_us("ts"))
+    runtime_spans = (
+        pl.from_arrow(runtime).sort(RECORD_ORDER["runtime"]).with_columns(_us("start"), _us("end"))
+    )
     jobs = job_windows(sched, data_end_us)
     attempts = attempt_windows(runtime_spans, jobs)
     spans = classify_spans(runtime_spans, attempts, jobs)
@@ -359,7 +370,7 @@ def sweep_chip_time(
         attempts=attempts,
         spans=spans,
         allocation=allocation,
-        profiles=pl.from_arrow(profiles).with_columns(_us("ts")),
+        profiles=pl.from_arrow(profiles).sort(RECORD_ORDER["profiles"]).with_columns(_us("ts")),
         charged=charge_segments(jobs, allocation, spans),
     )
 

@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from mpg.schemas import QUARANTINE_REF, RECORD_SCHEMAS, SOURCES, conform
+from mpg.schemas import QUARANTINE_REF, RECORD_ORDER, RECORD_SCHEMAS, SOURCES, conform
 
 _PROVENANCE = ("file", "line")
 
@@ -178,12 +178,9 @@ def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
         for s in SOURCES
     )
     # (file, line) last: a total order, so the stored bytes do not depend on arrival order.
-    order = {
-        "scheduler": ["job_id", "ts", "file", "line"],
-        "runtime": ["job_id", "start", "file", "line"],
-        "profiles": ["job_id", "ts", "file", "line"],
+    stored = {
+        s: conform(accepted[s].sort(RECORD_ORDER[s]).to_arrow(), RECORD_SCHEMAS[s]) for s in SOURCES
     }
-    stored = {s: conform(accepted[s].sort(order[s]).to_arrow(), RECORD_SCHEMAS[s]) for s in SOURCES}
     return BucketRecords(
         records=JobRecords(bucket=bucket, **stored),
         quarantine=conform(quarantine.sort(["source", "file", "line"]).to_arrow(), QUARANTINE_REF),
