@@ -1,6 +1,7 @@
 """The `mpg` command.
 
     mpg run --traces ROOT --out DIR [--buckets N] [--metric-version v1] [beam options...]
+            [--publish bigquery --project P --dataset D [--bigquery-endpoint URL]]
     mpg simulate --seed N --jobs N --days N --out ROOT
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
@@ -17,8 +18,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from mpg.errors import find_user_error, one_line
+from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.explain.command import add_explain_arguments, explain_command
+from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.layout import REPORT
 from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
 from mpg.pipelines.publish import PublishedRun
@@ -32,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="ingest traces, account chip-time, publish goodput tables",
-        description="Unknown options (--runner, --project, ...) are passed to Apache Beam.",
+        description="Unknown options (--runner, --region, ...) are passed to Apache Beam, and "
+        "so is --project.",
     )
     run.add_argument(
         "--traces", type=Path, required=True, help="trace root (scheduler/, runtime/, profiles/)"
@@ -46,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
         help="metric definition(s) to compute (default: v1)",
     )
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
+    _add_bigquery_arguments(run)
 
     sim = commands.add_parser("simulate", help="write a synthetic fleet's traces")
     sim.add_argument("--seed", type=int, required=True)
@@ -57,6 +61,44 @@ def _parser() -> argparse.ArgumentParser:
         commands.add_parser("explain", help="one job's chip-time ledger, down to its input lines")
     )
     return parser
+
+
+def _add_bigquery_arguments(run: argparse.ArgumentParser) -> None:
+    """Publishing to BigQuery as well as DuckDB (docs/bigquery.md)."""
+    group = run.add_argument_group("BigQuery (in addition to DIR/mpg.duckdb)")
+    group.add_argument(
+        "--publish", choices=["bigquery"], help="also publish the tables to BigQuery"
+    )
+    group.add_argument("--project", help="Google Cloud project (passed on to Beam as well)")
+    group.add_argument("--dataset", help="BigQuery dataset, created if missing")
+    group.add_argument(
+        "--bigquery-endpoint",
+        help="API endpoint of an emulator or private endpoint, used with anonymous credentials "
+        "(default: BigQuery itself, with Application Default Credentials)",
+    )
+    group.add_argument("--bigquery-retry-s", type=float, default=120.0, help=argparse.SUPPRESS)
+
+
+def _bigquery_target(args: argparse.Namespace) -> BigQueryTarget | None:
+    """Where to publish, or None; `--project` alone only goes to Beam."""
+    if args.publish is None:
+        if args.dataset or args.bigquery_endpoint:
+            raise OptionsError("--dataset and --bigquery-endpoint need --publish bigquery")
+        return None
+    if not (args.project and args.dataset):
+        raise OptionsError("--publish bigquery needs --project and --dataset")
+    return BigQueryTarget(
+        project=args.project,
+        dataset=args.dataset,
+        endpoint=args.bigquery_endpoint,
+        retry_s=args.bigquery_retry_s,
+    )
+
+
+def _beam_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
+    """Beam's options: what mpg did not parse, and `--project`, which both use."""
+    beam_args = tuple(rest) if rest else DEFAULT_BEAM_ARGS
+    return (*beam_args, f"--project={args.project}") if args.project else beam_args
 
 
 def _fmt(value: object) -> str:
@@ -99,6 +141,12 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
         f"expectations: {result.expectations} checked, {result.warnings} warnings "
         f"-> {result.database.parent / REPORT}"
     )
+    if result.bigquery is not None:
+        b = result.bigquery
+        lines.append(
+            f"bigquery: {b.tables} tables, {b.partitions} day partitions, {b.rows} rows "
+            f"-> {b.dataset}"
+        )
     return "\n".join(lines)
 
 
@@ -130,7 +178,8 @@ def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
         out=args.out,
         buckets=args.buckets,
         metric_versions=tuple(args.metric_versions or ("v1",)),
-        beam_args=tuple(beam_args) if beam_args else DEFAULT_BEAM_ARGS,
+        beam_args=_beam_args(args, beam_args),
+        bigquery=_bigquery_target(args),
         **extra,
     )
     started = time.monotonic()

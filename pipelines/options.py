@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mpg.errors import OptionsError
 from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
+from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
 
 # Beam's default runner first tries to download the Prism runner; name one that runs in-process.
@@ -26,6 +27,8 @@ class RunOptions:
     metric_versions: tuple[str, ...] = (DEFAULT_METRIC_VERSION,)
     block_bytes: int = DEFAULT_BLOCK_BYTES
     beam_args: tuple[str, ...] = field(default=DEFAULT_BEAM_ARGS)
+    # Also publish to BigQuery (the DuckDB snapshot is always built); None: DuckDB only.
+    bigquery: BigQueryTarget | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.buckets <= 1_000_000:

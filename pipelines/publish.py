@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mpg.errors import StoreError
+from mpg.pipelines.bigquery_target import BigQueryLoad
 from mpg.pipelines.io import read_parquet, write_by_day, write_parquet
 from mpg.pipelines.layout import DATABASE, REPORT, SOURCE_RESULTS
 from mpg.quality import render_report, validate_outputs
@@ -39,6 +40,7 @@ class PublishedRun:
     skipped: list[str]
     expectations: int  # checked by the quality suites
     warnings: int  # of them, failed with severity warn (a failed "fail" stops the run)
+    bigquery: BigQueryLoad | None = None  # what was loaded, with --publish bigquery
 
 
 def _parquet_files(folder: Path) -> list[str]:

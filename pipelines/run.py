@@ -23,8 +23,10 @@ import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg.errors import find_user_error, one_line
+from mpg.metrics import DEFAULT_METRIC_VERSION
 from mpg.pipelines import runlog
 from mpg.pipelines.account import build_account
+from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
 from mpg.pipelines.ingest import build_ingest
 from mpg.pipelines.io import TraceFile, discover_trace_files, stored_buckets
 from mpg.pipelines.layout import DATABASE, REPORT, OutputLayout
@@ -55,7 +57,10 @@ def run(opts: RunOptions) -> PublishedRun:
             checks = _validate(staging, layout, record.run_id)
             headline, counts = read_headline(database)
             record = record.ended("published", counts=counts)
-            write_runs(database, runlog.runs_table(layout.runs, record))
+            runs = runlog.runs_table(layout.runs, record)
+            write_runs(database, runs)
+            # Before the switch: a failed BigQuery publish fails the run, and a rerun redoes it.
+            bigquery = _publish_bigquery(opts.bigquery, staging, runs) if opts.bigquery else None
             layout.commit(staging, record.run_id)
         except BaseException as exc:
             error = find_user_error(exc)
@@ -77,6 +82,19 @@ def run(opts: RunOptions) -> PublishedRun:
         skipped=skipped,
         expectations=checks.num_rows,
         warnings=pc.sum(pc.invert(checks.column("success"))).as_py() or 0,
+        bigquery=bigquery,
+    )
+
+
+def _publish_bigquery(target: BigQueryTarget, staging: Path, runs: pa.Table) -> BigQueryLoad:
+    """Every table of the staged run, all days (a run recomputes everything from its traces).
+
+    The BigQuery client is imported here, by the runs that publish there (it costs ~1 s).
+    """
+    from mpg.pipelines.bigquery import publish_bigquery
+
+    return publish_bigquery(
+        staging / "tables", target, None, runs=runs, current_version=DEFAULT_METRIC_VERSION
     )
 
 
