@@ -95,7 +95,7 @@ def _bigquery_target(args: argparse.Namespace) -> BigQueryTarget | None:
     )
 
 
-def _beam_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
+def pipeline_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
     """Beam's options: what mpg did not parse, and `--project`, which both use."""
     beam_args = tuple(rest) if rest else DEFAULT_BEAM_ARGS
     return (*beam_args, f"--project={args.project}") if args.project else beam_args
@@ -178,7 +178,7 @@ def _run(args: argparse.Namespace, beam_args: list[str]) -> int:
         out=args.out,
         buckets=args.buckets,
         metric_versions=tuple(args.metric_versions or ("v1",)),
-        beam_args=_beam_args(args, beam_args),
+        beam_args=pipeline_args(args, beam_args),
         bigquery=_bigquery_target(args),
         **extra,
     )

@@ -72,6 +72,11 @@ def render_sql(
     tables: Mapping[str, exp.Table] | None = None,
     literals: Mapping[str, str] | None = None,
 ) -> str:
-    """Statement `name` in `dialect` on one line (`parse_sql` says what is substituted). Comments
-    are left in the file: a view stored with them would carry the template's notes."""
-    return parse_sql(name, tables, literals).sql(dialect=dialect, comments=False)
+    """Statement `name` in `dialect` on one line (`parse_sql` says what is substituted)."""
+    return sql_text(parse_sql(name, tables, literals), dialect)
+
+
+def sql_text(statement: exp.Expression, dialect: str) -> str:
+    """A parsed statement as text for `dialect`, without comments: they stay in the file (a view
+    would store them, and bqemulator counts a parameter named in a comment as one to bind)."""
+    return statement.sql(dialect=dialect, comments=False)

@@ -38,7 +38,7 @@ from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryT
 from mpg.pipelines.io import read_parquet
 from mpg.schemas import concat
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_schema, table_layout
-from mpg.sqlfiles import parse_sql, render_sql
+from mpg.sqlfiles import parse_sql, render_sql, sql_text
 
 _STAGING_PREFIX = "_mpg_staged_"
 # Tables whose rows carry the metric version that produced them get a `<table>_current` view.
@@ -147,7 +147,7 @@ def _ensure_table(client: bigquery.Client, target: BigQueryTarget, name: str) ->
     table = client.create_table(wanted, exists_ok=True, retry=_retry(target))
     if [f.name for f in table.schema] != [f.name for f in wanted.schema]:
         raise BigQueryError(
-            f"BigQuery table {wanted.full_table_id or target.table(name)} has columns "
+            f"BigQuery table {target.table(name)} has columns "
             f"{[f.name for f in table.schema]}, not {[f.name for f in wanted.schema]}: "
             "add the new columns (ALTER TABLE ... ADD COLUMN) or publish to another dataset"
         )
@@ -194,7 +194,7 @@ def _replace_days(
     config = bigquery.QueryJobConfig(
         query_parameters=[bigquery.ArrayQueryParameter("days", "DATE", sorted(days))]
     )
-    _run_query(client, target, merge.sql(dialect="bigquery"), config)
+    _run_query(client, target, sql_text(merge, "bigquery"), config)
     client.delete_table(staged, not_found_ok=True, retry=_retry(target))
 
 
