@@ -65,7 +65,7 @@ def publish_bigquery(
         client = _client(target)
         client.create_dataset(target.dataset_id, exists_ok=True, retry=_retry(target))
         loads = [
-            _publish_table(client, target, name, _local_rows(tables_dir, name, runs), days)
+            _publish_table(client, target, name, _local_rows(tables_dir, name, runs, days), days)
             for name in BIGQUERY_TABLES
         ]
         _create_current_views(client, target, current_version)
@@ -97,39 +97,41 @@ def _retry(target: BigQueryTarget) -> Retry:
     return bigquery.DEFAULT_RETRY.with_timeout(target.retry_s)
 
 
-def _local_rows(tables_dir: Path, name: str, runs: pa.Table) -> dict[date | None, pa.Table]:
-    """Table `name`'s rows by day (one entry, None, for a table without days). `runs` comes in
-    memory: its Parquet would differ between runs (ids, times) and so is not kept in tables/."""
+def _local_rows(
+    tables_dir: Path, name: str, runs: pa.Table, days: Collection[date] | None
+) -> tuple[pa.Table, int]:
+    """Table `name`'s rows to publish (of `days` only, if it has days) and how many day
+    partitions they came from. `runs` comes in memory: its Parquet would differ between runs
+    (ids, times), so it is not kept in tables/."""
     schema = BIGQUERY_TABLES[name]
     if name == "runs":
-        return {None: runs}
+        return runs, 0
     folder = tables_dir / name
     if table_layout(name).partition_by is None:
         files = sorted(folder.glob("*.parquet"))
-        return {None: concat((read_parquet(f, schema) for f in files), schema)}
-    return {
-        date.fromisoformat(day.name.removeprefix("day=")): concat(
-            (read_parquet(f, schema) for f in sorted(day.glob("*.parquet"))), schema
-        )
-        for day in sorted(folder.glob("day=*"))
-    }
+        return concat((read_parquet(f, schema) for f in files), schema), 0
+    partitions = [
+        p
+        for p in sorted(folder.glob("day=*"))
+        if days is None or date.fromisoformat(p.name.removeprefix("day=")) in days
+    ]
+    files = [f for p in partitions for f in sorted(p.glob("*.parquet"))]
+    return concat((read_parquet(f, schema) for f in files), schema), len(partitions)
 
 
 def _publish_table(
     client: bigquery.Client,
     target: BigQueryTarget,
     name: str,
-    by_day: dict[date | None, pa.Table],
+    local: tuple[pa.Table, int],
     days: Collection[date] | None,
 ) -> tuple[int, int]:
     """Write one table; returns (day partitions replaced, rows loaded)."""
     table = _ensure_table(client, target, name)
-    schema = BIGQUERY_TABLES[name]
+    rows, partitions = local
     if days is None or table_layout(name).partition_by is None:
-        rows = concat(by_day.values(), schema)
         _load(client, target, rows, table)
-        return sum(day is not None for day in by_day), rows.num_rows
-    rows = concat((by_day[d] for d in sorted(days) if d in by_day), schema)
+        return partitions, rows.num_rows
     _replace_days(client, target, table, rows, days)
     return len(days), rows.num_rows
 
