@@ -210,6 +210,27 @@ def test_current_views_select_only_the_current_version(
     assert sorted_rows(current) == sorted_rows(v1_rows)
 
 
+def test_the_current_view_sql_runs_on_duckdb_too(published: Path, tmp_path: Path) -> None:
+    """DuckDB binds no parameter in a view either: the version goes in as a quoted literal."""
+    database = shutil.copy(published / "mpg.duckdb", tmp_path / "copy.duckdb")
+    statement = render_sql(
+        "publish/current_views.sql",
+        "duckdb",
+        tables={
+            "versioned_table": sqlglot.exp.table_("job_day_goodput", quoted=True),
+            "versioned_table_current": sqlglot.exp.table_("job_day_goodput_current", quoted=True),
+        },
+        literals={"current_version": "v1' or true --"},
+    )
+    assert statement == (
+        'CREATE OR REPLACE VIEW "job_day_goodput_current" AS SELECT * FROM "job_day_goodput" '
+        "WHERE metric_version = 'v1'' or true --'"
+    )
+    with duckdb.connect(str(database)) as con:
+        con.execute(statement)
+        assert con.sql("select count(*) from job_day_goodput_current").fetchall() == [(0,)]
+
+
 def _day_rows(emulator: Emulator, dataset: str, day: date) -> list[dict[str, Any]]:
     rows = emulator.query(select_all("job_day_goodput"), dataset)
     return [r for r in sorted_rows(rows) if r["day"] == day]
