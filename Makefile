@@ -5,6 +5,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
+# The BigQuery emulator for the tests, in a venv of its own (it wants pyarrow 26; we pin 25).
+BQEMU  := .bqemu
 
 .PHONY: run test bench lint sample clean
 
@@ -15,10 +17,15 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
+$(BQEMU)/.installed: tests/bigquery/requirements.txt
+	$(PYTHON) -m venv $(BQEMU)
+	$(BQEMU)/bin/pip install --quiet -r tests/bigquery/requirements.txt
+	touch $@
+
 run: $(STAMP)
 	$(BIN)/mpg run --traces data/sample_traces --out $(OUT)
 
-test: $(STAMP)
+test: $(STAMP) $(BQEMU)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 
@@ -34,4 +41,4 @@ sample: $(STAMP)
 	$(BIN)/mpg simulate --seed 7 --jobs 60 --days 3 --out data/sample_traces
 
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BQEMU) $(OUT) .pytest_cache .ruff_cache

@@ -2,6 +2,7 @@
 
     mpg run --traces ROOT --out DIR [--buckets N] [--metric-version v1 ...] [--full] [beam opts]
     mpg backfill --out DIR --metric-version v2 --from DAY --to DAY [--chunk-days N] [beam opts]
+        both: [--publish bigquery --project P --dataset D [--bigquery-endpoint URL]]
     mpg simulate --seed N --jobs N --days N --out ROOT
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
@@ -21,8 +22,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mpg.config import read_config
-from mpg.errors import find_user_error, one_line
+from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.explain.command import add_explain_arguments, explain_command
+from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.layout import REPORT
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.publish import PublishedRun
@@ -36,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="ingest traces, account chip-time, publish goodput tables",
-        description="Unknown options (--runner, --project, ...) are passed to Apache Beam.",
+        description="Unknown options (--runner, --region, ...) are passed to Apache Beam, and "
+        "so is --project.",
     )
     run.add_argument(
         "--traces", type=Path, required=True, help="trace root (scheduler/, runtime/, profiles/)"
@@ -55,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         help="recompute everything from the trace files (default: only what new files change)",
     )
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
+    _add_bigquery_arguments(run)
 
     back = commands.add_parser(
         "backfill",
@@ -68,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     back.add_argument(
         "--chunk-days", type=int, default=31, help="days per published step (default 31)"
     )
+    _add_bigquery_arguments(back)
 
     sim = commands.add_parser("simulate", help="write a synthetic fleet's traces")
     sim.add_argument("--seed", type=int, required=True)
@@ -86,6 +91,46 @@ def _day(text: str) -> datetime.date:
         return datetime.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a day (YYYY-MM-DD): {text!r}") from None
+
+
+def _add_bigquery_arguments(run: argparse.ArgumentParser) -> None:
+    """Publishing to BigQuery as well as DuckDB (docs/bigquery.md)."""
+    group = run.add_argument_group("BigQuery (in addition to DIR/mpg.duckdb)")
+    group.add_argument(
+        "--publish", choices=["bigquery"], help="also publish the tables to BigQuery"
+    )
+    group.add_argument("--project", help="Google Cloud project (passed on to Beam as well)")
+    group.add_argument("--dataset", help="BigQuery dataset, created if missing")
+    group.add_argument(
+        "--bigquery-endpoint",
+        help="API endpoint of an emulator or private endpoint, used with anonymous credentials "
+        "(default: BigQuery itself, with Application Default Credentials)",
+    )
+    group.add_argument("--bigquery-retry-s", type=float, default=120.0, help=argparse.SUPPRESS)
+
+
+def _bigquery_target(args: argparse.Namespace) -> BigQueryTarget | None:
+    """Where to publish, or None; `--project` alone only goes to Beam."""
+    if args.publish is None:
+        if args.dataset or args.bigquery_endpoint:
+            raise OptionsError("--dataset and --bigquery-endpoint need --publish bigquery")
+        return None
+    if not (args.project and args.dataset):
+        raise OptionsError("--publish bigquery needs --project and --dataset")
+    return BigQueryTarget(
+        project=args.project,
+        dataset=args.dataset,
+        endpoint=args.bigquery_endpoint,
+        retry_s=args.bigquery_retry_s,
+    )
+
+
+def pipeline_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
+    """Beam's options: what mpg did not parse, and `--project`, which both use; checked, with
+    mpg's default runner where none is named, and packaging for remote workers."""
+    from mpg.pipelines.runners import beam_args  # after Beam's import, which _import_run quiets
+
+    return beam_args([*rest, f"--project={args.project}"] if args.project else rest)
 
 
 def _fmt(value: object) -> str:
@@ -138,6 +183,12 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
             f"expectations: {result.expectations} checked, {result.warnings} warnings "
             f"-> {result.database.parent / REPORT}"
         )
+    if result.bigquery is not None:
+        b = result.bigquery
+        lines.append(
+            f"bigquery: {b.tables} tables, {b.partitions} day partitions, {b.rows} rows "
+            f"-> {b.dataset}"
+        )
     return "\n".join(lines)
 
 
@@ -162,8 +213,6 @@ def _import_run() -> Callable[[RunOptions], PublishedRun]:
 
 def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
     run = _import_run()
-    from mpg.pipelines.runners import beam_args  # after Beam's import, which _import_run quiets
-
     extra = {"block_bytes": args.block_bytes} if args.block_bytes else {}
     config = read_config(args.out)
     opts = RunOptions(
@@ -173,10 +222,11 @@ def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
         metric_versions=tuple(args.metric_versions or config.metric_versions),
         current_metric_version=config.current_metric_version,
         full=args.full,
+        bigquery=_bigquery_target(args),
         **extra,
     )
     # mpg's own options are checked first: packaging for remote workers takes seconds.
-    opts = dataclasses.replace(opts, beam_args=beam_args(passthrough))
+    opts = dataclasses.replace(opts, beam_args=pipeline_args(args, passthrough))
     started = time.monotonic()
     result = run(opts)
     print(format_headline(result, time.monotonic() - started))
@@ -186,7 +236,6 @@ def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
 def _backfill(args: argparse.Namespace, passthrough: list[str]) -> int:
     _import_run()  # Beam, imported quietly
     from mpg.pipelines.backfill import BackfillOptions, backfill
-    from mpg.pipelines.runners import beam_args
 
     opts = BackfillOptions(
         out=args.out,
@@ -194,8 +243,9 @@ def _backfill(args: argparse.Namespace, passthrough: list[str]) -> int:
         first=args.first,
         last=args.last,
         chunk_days=args.chunk_days,
+        bigquery=_bigquery_target(args),
     )
-    opts = dataclasses.replace(opts, beam_args=beam_args(passthrough))
+    opts = dataclasses.replace(opts, beam_args=pipeline_args(args, passthrough))
     started = time.monotonic()
     results = backfill(opts)
     if not results:

@@ -1,20 +1,84 @@
-"""Loads SQL statements from the `sql/` folder (installed as `mpg.sql`).
+"""Loads SQL statements from the `sql/` folder (installed as `mpg.sql`), for DuckDB or BigQuery.
 
 SQL lives only in files, one statement each (the `macros.sql` files and
 `publish/current_views.sql` excepted), with named parameters bound at execution: nothing here
 formats values into query text (the `*_current` views' version, which DuckDB cannot bind in a
 view, is inlined by `mpg.pipelines.publish.current_views_sql`).
 
+The pipeline's own SQL (`parse/`, `crosscheck/`, `quality/`, `explain/`) runs on DuckDB only, on
+local Arrow and Parquet. What users read (`report/`, the `*_current` views) is written once in
+DuckDB's dialect and transpiled by sqlglot for BigQuery (`render_sql`); `bigquery/` holds the few
+statements that exist only there, in its dialect. Where an engine cannot bind a parameter (a view's
+definition) or a name (a table), `render_sql` puts a literal or a table into the parsed statement,
+quoted by sqlglot for the target dialect: still no string formatting.
+
     >>> "with" in load_sql("parse/runtime.sql")
     True
+    >>> render_sql("report/headline.sql", "bigquery")[-87:]
+    'SELECT * FROM final ORDER BY metric_version NULLS LAST, day NULLS LAST, chip_generation'
+    >>> render_sql(
+    ...     "publish/current_views.sql", "bigquery", literals={"current_version": "v1"},
+    ...     tables={"versioned_table": exp.table_("t", db="d", catalog="p-1", quoted=True),
+    ...             "versioned_table_current": exp.table_("t_current", quoted=True)},
+    ... )
+    "CREATE OR REPLACE VIEW `t_current` AS SELECT * FROM `p-1`.`d`.`t` WHERE metric_version = 'v1'"
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
+
+import sqlglot
+from sqlglot import exp
+
+# The dialect of every file under sql/ but those under sql/bigquery/.
+_DIALECTS = {"bigquery": "bigquery"}
+_DEFAULT_DIALECT = "duckdb"
 
 
 @cache
 def load_sql(name: str) -> str:
     return resources.files("mpg.sql").joinpath(name).read_text(encoding="utf-8")
+
+
+def _dialect_of(name: str) -> str:
+    return _DIALECTS.get(name.split("/")[0], _DEFAULT_DIALECT)
+
+
+def parse_sql(
+    name: str,
+    tables: Mapping[str, exp.Table] | None = None,
+    literals: Mapping[str, str] | None = None,
+) -> exp.Expression:
+    """Statement `name`, parsed, with the tables named in `tables` replaced (keeping their
+    aliases) and the parameters named in `literals` replaced by string literals."""
+    tables, literals = tables or {}, literals or {}
+
+    def substitute(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and not node.db and node.name in tables:
+            table = tables[node.name].copy()
+            table.set("alias", node.args.get("alias"))
+            return table
+        if isinstance(node, exp.Placeholder | exp.Parameter) and node.name in literals:
+            return exp.Literal.string(literals[node.name])
+        return node
+
+    return sqlglot.parse_one(load_sql(name), read=_dialect_of(name)).transform(substitute)
+
+
+def render_sql(
+    name: str,
+    dialect: str,
+    tables: Mapping[str, exp.Table] | None = None,
+    literals: Mapping[str, str] | None = None,
+) -> str:
+    """Statement `name` in `dialect` on one line (`parse_sql` says what is substituted)."""
+    return sql_text(parse_sql(name, tables, literals), dialect)
+
+
+def sql_text(statement: exp.Expression, dialect: str) -> str:
+    """A parsed statement as text for `dialect`, without comments: they stay in the file (a view
+    would store them, and bqemulator counts a parameter named in a comment as one to bind)."""
+    return statement.sql(dialect=dialect, comments=False)

@@ -29,6 +29,7 @@ from mpg.catalog import load_catalog
 from mpg.errors import OptionsError, UserError
 from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines import runlog
+from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.buckets import UpdateContext, backfill_bucket
 from mpg.pipelines.io import write_parquet
 from mpg.pipelines.layout import DATABASE, OutputLayout, link_snapshot
@@ -55,6 +56,8 @@ class BackfillOptions:
     last: datetime.date
     chunk_days: int = 31
     beam_args: tuple[str, ...] = ()
+    # Also publish each chunk's changed days to BigQuery (every table whole the first time).
+    bigquery: BigQueryTarget | None = None
 
     def __post_init__(self) -> None:
         if self.metric_version not in METRIC_VERSIONS:
@@ -120,6 +123,9 @@ def _backfill_chunk(
 ) -> PublishedRun:
     version = opts.metric_version
     key = previous.key.with_coverage(version, first, last)
+    target = "" if opts.bigquery is None else opts.bigquery.location
+    in_sync = bool(target) and previous.key.bigquery == target
+    key = dataclasses.replace(key, bigquery=target)
     command = f"backfill {version} {first}..{last}"
     record = runlog.RunRecord.start(None, [], (version,), command=command)
     with staged(layout, record) as staging:
@@ -150,7 +156,8 @@ def _backfill_chunk(
         write_manifest(staging, previous.manifest, key)
         counts = record_counts(previous.manifest, read_bucket_states(staging))
         write_parquet(counts, staging / "tables" / "record_counts" / "part-0.parquet")
-        done = publish(layout, staging, record, key.current_metric_version)
+        days = {datetime.date.fromisoformat(d) for _, d in changed} if in_sync else None
+        done = publish(layout, staging, record, key.current_metric_version, opts.bigquery, days)
     return PublishedRun(
         run_id=record.run_id,
         database=opts.out / DATABASE,
@@ -162,4 +169,5 @@ def _backfill_chunk(
         warnings=done.warnings,
         plan=command,
         changed_days=changed,
+        bigquery=done.bigquery,
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from mpg.config import CONFIG_FILE
 from mpg.errors import OptionsError
 from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
+from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
 
 # Beam's default runner first tries to download the Prism runner; name one that runs in-process.
@@ -29,6 +30,8 @@ class RunOptions:
     block_bytes: int = DEFAULT_BLOCK_BYTES
     full: bool = False  # recompute everything from the trace files, whatever is stored
     beam_args: tuple[str, ...] = field(default=DEFAULT_BEAM_ARGS)
+    # Also publish to BigQuery (the DuckDB snapshot is always built); None: DuckDB only.
+    bigquery: BigQueryTarget | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.buckets <= 1_000_000:

@@ -12,22 +12,24 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+from sqlglot import exp
 
 from mpg.errors import StoreError
 from mpg.metrics import METRIC_VERSIONS
+from mpg.pipelines.bigquery_target import BigQueryLoad
 from mpg.pipelines.io import read_parquet, write_by_day, write_parquet
 from mpg.pipelines.layout import DATABASE, REPORT, SOURCE_RESULTS
 from mpg.quality import render_report, validate_outputs
 from mpg.schemas import RUNS, TABLE_KEYS, TABLES, VALIDATION_RESULTS, concat, conform
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import load_sql
+from mpg.sqlfiles import load_sql, render_sql
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class PublishedRun:
     parsed: int = 0  # trace files parsed by this run
     retracted: int = 0  # files ingested before that changed or disappeared
     changed_days: list[tuple[str, str]] = field(default_factory=list)  # (job table, day)
+    bigquery: BigQueryLoad | None = None  # what was loaded, with --publish bigquery
 
     @property
     def up_to_date(self) -> bool:
@@ -84,16 +87,31 @@ def _writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         raise StoreError(f"cannot write {path}: {exc}") from exc
 
 
-def current_views_sql(version: str) -> str:
-    """sql/publish/current_views.sql for `version`, inlined as a quoted literal.
+def current_view_statements(
+    version: str, dialect: str, table: Callable[[str], exp.Table] = exp.to_table
+) -> list[str]:
+    """One `<table>_current` view per metric-versioned table (sql/publish/current_views.sql),
+    for `dialect`, with tables named by `table`.
 
-    The one place a value goes into SQL text: DuckDB cannot bind parameters in a view definition.
-    It is safe because `version` must be a name of METRIC_VERSIONS (code, not input); anything
-    else is a bug in the caller, which validates the configuration first (mpg.config).
+    `version` goes into the view as a literal (no engine binds a parameter in a view), placed
+    by sqlglot in the parsed statement, never by formatting text; and it must be a name of
+    METRIC_VERSIONS (code, not input): anything else is a bug in the caller.
     """
     if version not in METRIC_VERSIONS:
         raise ValueError(f"not a metric version: {version!r}")
-    return load_sql("publish/current_views.sql").replace("$current_version", f"'{version}'")
+    return [
+        render_sql(
+            "publish/current_views.sql",
+            dialect,
+            tables={
+                "versioned_table": table(name),
+                "versioned_table_current": table(f"{name}_current"),
+            },
+            literals={"current_version": version},
+        )
+        for name, schema in TABLES.items()
+        if "metric_version" in schema.names
+    ]
 
 
 def build_database(staging: Path, current_version: str) -> Path:
@@ -109,7 +127,8 @@ def build_database(staging: Path, current_version: str) -> Path:
         con.execute(load_sql("publish/macros.sql"))
         con.sql(load_sql("publish/goodput_by_slice.sql")).insert_into("goodput_by_slice")
         slices = conform(con.table("goodput_by_slice").to_arrow_table(), TABLES["goodput_by_slice"])
-        con.execute(current_views_sql(current_version))
+        for statement in current_view_statements(current_version, "duckdb"):
+            con.execute(statement)
     write_by_day(slices, "day", tables / "goodput_by_slice", "part-0.parquet")
     return path
 

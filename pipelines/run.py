@@ -57,7 +57,11 @@ def run(opts: RunOptions) -> PublishedRun:
         layout.clear_leftovers()
         runlog.settle_unfinished(layout.runs, layout.snapshot_ids())
         key = StateKey(
-            opts.buckets, code_version(), opts.metric_versions, opts.current_metric_version
+            buckets=opts.buckets,
+            code_version=code_version(),
+            metric_versions=opts.metric_versions,
+            current_metric_version=opts.current_metric_version,
+            bigquery="" if opts.bigquery is None else opts.bigquery.location,
         )
         plan = plan_run(files, load_previous(layout.current), key, opts.full)
         record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)
@@ -76,7 +80,10 @@ def run(opts: RunOptions) -> PublishedRun:
             )
         with staged(layout, record) as staging:
             changed_days = _compute(opts, plan, files, staging, record.run_id)
-            published = publish(layout, staging, record, opts.current_metric_version)
+            days = plan.bigquery_days(changed_days)
+            published = publish(
+                layout, staging, record, opts.current_metric_version, opts.bigquery, days
+            )
     return PublishedRun(
         run_id=record.run_id,
         database=opts.out / DATABASE,
@@ -90,6 +97,7 @@ def run(opts: RunOptions) -> PublishedRun:
         parsed=len(plan.new),
         retracted=len(plan.retracted),
         changed_days=changed_days,
+        bigquery=published.bigquery,
     )
 
 

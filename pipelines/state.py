@@ -82,6 +82,9 @@ class StateKey:
     current_metric_version: str
     # Versions backfilled over some days only (`mpg backfill`): version -> (first, last) ranges.
     coverage: Coverage = ()
+    # The BigQuery dataset this state is published to in full ("" for none): a run publishing
+    # to the same one again loads only the days that changed.
+    bigquery: str = ""
 
     def encode(self) -> bytes:
         return json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
@@ -245,10 +248,23 @@ class Plan:
 
     @property
     def up_to_date(self) -> bool:
-        """Nothing to ingest, retract or republish."""
+        """Nothing to ingest, retract or republish (a run that does not publish to BigQuery
+        leaves it as it is)."""
         if self.previous is None or self.new or self.retracted:
             return False
-        return self.previous.key == self.key
+        return self.previous.key == self._kept_bigquery()
+
+    def _kept_bigquery(self) -> StateKey:
+        if self.key.bigquery or self.previous is None:
+            return self.key
+        return dataclasses.replace(self.key, bigquery=self.previous.key.bigquery)
+
+    def bigquery_days(self, changed: list[tuple[str, str]]) -> set[datetime.date] | None:
+        """The days to load into BigQuery: those whose rows changed, when the dataset already
+        holds the previous state; None (every table whole) otherwise."""
+        if self.previous is None or self.previous.key.bigquery != self.key.bigquery:
+            return None
+        return {_date(day) for _, day in changed}
 
     def retracted_buckets(self) -> list[int]:
         """The buckets that records of retracted files went to."""
@@ -305,9 +321,8 @@ def plan_run(
         f"{len(new) - changed} new, {changed} changed and "
         f"{len(retracted) - changed} removed trace files"
     )
-    if not new and not retracted and previous.key != key:
-        old_view, new_view = previous.key.current_metric_version, key.current_metric_version
-        reason = f"the *_current views change version ({old_view} -> {new_view})"
+    if not new and not retracted:
+        reason = _republished(previous.key, key)
     return Plan(previous, reason, new, kept, retracted, key)
 
 
@@ -364,3 +379,13 @@ def record_counts(manifest: pa.Table, buckets: pa.Table) -> pa.Table:
             }
         )
     return pa.Table.from_pylist(rows, schema=RECORD_COUNTS)
+
+
+def _republished(old: StateKey, new: StateKey) -> str:
+    """Why a run with no new, changed or removed files publishes anyway."""
+    if old.current_metric_version != new.current_metric_version:
+        versions = f"{old.current_metric_version} -> {new.current_metric_version}"
+        return f"the *_current views change version ({versions})"
+    if new.bigquery and old.bigquery != new.bigquery:
+        return f"publishing every table to BigQuery {new.bigquery}"
+    return "no new, changed or removed trace files"

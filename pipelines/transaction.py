@@ -12,8 +12,9 @@ switches the current snapshot to it in one rename (`OutputLayout.commit`).
 from __future__ import annotations
 
 import contextlib
+import datetime
 import shutil
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pyarrow.compute as pc
 
 from mpg.errors import find_user_error, one_line
 from mpg.pipelines import runlog
+from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
 from mpg.pipelines.layout import REPORT, OutputLayout
 from mpg.pipelines.publish import build_database, read_headline, validate_database, write_runs
 from mpg.quality import fatal_failures, raise_for_failures
@@ -34,6 +36,7 @@ class Published:
     counts: pa.Table
     expectations: int
     warnings: int
+    bigquery: BigQueryLoad | None  # what was loaded there, if anywhere
 
 
 @contextlib.contextmanager
@@ -57,18 +60,34 @@ def staged(layout: OutputLayout, record: runlog.RunRecord) -> Iterator[Path]:
 
 
 def publish(
-    layout: OutputLayout, staging: Path, record: runlog.RunRecord, current_version: str
+    layout: OutputLayout,
+    staging: Path,
+    record: runlog.RunRecord,
+    current_version: str,
+    bigquery: BigQueryTarget | None = None,
+    days: Collection[datetime.date] | None = None,
 ) -> Published:
-    """Build, check and switch to the staged snapshot; returns what was published."""
+    """Build, check and switch to the staged snapshot; returns what was published.
+
+    With `bigquery`, the tables are loaded there too (only `days` of the partitioned ones, or
+    all with None) just before the switch: a failed load fails the run, whose rerun loads again.
+    """
     database = build_database(staging, current_version)
     checks = _validate(staging, layout, record.run_id)
     headline, counts = read_headline(database)
     record = record.ended("published", counts=counts)
-    write_runs(database, runlog.runs_table(layout.runs, record))
+    runs = runlog.runs_table(layout.runs, record)
+    write_runs(database, runs)
+    load = None
+    if bigquery is not None:
+        from mpg.pipelines.bigquery import publish_bigquery  # the client costs ~1 s to import
+
+        tables = staging / "tables"
+        load = publish_bigquery(tables, bigquery, days, runs=runs, current_version=current_version)
     layout.commit(staging, record.run_id)
     runlog.write_record(layout.runs, record)
     warnings = pc.sum(pc.invert(checks.column("success"))).as_py() or 0
-    return Published(record, headline, counts, checks.num_rows, warnings)
+    return Published(record, headline, counts, checks.num_rows, warnings, load)
 
 
 def _validate(staging: Path, layout: OutputLayout, run_id: str) -> pa.Table:

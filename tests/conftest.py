@@ -1,5 +1,6 @@
 """Shared fixtures: the spec's worked examples (copied from the spec into tests/fixtures, since
-the project must not read ../shared at test time) and a helper that runs the real `mpg` CLI."""
+the project must not read ../shared at test time), a helper that runs the real `mpg` CLI, and a
+local BigQuery emulator (started once, by the first test that asks for it)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import csv
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.bigquery_emulator import Emulator, running_emulator
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPEC_EXAMPLES = FIXTURES / "spec_examples"
@@ -37,3 +41,9 @@ def read_expected(path: Path) -> list[dict[str, str | None]]:
 @pytest.fixture(params=["tiny", "edges"])
 def spec_example(request: pytest.FixtureRequest) -> Path:
     return SPEC_EXAMPLES / request.param
+
+
+@pytest.fixture(scope="session")
+def bigquery_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
+    with running_emulator(tmp_path_factory.mktemp("bqemulator")) as emulator:
+        yield emulator

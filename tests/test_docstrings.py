@@ -15,6 +15,7 @@ import pytest
         "mpg.catalog",
         "mpg.schemas",
         "mpg.schemas.ddl",
+        "mpg.schemas.bigquery",
         "mpg.simulate",
         "mpg.explain.model",
         "mpg.quality.declare",
