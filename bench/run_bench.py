@@ -1,17 +1,24 @@
-"""`make bench`: throughput and peak memory of each stage on a simulated fleet.
+"""`make bench`: throughput and peak memory of daily operation on a simulated fleet.
 
     python bench/run_bench.py [--jobs 2000] [--days 7] [--seed 1]
 
-Simulates about two million runtime spans (cached under bench/.work/), then runs, each in its own
-process: the ingest pipeline (files -> record store), the account pipeline (record store ->
-job-day tables), and the hand-written DuckDB query `sql/crosscheck/job_day_chip_time.sql` over the
-same Parquet. Prints spans per second and peak memory per stage, and how far the pipeline's
-job-day chip-time is from the query's (an independent route to the same numbers).
+Simulates about two million runtime spans (cached under bench/.work/) and re-delivers them as one
+file per source and day, as a fleet's exporters would. Then, each in its own process:
+- first run: `mpg run` over every day but the last, into an empty folder;
+- daily run: the last day's files arrive, `mpg run` again (incremental);
+- again: `mpg run` with nothing new;
+- full: `mpg run --full` over all days into another folder (what the daily run avoids);
+- backfill: `mpg backfill --metric-version v2` over every day, from the stored records;
+- crosscheck: the hand-written DuckDB query `sql/crosscheck/job_day_chip_time.sql` over the
+  record store, an independent route to the job-day chip-time.
+Prints seconds, runtime spans per second and peak memory per stage; whether the daily run's tables
+equal the full run's; and how far the pipeline's chip-time is from the query's.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import shutil
 import subprocess
@@ -19,11 +26,13 @@ import sys
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
 from mpg.simulate import simulate
 from mpg.sqlfiles import load_sql
 
 WORK = Path(__file__).parent / ".work"
+_DAY = r'"(?:ts|start)"\s*:\s*"(\d{4}-\d{2}-\d{2})'
 
 
 def _stage(*args: str) -> dict:
@@ -36,16 +45,50 @@ def _stage(*args: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _compare(work: Path) -> dict:
-    with duckdb.connect() as con:
-        rel = con.sql(
-            load_sql("crosscheck/compare_job_days.sql"),
-            params={
-                "pipeline": str(work / "tables/job_day_goodput/*/*.parquet"),
-                "crosscheck": str(work / "crosscheck.parquet"),
-            },
+def _by_day(traces: Path, dest: Path) -> list[str]:
+    """Every line of `traces` again, one file per source and UTC day (lines without a readable
+    day go with the first); returns the days, in order."""
+    days: set[str] = set()
+    for source in ("scheduler", "runtime", "profiles"):
+        chunks = []
+        for path in sorted((traces / source).glob("*.jsonl*")):
+            data = path.read_bytes()
+            text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
+            chunks.append(pl.Series("line", text.splitlines()))
+        lines = pl.DataFrame(pl.concat(chunks)).with_columns(
+            pl.col("line").str.extract(_DAY).alias("day")
         )
-        return rel.to_arrow_table().to_pylist()[0]
+        first = lines.get_column("day").drop_nulls().min()
+        lines = lines.with_columns(pl.col("day").fill_null(first))
+        (dest / source).mkdir(parents=True, exist_ok=True)
+        for (day,), group in lines.group_by("day"):
+            text = "\n".join(group.get_column("line").to_list()) + "\n"
+            (dest / source / f"{source}-{day}.jsonl").write_text(text)
+            days.add(str(day))
+    return sorted(days)
+
+
+def _compare(out: Path, other: Path) -> tuple[dict, int]:
+    """The pipeline vs the crosscheck query, and the rows where two runs' job days differ."""
+    current = out / ".mpg" / "current" / "tables" / "job_day_goodput" / "*" / "*.parquet"
+    with duckdb.connect() as con:
+        checked = (
+            con.sql(
+                load_sql("crosscheck/compare_job_days.sql"),
+                params={
+                    "pipeline": str(current),
+                    "crosscheck": str(out.parent / "crosscheck.parquet"),
+                },
+            )
+            .to_arrow_table()
+            .to_pylist()[0]
+        )
+        theirs = str(current).replace(str(out), str(other))
+        differing = con.sql(
+            load_sql("crosscheck/differing_job_days.sql"),
+            params={"left": str(current), "right": theirs},
+        ).fetchone()[0]
+    return checked, differing
 
 
 def main() -> None:
@@ -55,30 +98,45 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
 
-    traces = WORK / f"traces-s{args.seed}-j{args.jobs}-d{args.days}"
+    name = f"s{args.seed}-j{args.jobs}-d{args.days}"
+    traces, daily = WORK / f"traces-{name}", WORK / f"daily-{name}"
     if not (traces / "manifest.json").exists():
         shutil.rmtree(traces, ignore_errors=True)
         simulate(seed=args.seed, jobs=args.jobs, days=args.days, out=traces)
-    manifest = json.loads((traces / "manifest.json").read_text())
-    spans = manifest["runtime"]["lines_written"]
-    work = WORK / "run"
-    shutil.rmtree(work, ignore_errors=True)
+    if not daily.exists():
+        _by_day(traces, daily.with_suffix(".tmp"))
+        daily.with_suffix(".tmp").rename(daily)
+    spans = json.loads((traces / "manifest.json").read_text())["runtime"]["lines_written"]
+    days = sorted({p.name.split("-", 1)[1][:10] for p in daily.glob("*/*.jsonl")})
+    root, out, full = WORK / "root", WORK / "run" / "out", WORK / "full" / "out"
+    for path in (root, out.parent, full.parent):
+        shutil.rmtree(path, ignore_errors=True)
+    for path in daily.glob("*/*.jsonl"):  # every day but the last
+        if days[-1] not in path.name:
+            (root / path.parent.name).mkdir(parents=True, exist_ok=True)
+            (root / path.parent.name / path.name).symlink_to(path)
 
-    results = [
-        _stage("ingest", str(traces), str(work)),
-        _stage("account", str(work)),
-        _stage("crosscheck", str(work)),
-    ]
-    print(f"fleet: {args.jobs} jobs over {args.days} days, {spans:,} runtime spans ({traces})")
-    print(f"{'stage':<12} {'seconds':>8} {'spans/s':>12} {'peak MiB':>9}")
-    for r in results:
-        rate = spans / r["seconds"]
-        print(f"{r['stage']:<12} {r['seconds']:>8.2f} {rate:>12,.0f} {r['peak_mib']:>9.0f}")
-    c = _compare(work)
+    results = {"first run": _stage("run", str(root), str(out))}
+    for path in daily.glob(f"*/*-{days[-1]}.jsonl"):
+        (root / path.parent.name / path.name).symlink_to(path)
+    results["daily run"] = _stage("run", str(root), str(out))
+    results["again"] = _stage("run", str(root), str(out))
+    results["full"] = _stage("run", str(root), str(full), "--full")
+    results["backfill v2"] = _stage("backfill", str(out), "v2", days[0], days[-1])
+    results["crosscheck"] = _stage("crosscheck", str(out))
+
+    print(f"fleet: {args.jobs} jobs over {args.days} days, {spans:,} runtime spans ({daily})")
+    print(f"{'stage':<12} {'seconds':>8} {'spans/s':>10} {'peak MiB':>9}  what it did")
+    for stage, r in results.items():
+        rate = f"{spans / r['seconds']:>10,.0f}" if stage in ("full", "crosscheck") else " " * 10
+        did = f"{r['plan']}; parsed {r['parsed']}, {r['changed_days']} days" if r else ""
+        print(f"{stage:<12} {r['seconds']:>8.2f} {rate} {r['peak_mib']:>9.0f}  {did}")
+    checked, differing = _compare(out, full)
+    print(f"daily run vs full recompute: {differing} job-day rows differ")
     print(
-        f"pipeline vs crosscheck SQL: {c['job_days']:,} job-days,"
-        f" {c['unmatched_job_days']} unmatched,"
-        f" largest relative difference {c['largest_relative_difference']:.2e}"
+        f"pipeline vs crosscheck SQL: {checked['job_days']:,} job-days,"
+        f" {checked['unmatched_job_days']} unmatched,"
+        f" largest relative difference {checked['largest_relative_difference']:.2e}"
     )
 
 

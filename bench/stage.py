@@ -1,53 +1,68 @@
 """One benchmark stage in its own process, so that its peak memory is its own.
 
-    python bench/stage.py ingest TRACES WORK     # files -> record store (the real ingest pipeline)
-    python bench/stage.py account WORK           # record store -> job-day tables (real pipeline)
-    python bench/stage.py crosscheck WORK        # the same job-day chip-time by one DuckDB query
+    python bench/stage.py run TRACES OUT [--full]     # `mpg run` (first, daily or full)
+    python bench/stage.py backfill OUT VERSION FROM TO # `mpg backfill`
+    python bench/stage.py crosscheck OUT              # job-day chip-time by one DuckDB query
 
-Prints one JSON line: seconds and peak resident memory (VmHWM) of this process.
+Prints one JSON line: seconds, peak resident memory (VmHWM) of this process, and what the stage
+did (the run's plan, how many files it parsed, on how many days the job tables changed).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import resource
 import sys
 import time
 from pathlib import Path
 
-import apache_beam as beam
 import duckdb
 import pyarrow.parquet as pq
-from apache_beam.options.pipeline_options import PipelineOptions
 
-from mpg.pipelines.account import build_account
-from mpg.pipelines.ingest import build_ingest
-from mpg.pipelines.io import DEFAULT_BLOCK_BYTES, discover_trace_files, stored_buckets
-from mpg.pipelines.options import DEFAULT_BEAM_ARGS
+from mpg.pipelines.backfill import BackfillOptions, backfill
+from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
+from mpg.pipelines.publish import PublishedRun
+from mpg.pipelines.run import run
 from mpg.sqlfiles import load_sql
 
 BUCKETS = 64
 
 
-def _ingest(traces: Path, work: Path) -> None:
-    files, _ = discover_trace_files(traces)
-    with beam.Pipeline(options=PipelineOptions(list(DEFAULT_BEAM_ARGS))) as p:
-        build_ingest(p, files, BUCKETS, DEFAULT_BLOCK_BYTES, work)
+def _described(results: list[PublishedRun]) -> dict:
+    return {
+        "plan": "; ".join(r.plan for r in results),
+        "parsed": sum(r.parsed for r in results),
+        "changed_days": len({d for r in results for _, d in r.changed_days}),
+    }
 
 
-def _account(work: Path) -> None:
-    store = work / "records"
-    with beam.Pipeline(options=PipelineOptions(list(DEFAULT_BEAM_ARGS))) as p:
-        build_account(p, store, stored_buckets(store), ("v1",), work)
+def _run(traces: str, out: str, *flags: str) -> dict:
+    opts = RunOptions(
+        traces=Path(traces),
+        out=Path(out),
+        buckets=BUCKETS,
+        full="--full" in flags,
+        beam_args=DEFAULT_BEAM_ARGS,
+    )
+    return _described([run(opts)])
 
 
-def _crosscheck(work: Path) -> None:
+def _backfill(out: str, version: str, first: str, last: str) -> dict:
+    days = datetime.date.fromisoformat(first), datetime.date.fromisoformat(last)
+    return _described(backfill(BackfillOptions(Path(out), version, *days)))
+
+
+def _crosscheck(out: str) -> dict:
+    current = Path(out) / ".mpg" / "current"
     with duckdb.connect() as con:
         con.execute("SET TimeZone = 'UTC'")
         table = con.sql(
-            load_sql("crosscheck/job_day_chip_time.sql"), params={"records": str(work / "records")}
+            load_sql("crosscheck/job_day_chip_time.sql"),
+            params={"records": str(current / "records")},
         ).to_arrow_table()
-    pq.write_table(table, work / "crosscheck.parquet")
+    pq.write_table(table, Path(out).parent / "crosscheck.parquet")
+    return {}
 
 
 def _peak_kib() -> int:
@@ -61,16 +76,14 @@ def _peak_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def main(stage: str, *paths: str) -> None:
+STAGES = {"run": _run, "backfill": _backfill, "crosscheck": _crosscheck}
+
+
+def main(stage: str, *args: str) -> None:
     started = time.perf_counter()
-    if stage == "ingest":
-        _ingest(Path(paths[0]), Path(paths[1]))
-    elif stage == "account":
-        _account(Path(paths[0]))
-    else:
-        _crosscheck(Path(paths[0]))
+    details = STAGES[stage](*args)
     seconds = time.perf_counter() - started
-    print(json.dumps({"stage": stage, "seconds": seconds, "peak_mib": _peak_kib() / 1024}))
+    print(json.dumps({"seconds": seconds, "peak_mib": _peak_kib() / 1024, **details}))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from mpg.pipelines.state import (
     record_counts,
     write_manifest,
 )
-from mpg.pipelines.transaction import publish, staged
+from mpg.pipelines.transaction import publish, recorded, staged
 from mpg.pipelines.update import CHANGED_DAYS, WORK, write_json
 
 Span = tuple[datetime.date, datetime.date]
@@ -128,7 +128,7 @@ def _backfill_chunk(
     key = dataclasses.replace(key, bigquery=target)
     command = f"backfill {version} {first}..{last}"
     record = runlog.RunRecord.start(None, [], (version,), command=command)
-    with staged(layout, record) as staging:
+    with recorded(layout, record), staged(layout, record) as staging:
         link_snapshot(previous.snapshot, staging)
         ctx = UpdateContext(
             staging=str(staging),

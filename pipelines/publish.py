@@ -173,7 +173,10 @@ def write_runs(database: Path, runs: pa.Table) -> None:
 
 def read_headline(database: Path) -> tuple[pa.Table, pa.Table]:
     """The headline (fleet and per-generation ratios per day) and the record counts."""
-    with duckdb.connect(str(database), read_only=True) as con:
-        headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
-        counts = con.table("record_counts").to_arrow_table()
+    try:
+        with duckdb.connect(str(database), read_only=True) as con:
+            headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
+            counts = con.table("record_counts").to_arrow_table()
+    except duckdb.IOException as exc:  # another process has it open read-write
+        raise StoreError(f"cannot read {database}: {exc}") from exc
     return headline, counts

@@ -43,7 +43,7 @@ from mpg.pipelines.state import (
     record_counts,
     write_manifest,
 )
-from mpg.pipelines.transaction import publish, staged
+from mpg.pipelines.transaction import publish, recorded, staged
 from mpg.pipelines.update import CHANGED_DAYS, INGESTED, WORK, build_update
 from mpg.version import code_version
 
@@ -63,27 +63,17 @@ def run(opts: RunOptions) -> PublishedRun:
             current_metric_version=opts.current_metric_version,
             bigquery="" if opts.bigquery is None else opts.bigquery.location,
         )
-        plan = plan_run(files, load_previous(layout.current), key, opts.full)
         record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)
-        if plan.up_to_date:
-            record = record.ended("up-to-date", message="no new, changed or removed trace files")
-            runlog.write_record(layout.runs, record)
-            headline, counts = read_headline(opts.out / DATABASE)
-            return PublishedRun(
-                record.run_id,
-                opts.out / DATABASE,
-                headline,
-                counts,
-                len(files),
-                skipped,
-                plan=plan.reason if plan.previous is None else "up to date",
-            )
-        with staged(layout, record) as staging:
-            changed_days = _compute(opts, plan, files, staging, record.run_id)
-            days = plan.bigquery_days(changed_days)
-            published = publish(
-                layout, staging, record, opts.current_metric_version, opts.bigquery, days
-            )
+        with recorded(layout, record):
+            plan = plan_run(files, load_previous(layout.current), key, opts.full)
+            if plan.up_to_date:
+                return _up_to_date(layout, record, len(files), skipped)
+            with staged(layout, record) as staging:
+                changed_days = _compute(opts, plan, files, staging, record.run_id)
+                days = plan.bigquery_days(changed_days)
+                published = publish(
+                    layout, staging, record, opts.current_metric_version, opts.bigquery, days
+                )
     return PublishedRun(
         run_id=record.run_id,
         database=opts.out / DATABASE,
@@ -98,6 +88,19 @@ def run(opts: RunOptions) -> PublishedRun:
         retracted=len(plan.retracted),
         changed_days=changed_days,
         bigquery=published.bigquery,
+    )
+
+
+def _up_to_date(
+    layout: OutputLayout, record: runlog.RunRecord, files: int, skipped: list[str]
+) -> PublishedRun:
+    """A run with nothing to do: recorded as such; the headline is the current snapshot's."""
+    record = record.ended("up-to-date", message="no new, changed or removed trace files")
+    runlog.write_record(layout.runs, record)
+    database = layout.out / DATABASE
+    headline, counts = read_headline(database)
+    return PublishedRun(
+        record.run_id, database, headline, counts, files, skipped, plan="up to date"
     )
 
 

@@ -1,8 +1,10 @@
 """Publishing a staging folder as one transaction: what `mpg run` and `mpg backfill` share.
 
-    with staged(layout, record) as staging:   # a failure is recorded; staging always removed
+    with recorded(layout, record), staged(layout, record) as staging:
         ... write the new snapshot's files into staging ...
         published = publish(layout, staging, record, current_version)
+
+A failure is written to the run log; the staging folder is always removed.
 
 `publish` builds the DuckDB file, runs the output suites (a failed fail-severity expectation
 stops here, with the report kept in the run log), records the run in its own `runs` table and
@@ -40,13 +42,12 @@ class Published:
 
 
 @contextlib.contextmanager
-def staged(layout: OutputLayout, record: runlog.RunRecord) -> Iterator[Path]:
-    """The run's staging folder. Any failure (Ctrl-C and SIGTERM included: `interrupted`) is
-    written to the run log before it propagates; the folder is removed either way."""
+def recorded(layout: OutputLayout, record: runlog.RunRecord) -> Iterator[None]:
+    """Write the run's record as started; any failure inside (Ctrl-C and SIGTERM included:
+    `interrupted`) is written to the run log before it propagates."""
     runlog.write_record(layout.runs, record)
-    staging = layout.staging(record.run_id)
     try:
-        yield staging
+        yield
     except BaseException as exc:
         error = find_user_error(exc)
         message = one_line(error) if error else f"{type(exc).__name__}: {exc}"
@@ -55,6 +56,14 @@ def staged(layout: OutputLayout, record: runlog.RunRecord) -> Iterator[Path]:
         with contextlib.suppress(OSError):  # a full disk must not hide the first error
             runlog.write_record(layout.runs, ended)
         raise
+
+
+@contextlib.contextmanager
+def staged(layout: OutputLayout, record: runlog.RunRecord) -> Iterator[Path]:
+    """The run's staging folder, removed however the run ends."""
+    staging = layout.staging(record.run_id)
+    try:
+        yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -167,6 +167,38 @@ def test_current_views_exist_for_each_versioned_table(
     assert sorted_rows(current) == sorted_rows(duckdb_rows(published, select_all(table)))
 
 
+def _publish(emulator: Emulator, traces: Path, out: Path, dataset: str, *more: str) -> str:
+    result = run_mpg(
+        "run", "--traces", traces, "--out", out, "--publish", "bigquery", "--project", PROJECT,
+        "--dataset", dataset, "--bigquery-endpoint", emulator.endpoint, *more,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_an_incremental_run_loads_the_days_it_changed(
+    bigquery_emulator: Emulator, tmp_path: Path
+) -> None:
+    """The first day's profiles arrive a run after the rest: the second run loads only that
+    day's partitions (its PG changes), and BigQuery again holds exactly what DuckDB holds."""
+    traces, out = tmp_path / "traces", tmp_path / "out"
+    shutil.copytree(TINY, traces, ignore=shutil.ignore_patterns("expected*", "profiles"))
+    first = _publish(bigquery_emulator, traces, out, "daily")
+    assert "bigquery: 7 tables, 6 day partitions" in first  # 3 day-partitioned tables x 2 days
+    lines = (TINY / "profiles" / "profiles.jsonl").read_text().splitlines(keepends=True)
+    (traces / "profiles").mkdir()
+    (traces / "profiles" / "late.jsonl").write_text("".join(x for x in lines if "11-20T" in x))
+    second = _publish(bigquery_emulator, traces, out, "daily")
+    assert "job tables changed on 1 days (2026-11-20 .. 2026-11-20)" in second
+    assert "bigquery: 7 tables, 3 day partitions" in second
+    for table in BIGQUERY_TABLES:
+        ours = duckdb_rows(out, select_all(table))
+        assert sorted_rows(bigquery_emulator.query(select_all(table), "daily")) == sorted_rows(ours)
+    again = _publish(bigquery_emulator, traces, out, "daily")
+    assert "up to date" in again
+    assert "bigquery:" not in again
+
+
 def test_publishing_again_duplicates_nothing(bigquery_emulator: Emulator, tmp_path: Path) -> None:
     out = tmp_path / "out"
     publish_tiny(bigquery_emulator, out, "twice")

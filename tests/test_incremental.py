@@ -13,6 +13,8 @@ import gzip
 import json
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -26,7 +28,7 @@ from tests.snapshots import PER_RUN, published_state
 from tests.timeline import end, schedule, span, submit
 
 BUCKETS = 16  # more buckets than a piece's jobs touch: untouched buckets are kept as they were
-LINES_PER_PIECE = 150
+LINES_PER_PIECE = 400
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -171,3 +173,58 @@ def test_a_late_file_restates_an_earlier_day(tmp_path: Path) -> None:
     assert ("chip_time_ledger", "2026-11-20") in result.changed_days
     assert _ledger(out, "r", "2026-11-20")["lost_progress"] == 1200
     assert published_state(out, skip=PER_RUN) == _recomputed(traces, tmp_path)
+
+
+DUCKDB_CLI = Path(sys.executable).with_name("duckdb")  # from the duckdb-cli dev dependency
+QUERY = "select count(*), sum(wanted_chip_s), max(day) from job_day_goodput;"
+
+
+def _cli_query(database: Path) -> str:
+    """The query's answer from a fresh `duckdb -readonly` process."""
+    args = [str(DUCKDB_CLI), "-readonly", "-csv", "-noheader", str(database), "-c", QUERY]
+    return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _ask(session: subprocess.Popen[str]) -> str:
+    """The query's answer from a CLI session that stays open."""
+    assert session.stdin is not None and session.stdout is not None
+    session.stdin.write(f"{QUERY}\n.print END\n")
+    session.stdin.flush()
+    lines = []
+    while (line := session.stdout.readline().strip()) != "END":
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def test_a_duckdb_cli_reader_sees_the_old_tables_or_the_new_ones(
+    pieces: Path, tmp_path: Path
+) -> None:
+    """An analyst keeps `duckdb -readonly DIR/mpg.duckdb` open through an incremental run, and
+    others open it afresh meanwhile: every answer is the old tables' or the new ones'."""
+    traces, out = tmp_path / "traces", tmp_path / "out"
+    names = _names(pieces)
+    _add(pieces, traces, names[::2])
+    _update(traces, out)
+    database = out / "mpg.duckdb"
+    old = _cli_query(database)
+    session = subprocess.Popen(
+        [str(DUCKDB_CLI), "-readonly", "-csv", "-noheader", str(database)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    _add(pieces, traces, names[1::2])
+    command = [sys.executable, "-m", "mpg.cli", "run", "--traces", str(traces), "--out", str(out)]
+    process = subprocess.Popen([*command, "--buckets", str(BUCKETS)], stdout=subprocess.DEVNULL)
+    held, fresh = [], []
+    while process.poll() is None:
+        held.append(_ask(session))
+        fresh.append(_cli_query(database))
+    assert process.returncode == 0
+    new = _cli_query(database)
+    held.append(_ask(session))
+    session.communicate(".quit\n")
+    assert new != old
+    assert set(held) == {old}  # the open session keeps the snapshot it opened
+    assert set(fresh) <= {old, new}
+    assert fresh == sorted(fresh, key=[old, new].index)  # never back to old once new was seen

@@ -12,6 +12,7 @@ import pytest
 
 from mpg.errors import find_user_error
 from mpg.pipelines import run as run_module
+from mpg.pipelines import transaction
 from mpg.pipelines.io import read_job_bucket, stored_buckets
 from mpg.pipelines.options import RunOptions
 from mpg.quality import ValidationFailed, combine_results, validate_bucket
@@ -81,7 +82,8 @@ def test_a_failed_output_expectation_fails_the_run_and_publishes_nothing(
     assert run_mpg("run", "--traces", SPEC_EXAMPLES / "edges", "--out", out).returncode == 0
     before = (out / "mpg.duckdb").resolve()
 
-    monkeypatch.setattr(run_module, "build_database", _doctored_build(run_module.build_database))
+    doctored = _doctored_build(transaction.build_database)
+    monkeypatch.setattr(transaction, "build_database", doctored)
     with pytest.raises(ValidationFailed) as failed:
         run_module.run(RunOptions(traces=SPEC_EXAMPLES / "tiny", out=out))
 

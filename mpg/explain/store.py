@@ -4,10 +4,10 @@ Figures come from `DIR/mpg.duckdb`, opened read-only, because those are the numb
 the job's records come from the record store `DIR/records`, to show where the figures came from.
 Every query is a file under `sql/explain/` with its values bound as parameters.
 
-The run does not record its bucket count, so the job's bucket cannot be named: every bucket's file
-of a source is handed to DuckDB, which reads each footer and skips the other jobs' row groups on
-their statistics. The end of data (where an open job stops wanting chips) is global to the run, so
-it takes a scan of the `ts` and `end` columns of the whole store.
+The job's records are read from its bucket's files only (the run's bucket count is in its
+state; a folder without state has every bucket's files read, DuckDB skipping the other jobs' row
+groups on their statistics). The end of data (where an open job stops wanting chips) is global
+to the run, so it takes a scan of the `ts` and `end` columns of the whole store.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ import pyarrow as pa
 from mpg.errors import StoreError, UserError
 from mpg.explain.model import Record, from_epoch_us
 from mpg.pipelines.publish import DATABASE
+from mpg.pipelines.state import load_previous
 from mpg.schemas import RECORD_SCHEMAS, conform
 from mpg.sqlfiles import load_sql
+from mpg.transforms.reconcile import bucket_of
 
 
 class NoPublishedTablesError(UserError):
@@ -88,10 +90,17 @@ def read_published(out: Path, job_id: str, metric_version: str) -> PublishedJob:
     )
 
 
-def _store_files(out: Path, source: str) -> list[str]:
-    return sorted(
-        str(p) for p in (out / "records").glob(f"source={source}/day=*/bucket=*/*.parquet")
-    )
+def _store_files(out: Path, source: str, bucket: str = "*") -> list[str]:
+    pattern = f"source={source}/day=*/bucket={bucket}/*.parquet"
+    return sorted(str(p) for p in (out / "records").glob(pattern))
+
+
+def _bucket(out: Path, job_id: str) -> str:
+    """The job's bucket folder name, or "*" where the folder's state does not say."""
+    previous = load_previous(out / ".mpg" / "current")
+    if previous is None:
+        return "*"
+    return f"{bucket_of(pa.array([job_id]), previous.key.buckets)[0].as_py():04d}"
 
 
 def _end_of_data(con: duckdb.DuckDBPyConnection, out: Path) -> Record:
@@ -110,11 +119,12 @@ def _end_of_data(con: duckdb.DuckDBPyConnection, out: Path) -> Record:
 
 
 def read_stored_job(out: Path, job_id: str) -> StoredJob:
-    """The job's accepted records from every bucket's files, and the run's end of data."""
+    """The job's accepted records from its bucket's files, and the run's end of data."""
     tables = {}
+    bucket = _bucket(out, job_id)
     with _reading(out / "records"), duckdb.connect() as con:
         for source, schema in RECORD_SCHEMAS.items():
-            files = _store_files(out, source)
+            files = _store_files(out, source, bucket)
             found = (
                 con.sql(
                     load_sql("explain/job_records.sql"), params={"files": files, "job_id": job_id}
