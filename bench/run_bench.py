@@ -55,9 +55,8 @@ def _by_day(traces: Path, dest: Path) -> list[str]:
             data = path.read_bytes()
             text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
             chunks.append(pl.Series("line", text.splitlines()))
-        lines = pl.DataFrame(pl.concat(chunks)).with_columns(
-            pl.col("line").str.extract(_DAY).alias("day")
-        )
+        day = pl.col("line").str.extract(_DAY).str.to_date(strict=False)  # malformed: null
+        lines = pl.DataFrame(pl.concat(chunks)).with_columns(day.cast(pl.String).alias("day"))
         first = lines.get_column("day").drop_nulls().min()
         lines = lines.with_columns(pl.col("day").fill_null(first))
         (dest / source).mkdir(parents=True, exist_ok=True)
@@ -86,8 +85,8 @@ def _compare(out: Path, other: Path) -> tuple[dict, int]:
         theirs = str(current).replace(str(out), str(other))
         differing = con.sql(
             load_sql("crosscheck/differing_job_days.sql"),
-            params={"left": str(current), "right": theirs},
-        ).fetchone()[0]
+            params={"left": str(current), "right": theirs, "version": "v1"},
+        ).fetchall()[0][0]
     return checked, differing
 
 
@@ -129,10 +128,10 @@ def main() -> None:
     print(f"{'stage':<12} {'seconds':>8} {'spans/s':>10} {'peak MiB':>9}  what it did")
     for stage, r in results.items():
         rate = f"{spans / r['seconds']:>10,.0f}" if stage in ("full", "crosscheck") else " " * 10
-        did = f"{r['plan']}; parsed {r['parsed']}, {r['changed_days']} days" if r else ""
+        did = f"{r['plan']}; parsed {r['parsed']}, {r['changed_days']} days" if "plan" in r else ""
         print(f"{stage:<12} {r['seconds']:>8.2f} {rate} {r['peak_mib']:>9.0f}  {did}")
     checked, differing = _compare(out, full)
-    print(f"daily run vs full recompute: {differing} job-day rows differ")
+    print(f"daily run vs full recompute: {differing} v1 job-day rows differ")
     print(
         f"pipeline vs crosscheck SQL: {checked['job_days']:,} job-days,"
         f" {checked['unmatched_job_days']} unmatched,"

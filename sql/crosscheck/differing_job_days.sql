@@ -1,10 +1,18 @@
--- How many job_day_goodput rows two runs disagree on: rows in one and not the other, both ways
--- (the benchmark's daily run against a full recompute of the same files).
+-- How many job_day_goodput rows of one metric version two runs disagree on: rows in one and not
+-- the other, both ways (the benchmark's daily run against a full recompute of the same files).
 -- grain: one row for the whole comparison.
--- parameters: $left, $right (VARCHAR globs of job_day_goodput Parquet files).
+-- parameters: $left, $right (VARCHAR globs of job_day_goodput Parquet files), $version (VARCHAR).
+with left_rows as (
+    select * from read_parquet($left) where metric_version = $version
+),
+
+right_rows as (
+    select * from read_parquet($right) where metric_version = $version
+)
+
 select count(*) as differing_rows
 from (
-    (from read_parquet($left) except all from read_parquet($right))
+    (from left_rows except all from right_rows)
     union all
-    (from read_parquet($right) except all from read_parquet($left))
+    (from right_rows except all from left_rows)
 )
