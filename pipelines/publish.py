@@ -173,10 +173,22 @@ def write_runs(database: Path, runs: pa.Table) -> None:
 
 def read_headline(database: Path) -> tuple[pa.Table, pa.Table]:
     """The headline (fleet and per-generation ratios per day) and the record counts."""
-    try:
-        with duckdb.connect(str(database), read_only=True) as con:
-            headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
-            counts = con.table("record_counts").to_arrow_table()
-    except duckdb.IOException as exc:  # another process has it open read-write
-        raise StoreError(f"cannot read {database}: {exc}") from exc
-    return headline, counts
+    with duckdb.connect(str(database), read_only=True) as con:
+        return _headline(con)
+
+
+def read_published_headline(snapshot: Path) -> tuple[pa.Table, pa.Table]:
+    """The same from a published snapshot's Parquet, not its database file, which an analyst's
+    read-write `duckdb` session may hold locked against every other process."""
+    tables = snapshot / "tables"
+    with duckdb.connect() as con:
+        for name in ("goodput_by_slice", "record_counts"):
+            files = _parquet_files(tables / name)
+            rows = con.from_parquet(files) if files else con.from_arrow(TABLES[name].empty_table())
+            rows.create_view(name)
+        return _headline(con)
+
+
+def _headline(con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, pa.Table]:
+    headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
+    return headline, con.table("record_counts").order("source").to_arrow_table()

@@ -28,10 +28,7 @@ from mpg.pipelines.buckets import UpdateContext
 from mpg.pipelines.io import TraceFile, discover_trace_files, write_parquet
 from mpg.pipelines.layout import DATABASE, OutputLayout, link_snapshot
 from mpg.pipelines.options import RunOptions
-from mpg.pipelines.publish import (
-    PublishedRun,
-    read_headline,
-)
+from mpg.pipelines.publish import PublishedRun, read_published_headline
 from mpg.pipelines.state import (
     Plan,
     StateKey,
@@ -97,8 +94,8 @@ def _up_to_date(
     """A run with nothing to do: recorded as such; the headline is the current snapshot's."""
     record = record.ended("up-to-date", message="no new, changed or removed trace files")
     runlog.write_record(layout.runs, record)
+    headline, counts = read_published_headline(layout.current.resolve())
     database = layout.out / DATABASE
-    headline, counts = read_headline(database)
     return PublishedRun(
         record.run_id, database, headline, counts, files, skipped, plan="up to date"
     )

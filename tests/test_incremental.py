@@ -228,3 +228,26 @@ def test_a_duckdb_cli_reader_sees_the_old_tables_or_the_new_ones(
     assert set(held) == {old}  # the open session keeps the snapshot it opened
     assert set(fresh) <= {old, new}
     assert fresh == sorted(fresh, key=[old, new].index)  # never back to old once new was seen
+
+
+def test_a_read_write_duckdb_session_does_not_stop_a_run(pieces: Path, tmp_path: Path) -> None:
+    """`duckdb DIR/mpg.duckdb` (read-write, the shell's default) locks that file against every
+    other process; runs never open a published database, so they go on."""
+    traces, out = tmp_path / "traces", tmp_path / "out"
+    names = _names(pieces)
+    _add(pieces, traces, names[::2])
+    first = _update(traces, out)
+    session = subprocess.Popen(
+        [str(DUCKDB_CLI), "-csv", "-noheader", str(out / "mpg.duckdb")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    held = _ask(session)  # the session has the file open, and locked
+    again = _update(traces, out)
+    assert again.up_to_date
+    assert (again.headline, again.counts) == (first.headline, first.counts)
+    _add(pieces, traces, names[1::2])
+    assert _update(traces, out).parsed == len(names[1::2])
+    assert _ask(session) == held
+    session.communicate(".quit\n")
