@@ -6,7 +6,7 @@ A new metric definition is a new version written beside the old ones, never over
 history is filled in from the record store of the current snapshot (the raw logs may be long
 gone): every job with job-day rows in the range is accounted again, whole, for that version
 alone, with the snapshot's end of data, and its rows on those days are written beside the other
-versions' (`mpg.pipelines.buckets.backfill_bucket`). The state then records the version's
+versions' (`mpg.pipelines.job_tables.backfill_bucket`). The state then records the version's
 coverage, so that later runs keep those days of it up to date when late data restates them.
 
 The range is done in chunks of `--chunk-days`, each published as its own snapshot like a run:
@@ -30,8 +30,9 @@ from mpg.errors import OptionsError, UserError
 from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines import runlog
 from mpg.pipelines.bigquery_target import BigQueryTarget
-from mpg.pipelines.buckets import UpdateContext, backfill_bucket
+from mpg.pipelines.buckets import UpdateContext
 from mpg.pipelines.io import write_parquet
+from mpg.pipelines.job_tables import backfill_bucket
 from mpg.pipelines.layout import DATABASE, OutputLayout, link_snapshot
 from mpg.pipelines.publish import PublishedRun
 from mpg.pipelines.state import (

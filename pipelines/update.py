@@ -3,7 +3,7 @@ r"""The run's Beam pipeline: new trace files -> an updated record store and job 
     new files | ReadLineBlocks | ParseTraceRecords | WriteParseQuarantine
                                                    | DescribeFiles
     (parsed, retracted buckets) | UpdateJobBuckets | (with previous bucket ends) FindEndOfData
-    (updates, idle buckets, end of data) | AccountChangedJobs     (mpg.pipelines.buckets)
+    (updates, idle buckets, end of data) | AccountChangedJobs  (mpg.pipelines.job_tables)
     updates | ValidateRecords (the source suites, on the records reconciled again)
     quarantine work | RecoverQuarantinedText
 
@@ -24,11 +24,11 @@ import pyarrow.compute as pc
 from mpg.pipelines.buckets import (
     BucketUpdate,
     UpdateContext,
-    account_bucket,
     update_bucket_records,
     write_bucket_quarantine,
 )
 from mpg.pipelines.io import TraceFile, read_line_blocks, write_parquet
+from mpg.pipelines.job_tables import account_bucket
 from mpg.pipelines.layout import SOURCE_RESULTS
 from mpg.pipelines.state import Plan, parse_quarantine_prefix
 from mpg.transforms.parse import ParsedBlock
