@@ -69,7 +69,7 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, folder: Path) -> None:
 
 
 # The oldest DuckDB that can open `mpg.duckdb`: analysts' CLIs and BI tools lag the library.
-READABLE_BY = "v1.5.0"
+READABLE_BY = "v1.0.0"
 
 
 @contextlib.contextmanager
