@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,20 +30,19 @@ from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines import runlog
 from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.buckets import UpdateContext
-from mpg.pipelines.io import write_parquet
 from mpg.pipelines.job_tables import backfill_bucket
 from mpg.pipelines.layout import DATABASE, OutputLayout, link_snapshot
 from mpg.pipelines.publish import PublishedRun
 from mpg.pipelines.state import (
+    CHANGED_DAYS,
     Previous,
     StateKey,
+    bigquery_days,
+    finish_state,
     load_previous,
-    read_bucket_states,
-    record_counts,
-    write_manifest,
 )
 from mpg.pipelines.transaction import publish, recorded, staged
-from mpg.pipelines.update import CHANGED_DAYS, WORK, write_json
+from mpg.pipelines.update import write_json
 
 Span = tuple[datetime.date, datetime.date]
 
@@ -125,7 +123,6 @@ def _backfill_chunk(
     version = opts.metric_version
     key = previous.key.with_coverage(version, first, last)
     target = "" if opts.bigquery is None else opts.bigquery.location
-    in_sync = bool(target) and previous.key.bigquery == target
     key = dataclasses.replace(key, bigquery=target)
     command = f"backfill {version} {first}..{last}"
     record = runlog.RunRecord.start(None, [], (version,), command=command)
@@ -151,13 +148,8 @@ def _backfill_chunk(
                 | "GatherChangedDays" >> beam.combiners.ToList()
                 | "WriteChangedDays" >> beam.Map(write_json, staging / CHANGED_DAYS)
             )
-        changed = sorted(tuple(c) for c in json.loads((staging / CHANGED_DAYS).read_text()))
-        (staging / CHANGED_DAYS).unlink()
-        (staging / WORK).rmdir()
-        write_manifest(staging, previous.manifest, key)
-        counts = record_counts(previous.manifest, read_bucket_states(staging))
-        write_parquet(counts, staging / "tables" / "record_counts" / "part-0.parquet")
-        days = {datetime.date.fromisoformat(d) for _, d in changed} if in_sync else None
+        changed = finish_state(staging, previous.manifest, key)
+        days = bigquery_days(previous.key, key, changed)
         done = publish(layout, staging, record, key.current_metric_version, opts.bigquery, days)
     return PublishedRun(
         run_id=record.run_id,

@@ -284,12 +284,14 @@ def write_bucket_quarantine(
     name, work = grouped
     work = sorted(work, key=lambda w: w[0])
     wanted = pa.concat_tables([w[1] for w in work])
-    owner = pa.array([w[0] for w in work for _ in range(w[1].num_rows)], pa.int32())
+    # recover_raw_text keeps the references' order: each bucket's rows are a run of them.
     recovered = recover_raw_text(files[name], wanted) if wanted.num_rows else None
-    for bucket, _, known in work:
+    start = 0
+    for bucket, refs, known in work:
         parts = [known]
         if recovered is not None:
-            parts.append(recovered.filter(pc.equal(owner, bucket)))
+            parts.append(recovered.slice(start, refs.num_rows))
+        start += refs.num_rows
         rows = concat(parts, QUARANTINE).sort_by(
             [(k, "ascending") for k in TABLE_KEYS["quarantine"]]
         )

@@ -141,15 +141,12 @@ def _merge_days(
 
 def _in_coverage(rows: pa.Table, coverage: Coverage) -> pa.Table:
     """Rows of backfilled versions only on the days each is backfilled over."""
+    days = rows.column("day")
     for version, spans in coverage:
-        inside = pc.equal(rows.column("metric_version"), version)
-        within = pa.array([False] * rows.num_rows)
+        keep = pc.not_equal(rows.column("metric_version"), version)
         for first, last in spans:
-            days = rows.column("day")
-            within = pc.or_(
-                within, pc.and_(pc.greater_equal(days, first), pc.less_equal(days, last))
-            )
-        rows = rows.filter(pc.or_(pc.invert(inside), within))
+            keep = pc.or_(keep, pc.and_(pc.greater_equal(days, first), pc.less_equal(days, last)))
+        rows, days = rows.filter(keep), days.filter(keep)
     return rows
 
 

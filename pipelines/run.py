@@ -16,7 +16,6 @@ run does the work again. Every run is recorded in `DIR/runs/` (`pipelines/runlog
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import apache_beam as beam
@@ -25,23 +24,22 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from mpg.catalog import load_catalog
 from mpg.pipelines import runlog
 from mpg.pipelines.buckets import UpdateContext
-from mpg.pipelines.io import TraceFile, discover_trace_files, write_parquet
+from mpg.pipelines.io import TraceFile, discover_trace_files
 from mpg.pipelines.layout import DATABASE, OutputLayout, link_snapshot
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.publish import PublishedRun, read_published_headline
 from mpg.pipelines.state import (
+    INGESTED,
     Plan,
     StateKey,
+    finish_state,
     finished_manifest,
     load_previous,
     parse_quarantine_prefix,
     plan_run,
-    read_bucket_states,
-    record_counts,
-    write_manifest,
 )
 from mpg.pipelines.transaction import publish, recorded, staged
-from mpg.pipelines.update import CHANGED_DAYS, INGESTED, WORK, build_update
+from mpg.pipelines.update import build_update
 from mpg.version import code_version
 
 
@@ -132,10 +130,4 @@ def _compute(
     with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
         build_update(p, plan, ctx, {f.name: f for f in files}, opts.buckets, opts.block_bytes)
     ingested = json.loads((staging / INGESTED).read_text())
-    changed = sorted(tuple(c) for c in json.loads((staging / CHANGED_DAYS).read_text()))
-    shutil.rmtree(staging / WORK)
-    manifest = finished_manifest(plan, ingested)
-    write_manifest(staging, manifest, plan.key)
-    counts = record_counts(manifest, read_bucket_states(staging))
-    write_parquet(counts, staging / "tables" / "record_counts" / "part-0.parquet")
-    return changed
+    return finish_state(staging, finished_manifest(plan, ingested), plan.key)

@@ -23,6 +23,7 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,10 @@ from mpg.schemas import BUCKET_STATE, MANIFEST, RECORD_COUNTS, SOURCES, concat
 
 STATE = Path("state")
 MANIFEST_FILE = STATE / "manifest.parquet"
+# Scratch results a run's pipeline leaves for the launcher, removed before publishing.
+WORK = Path("work")
+INGESTED = WORK / "ingested.json"  # per parsed file: lines read, quarantined, buckets
+CHANGED_DAYS = WORK / "changed_days.json"  # (job table, day) pairs whose rows changed
 _KEY = b"mpg.state"
 # A bucket with more segments than this is compacted into one when it is next updated.
 MAX_SEGMENTS = 8
@@ -260,11 +265,8 @@ class Plan:
         return dataclasses.replace(self.key, bigquery=self.previous.key.bigquery)
 
     def bigquery_days(self, changed: list[tuple[str, str]]) -> set[datetime.date] | None:
-        """The days to load into BigQuery: those whose rows changed, when the dataset already
-        holds the previous state; None (every table whole) otherwise."""
-        if self.previous is None or self.previous.key.bigquery != self.key.bigquery:
-            return None
-        return {_date(day) for _, day in changed}
+        previous = None if self.previous is None else self.previous.key
+        return bigquery_days(previous, self.key, changed)
 
     def retracted_buckets(self) -> list[int]:
         """The buckets that records of retracted files went to."""
@@ -277,13 +279,7 @@ class Plan:
 
     def live(self) -> dict[str, str]:
         """Every input file's content hash, by name: the files whose records count."""
-        live = dict(
-            zip(
-                self.kept.column("name").to_pylist(),
-                self.kept.column("sha256").to_pylist(),
-                strict=True,
-            )
-        )
+        live = content_hashes(self.kept)
         live.update({f.file.name: f.sha256 for f in self.new})
         return live
 
@@ -305,13 +301,7 @@ def plan_run(
             None, f"computing everything: {reason}", everything, MANIFEST.empty_table(), (), key
         )
     identified = identify(files, previous.manifest)
-    old = dict(
-        zip(
-            previous.manifest.column("name").to_pylist(),
-            previous.manifest.column("sha256").to_pylist(),
-            strict=True,
-        )
-    )
+    old = content_hashes(previous.manifest)
     new = tuple(f for f in identified if old.get(f.file.name) != f.sha256)
     unchanged = {f.file.name for f in identified if old.get(f.file.name) == f.sha256}
     retracted = tuple(sorted(n for n in old if n not in unchanged))
@@ -389,3 +379,30 @@ def _republished(old: StateKey, new: StateKey) -> str:
     if new.bigquery and old.bigquery != new.bigquery:
         return f"publishing every table to BigQuery {new.bigquery}"
     return "no new, changed or removed trace files"
+
+
+def content_hashes(manifest: pa.Table) -> dict[str, str]:
+    """A manifest's content hash per file name."""
+    names, hashes = manifest.column("name").to_pylist(), manifest.column("sha256").to_pylist()
+    return dict(zip(names, hashes, strict=True))
+
+
+def bigquery_days(
+    previous: StateKey | None, key: StateKey, changed: list[tuple[str, str]]
+) -> set[datetime.date] | None:
+    """The days to load into BigQuery: those whose rows changed, when the dataset already
+    holds the previous state; None (every table whole) otherwise."""
+    if previous is None or previous.bigquery != key.bigquery:
+        return None
+    return {_date(day) for _, day in changed}
+
+
+def finish_state(staging: Path, manifest: pa.Table, key: StateKey) -> list[tuple[str, str]]:
+    """After the pipeline: write the manifest under `key` and the record counts it implies, and
+    return the (job table, day) pairs whose rows changed, removing the pipeline's `work/`."""
+    changed = sorted(tuple(c) for c in json.loads((staging / CHANGED_DAYS).read_text()))
+    shutil.rmtree(staging / WORK)
+    write_manifest(staging, manifest, key)
+    counts = record_counts(manifest, read_bucket_states(staging))
+    write_parquet(counts, staging / "tables" / "record_counts" / "part-0.parquet")
+    return changed

@@ -30,14 +30,10 @@ from mpg.pipelines.buckets import (
 from mpg.pipelines.io import TraceFile, read_line_blocks, write_parquet
 from mpg.pipelines.job_tables import account_bucket
 from mpg.pipelines.layout import SOURCE_RESULTS
-from mpg.pipelines.state import Plan, parse_quarantine_prefix
+from mpg.pipelines.state import CHANGED_DAYS, INGESTED, Plan, parse_quarantine_prefix
 from mpg.transforms.parse import ParsedBlock
 from mpg.transforms.reconcile import JobRecords, bucket_of
 from mpg.transforms.steps import ParseTraceRecords, ValidateRecords, split_by_bucket
-
-WORK = Path("work")
-INGESTED = WORK / "ingested.json"  # per parsed file: lines read, quarantined, buckets
-CHANGED_DAYS = WORK / "changed_days.json"  # (table, day) pairs whose rows changed
 
 # Per input file: (lines read, quarantined at parsing, job buckets its records went to).
 FileStats = tuple[int, int, frozenset[int]]
