@@ -4,6 +4,7 @@
     mpg backfill --out DIR --metric-version v2 --from DAY --to DAY [--chunk-days N] [beam opts]
         both: [--publish bigquery --project P --dataset D [--bigquery-endpoint URL]]
     mpg simulate --seed N --jobs N --days N --out ROOT
+    mpg import FORMAT SRC... --out ROOT [options]   (formats: mpg import --help)
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
 print one line and exit 2; anything else is a bug and keeps its traceback.
@@ -21,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from mpg.adapters.command import add_import_arguments, import_command
 from mpg.config import read_config
 from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.explain.command import add_explain_arguments, explain_command
@@ -82,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
 
     add_explain_arguments(
         commands.add_parser("explain", help="one job's chip-time ledger, down to its input lines")
+    )
+    add_import_arguments(
+        commands.add_parser(
+            "import",
+            help="convert a real format (framework logs, profiles, cluster traces) to a trace root",
+        )
     )
     return parser
 
@@ -279,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "explain":
             return explain_command(args)
+        if args.command == "import":
+            return import_command(args)
         if args.command == "backfill":
             return _backfill(args, rest)
         return _run(args, rest) if args.command == "run" else _simulate(args)

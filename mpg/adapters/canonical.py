@@ -1,0 +1,104 @@
+"""What every adapter produces: the spec's canonical records, as Polars frames, and how they are
+written into a trace root that `mpg run --traces ROOT` reads unchanged.
+
+An adapter fills frames whose columns are the spec's fields (any subset, in any order; time
+columns as UTC datetimes). A frame's rows become JSON lines in one vectorised pass: the fields in
+the spec's order, times as RFC 3339 in UTC, a null field left out. Strings are JSON-escaped by
+Polars, so job names from the wild cannot break a line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+# The spec's fields per source, in the order of its examples (spec: fleet-traces.md).
+FIELDS: dict[str, tuple[str, ...]] = {
+    "scheduler": (
+        "type",
+        "ts",
+        "job_id",
+        "chips_requested",
+        "chip_generation",
+        "workload_class",
+        "framework",
+        "priority",
+        "owner",
+        "topology",
+        "task_index",
+        "chips",
+        "state",
+    ),
+    "runtime": ("job_id", "attempt", "kind", "start", "end", "step"),
+    "profiles": (
+        "job_id",
+        "ts",
+        "step",
+        "step_time_s",
+        "model_flops",
+        "hbm_bytes",
+        "chips",
+        "flops_source",
+    ),
+}
+TIME_FIELDS = frozenset({"ts", "start", "end"})
+UTC_TIME = pl.Datetime("us", "UTC")
+
+# One row per input record an adapter could not use.
+QUARANTINE_SCHEMA = {"file": pl.String, "line": pl.Int64, "reason": pl.String, "raw": pl.String}
+
+
+def empty_quarantine() -> pl.DataFrame:
+    return pl.DataFrame(schema=QUARANTINE_SCHEMA)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Canonical records written together, under one name: re-importing the same name replaces
+    them, so an adapter names a batch after what it covers (a job, a source file)."""
+
+    name: str
+    scheduler: pl.DataFrame | None = None
+    runtime: pl.DataFrame | None = None
+    profiles: pl.DataFrame | None = None
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        found = {"scheduler": self.scheduler, "runtime": self.runtime, "profiles": self.profiles}
+        return {s: f for s, f in found.items() if f is not None and f.height}
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """An adapter's whole answer. `read` counts input records in the adapter's own unit (a log
+    line, a CSV row, a profiled step); each was converted or quarantined: `read = converted +
+    quarantined`, checked when written."""
+
+    read: int
+    converted: int
+    batches: Sequence[Batch] = ()
+    quarantine: pl.DataFrame = field(default_factory=empty_quarantine)
+
+
+def rfc3339(column: str) -> pl.Expr:
+    """A UTC datetime as RFC 3339 with `Z`: whole seconds, or microseconds when it has any."""
+    t = pl.col(column).dt.convert_time_zone("UTC")
+    return (
+        pl.when(t.dt.microsecond() == 0)
+        .then(t.dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        .otherwise(t.dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ"))
+        .alias(column)
+    )
+
+
+def json_lines(source: str, frame: pl.DataFrame) -> pl.Series:
+    """One canonical JSON line per row of `frame`, with the spec's fields that it has."""
+    unknown = set(frame.columns) - set(FIELDS[source])
+    if unknown:
+        raise ValueError(f"{source}: not fields of the spec: {sorted(unknown)}")
+    present = [f for f in FIELDS[source] if f in frame.columns]
+    columns = [rfc3339(f) if f in TIME_FIELDS else pl.col(f) for f in present]
+    encoded = pl.struct(columns).struct.json_encode()
+    # Inside a JSON string a quote is escaped, so `,"name":null` can only be a null field.
+    return frame.select(encoded.str.replace_all(r',"[a-z_]+":null', "").alias("line")).to_series()

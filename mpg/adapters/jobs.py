@@ -1,0 +1,98 @@
+"""The job an adapter's records belong to, when its input says less than the spec needs.
+
+Runtime logs and profiler captures name no chip count or chip generation, and no scheduler saw
+them. A user who has no scheduler trace for such a job passes `--chips` and `--chip-generation`,
+and the adapter synthesizes the job's scheduler events: `JOB_SUBMIT` and one `TASK_SCHEDULE` of
+every chip at the job's first record, and `JOB_END` at its last when the input says how it ended.
+The job then holds all its chips for all the time it wants them: its SG is 1 by construction,
+which measures nothing about scheduling (docs/adapters.md says so). Without the two options no
+scheduler events are written, and the job's own scheduler trace must supply them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+import polars as pl
+
+from mpg.adapters.canonical import UTC_TIME
+from mpg.catalog import load_catalog
+from mpg.errors import OptionsError
+from mpg.vocabulary import FRAMEWORKS, JOB_STATES, WORKLOAD_CLASSES
+
+# The frame `synthesized_scheduler` takes: one row per job.
+JOB_EXTENT_SCHEMA = {"job_id": pl.String, "first": UTC_TIME, "last": UTC_TIME, "state": pl.String}
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    chips: int | None
+    chip_generation: str | None
+    workload_class: str
+    framework: str
+
+    @property
+    def synthesize(self) -> bool:
+        return self.chip_generation is not None
+
+
+def add_job_arguments(parser: argparse.ArgumentParser, *, framework: str) -> None:
+    group = parser.add_argument_group(
+        "the job, for synthesized scheduler events (SG is then 1 by construction)"
+    )
+    group.add_argument("--chips", type=int, help="chips the job holds (with --chip-generation)")
+    group.add_argument(
+        "--chip-generation", help="catalog id, e.g. tpu-v5e; without it no scheduler events"
+    )
+    group.add_argument(
+        "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
+    )
+    group.add_argument(
+        "--framework", choices=FRAMEWORKS, default=framework, help=f"default: {framework}"
+    )
+
+
+def job_options(args: argparse.Namespace) -> JobOptions:
+    """The options, checked: both of --chips and --chip-generation or neither, a known id."""
+    if (args.chips is None) != (args.chip_generation is None):
+        raise OptionsError("--chips and --chip-generation go together")
+    if args.chips is not None and not 0 < args.chips <= 10**9:
+        raise OptionsError(f"--chips must be between 1 and 10^9, not {args.chips}")
+    catalog = load_catalog()
+    if args.chip_generation is not None and args.chip_generation not in catalog.generations:
+        raise OptionsError(
+            f"--chip-generation {args.chip_generation!r} is not in the chip catalog "
+            f"({', '.join(catalog.generations)})"
+        )
+    return JobOptions(args.chips, args.chip_generation, args.workload_class, args.framework)
+
+
+def synthesized_scheduler(jobs: pl.DataFrame, opts: JobOptions) -> pl.DataFrame:
+    """Scheduler events giving each job of `jobs` (JOB_EXTENT_SCHEMA) every chip from `first`,
+    until `last` where `state` says how it ended, else until the end of the data."""
+    if opts.chips is None or opts.chip_generation is None:
+        raise ValueError("synthesized_scheduler needs --chips and --chip-generation")
+    for state in jobs.get_column("state").drop_nulls().unique():
+        if state not in JOB_STATES:
+            raise ValueError(f"not a job state: {state}")
+    submit = jobs.select(
+        pl.lit("JOB_SUBMIT").alias("type"),
+        pl.col("first").alias("ts"),
+        "job_id",
+        pl.lit(opts.chips).alias("chips_requested"),
+        pl.lit(opts.chip_generation).alias("chip_generation"),
+        pl.lit(opts.workload_class).alias("workload_class"),
+        pl.lit(opts.framework).alias("framework"),
+    )
+    schedule = jobs.select(
+        pl.lit("TASK_SCHEDULE").alias("type"),
+        pl.col("first").alias("ts"),
+        "job_id",
+        pl.lit(0).alias("task_index"),
+        pl.lit(opts.chips).alias("chips"),
+    )
+    end = jobs.filter(pl.col("state").is_not_null()).select(
+        pl.lit("JOB_END").alias("type"), pl.col("last").alias("ts"), "job_id", "state"
+    )
+    return pl.concat([submit, schedule, end], how="diagonal")

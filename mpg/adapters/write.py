@@ -1,0 +1,106 @@
+"""Writing a conversion into a trace root, and what `mpg import` says it did.
+
+Each batch becomes one file per source, `ROOT/<source>/<format>-<name>.jsonl`, written to a
+temporary name and renamed, so `mpg run` never reads half a file and a killed import leaves the
+root as it was. The name is the batch's (a job, a source file) made safe for a path, plus a digest
+of it: importing the same job or file again replaces its records rather than adding a second copy,
+and `mpg run`'s incremental planning sees a changed file. Records an adapter could not use go to
+`ROOT/quarantine/<format>-<digest>.jsonl` with their file, line and reason; `mpg run` ignores that
+folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from mpg.adapters.canonical import Conversion, json_lines
+
+QUARANTINE_FOLDER = "quarantine"
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    format: str
+    read: int
+    converted: int
+    quarantined: int
+    records: dict[str, int]  # canonical records written, per source
+    files: dict[str, int]  # files written, per source
+    quarantine_file: Path | None
+    reasons: dict[str, int]
+
+
+def file_name(fmt: str, name: str) -> str:
+    """`<format>-<name, safe for a path>-<digest of name>`: readable, and distinct per name."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:60]
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+    return f"{fmt}-{safe}-{digest}" if safe else f"{fmt}-{digest}"
+
+
+def _write_lines(path: Path, lines: pl.Series) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(lines.str.join("\n").item() + "\n", encoding="utf-8")
+    temporary.replace(path)
+
+
+def write_conversion(root: Path, fmt: str, conversion: Conversion) -> ImportSummary:
+    quarantined = conversion.quarantine.height
+    if conversion.read != conversion.converted + quarantined:
+        raise AssertionError(
+            f"{fmt}: read {conversion.read} != converted {conversion.converted} + "
+            f"quarantined {quarantined}"
+        )
+    records: Counter[str] = Counter()
+    files: Counter[str] = Counter()
+    for batch in conversion.batches:
+        for source, frame in batch.frames().items():
+            path = root / source / f"{file_name(fmt, batch.name)}.jsonl"
+            _write_lines(path, json_lines(source, frame))
+            records[source] += frame.height
+            files[source] += 1
+    quarantine_file = None
+    if quarantined:
+        rows = conversion.quarantine.sort("file", "line")
+        names = "\n".join(rows.get_column("file").unique().sort())
+        quarantine_file = root / QUARANTINE_FOLDER / f"{file_name(fmt, names)}.jsonl"
+        lines = rows.select(
+            pl.struct(
+                pl.lit(fmt).alias("format"), "file", "line", "reason", "raw"
+            ).struct.json_encode()
+        ).to_series()
+        _write_lines(quarantine_file, lines)
+    reasons = Counter(conversion.quarantine.get_column("reason").to_list())
+    return ImportSummary(
+        format=fmt,
+        read=conversion.read,
+        converted=conversion.converted,
+        quarantined=quarantined,
+        records=dict(records),
+        files=dict(files),
+        quarantine_file=quarantine_file,
+        reasons=dict(reasons.most_common()),
+    )
+
+
+def format_summary(summary: ImportSummary, root: Path) -> str:
+    lines = [
+        f"mpg import {summary.format}: {summary.read} records read = {summary.converted} "
+        f"converted + {summary.quarantined} quarantined",
+    ]
+    for source in ("scheduler", "runtime", "profiles"):
+        if source in summary.records:
+            lines.append(
+                f"  {source:<10} {summary.records[source]:>9} records in "
+                f"{summary.files[source]} files -> {root / source}"
+            )
+    if summary.quarantine_file is not None:
+        lines.append(f"  quarantined -> {summary.quarantine_file}")
+        lines.extend(f"    {count:>7}  {reason}" for reason, count in summary.reasons.items())
+    return "\n".join(lines)
