@@ -41,7 +41,7 @@ def add_job_arguments(parser: argparse.ArgumentParser, *, framework: str) -> Non
     group = parser.add_argument_group(
         "the job, for synthesized scheduler events (SG is then 1 by construction)"
     )
-    group.add_argument("--chips", type=int, help="chips the job holds (with --chip-generation)")
+    group.add_argument("--chips", type=int, help="chips the job runs on")
     group.add_argument(
         "--chip-generation", help="catalog id, e.g. tpu-v5e; without it no scheduler events"
     )
@@ -54,9 +54,10 @@ def add_job_arguments(parser: argparse.ArgumentParser, *, framework: str) -> Non
 
 
 def job_options(args: argparse.Namespace) -> JobOptions:
-    """The options, checked: both of --chips and --chip-generation or neither, a known id."""
-    if (args.chips is None) != (args.chip_generation is None):
-        raise OptionsError("--chips and --chip-generation go together")
+    """The options, checked: --chip-generation needs --chips (a profile adapter needs --chips
+    alone, for its records' `chips`), and must name a catalog generation."""
+    if args.chip_generation is not None and args.chips is None:
+        raise OptionsError("--chip-generation needs --chips")
     if args.chips is not None and not 0 < args.chips <= 10**9:
         raise OptionsError(f"--chips must be between 1 and 10^9, not {args.chips}")
     catalog = load_catalog()
@@ -96,3 +97,14 @@ def synthesized_scheduler(jobs: pl.DataFrame, opts: JobOptions) -> pl.DataFrame:
         pl.lit("JOB_END").alias("type"), pl.col("last").alias("ts"), "job_id", "state"
     )
     return pl.concat([submit, schedule, end], how="diagonal")
+
+
+def allocation_spans(allocations: pl.DataFrame) -> pl.DataFrame:
+    """Runtime spans for a cluster trace, which records when a job held its chips and nothing of
+    what it did: each allocation (`job_id`, `attempt`, `start`, `end`) becomes one `step` span
+    of that attempt, with no checkpoint. By the spec's rule only the last attempt of a job that
+    finished (or has not ended) keeps its progress; earlier attempts' time is lost progress. RG
+    then says how much allocated time went to attempts that were thrown away (docs/adapters.md)."""
+    return allocations.select(
+        "job_id", "attempt", pl.lit("step").alias("kind"), "start", "end", pl.lit(0).alias("step")
+    )
