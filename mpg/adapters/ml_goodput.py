@@ -1,0 +1,454 @@
+"""`mpg import ml-goodput`: Google's Goodput Measurement API records (PyPI
+`ml-goodput-measurement`) and Orbax's checkpoint logger records, as runtime spans.
+
+The recorder logs one JSON payload per event, each naming its `job_name`: `job_start_time` and
+`job_end_time`, `step_count` + `step_start_time`, start/end pairs of `tpu_init_*`,
+`training_prep_*`, `data_loading_*` and `custom_badput_event_*` (with a type), all epoch seconds.
+Orbax's logger writes into the same log one record per checkpoint save or restore (`event_type`,
+`step`, `checkpoint_manager_blocking_start_time` + `_duration_secs` for a save,
+`checkpoint_manager_start_time` + `checkpoint_manager_duration_secs` for a restore). A line may
+also be a Cloud Logging export entry, whose `jsonPayload` is the record.
+
+How they become spans (docs/adapters.md, "ml-goodput", has the reasons and worked examples):
+- Attempts: every `job_start_time` starts one (a process start), and so does a step whose count
+  does not exceed the previous step's within an attempt (a restart that logged no start).
+- `tpu_init` -> `init`, `training_prep` -> `compile`, `data_loading` -> `data_wait`, Orbax save
+  and restore -> `checkpoint_save` / `checkpoint_restore` (Orbax's blocking time).
+- A step runs from its start to the next step's start in its attempt; the last step of an attempt
+  to the attempt's last evidence (its latest record, or `job_end_time`). Step time under init,
+  compile, checkpoint or custom badput intervals is cut out, so those count as what they are
+  rather than as the step the spec's precedence would rank above them. Data loading inside a
+  step stays step time: it is the step's own input, which the recorder calls asynchronous.
+- Custom badput events (evaluation, SDC checks) have no span kind in the spec: their time is
+  covered by no span and lands in `runtime_idle`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+
+from mpg.adapters.canonical import QUARANTINE_SCHEMA, Batch, Conversion
+from mpg.adapters.jobs import (
+    JOB_EXTENT_SCHEMA,
+    add_job_arguments,
+    job_options,
+    synthesized_scheduler,
+)
+
+HELP = "Goodput Measurement API (ml-goodput-measurement) and Orbax checkpoint log records"
+PATTERNS = ("*.jsonl",)
+
+# Recorder fields that start or end an interval, by the span kind (or `custom`) they make.
+_PAIRS = {
+    "init": ("tpu_init_start_time", "tpu_init_end_time"),
+    "compile": ("training_prep_start_time", "training_prep_end_time"),
+    "data_wait": ("data_loading_start_time", "data_loading_end_time"),
+    "custom": ("custom_badput_event_start_time", "custom_badput_event_end_time"),
+}
+_ORBAX = {  # event_type -> (span kind, start field, duration field)
+    "save": (
+        "checkpoint_save",
+        "checkpoint_manager_blocking_start_time",
+        "checkpoint_manager_blocking_duration_secs",
+    ),
+    "restore": (
+        "checkpoint_restore",
+        "checkpoint_manager_start_time",
+        "checkpoint_manager_duration_secs",
+    ),
+    "emergency_restore": (
+        "checkpoint_restore",
+        "checkpoint_manager_start_time",
+        "checkpoint_manager_duration_secs",
+    ),
+}
+# Epoch seconds the spec's times may take (2000-01-01 .. 2099-12-31, as `mpg run` checks).
+_EARLIEST, _LATEST = 946_684_800.0, 4_102_444_799.0
+# Kinds whose time a step does not own: step spans are cut around them.
+_CUT_KINDS = ("init", "compile", "checkpoint_save", "checkpoint_restore", "custom")
+
+_EVENT_SCHEMA = {
+    "file": pl.String,
+    "line": pl.Int64,
+    "job_id": pl.String,
+    "event": pl.String,  # job_start, job_end, step, <kind>_start, <kind>_end, save, restore
+    "custom_type": pl.String,
+    "t": pl.Int64,  # microseconds since the epoch
+    "t_end": pl.Int64,  # a checkpoint record's end; else t
+    "step": pl.Int64,
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--job-id",
+        help="job of checkpoint records that name none (default: the one job_name of their file)",
+    )
+    add_job_arguments(parser, framework="jax")
+
+
+class _RecordError(ValueError):
+    """Why one record cannot be used: its quarantine reason."""
+
+
+def _seconds(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _RecordError(f"not a number: {name}")
+    return float(value)
+
+
+def _instant(value: object, name: str) -> int:
+    t = _seconds(value, name)
+    if not _EARLIEST <= t <= _LATEST:
+        raise _RecordError(f"out of range: {name}")
+    return round(t * 1e6)
+
+
+def _step(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _RecordError("not a step number: step")
+    return value
+
+
+def _event(payload: dict) -> dict:
+    """One record's event, or _RecordError."""
+    if "event_type" in payload:
+        if payload["event_type"] not in _ORBAX:
+            raise _RecordError("unknown checkpoint event_type")
+        _, start_field, duration_field = _ORBAX[payload["event_type"]]
+        if payload.get(start_field) is None:
+            raise _RecordError(f"missing field: {start_field}")
+        start = _instant(payload[start_field], start_field)
+        duration = _seconds(payload.get(duration_field), duration_field)
+        if duration < 0:
+            raise _RecordError(f"out of range: {duration_field}")
+        return {
+            "event": "save" if payload["event_type"] == "save" else "restore",
+            "t": start,
+            "t_end": start + round(duration * 1e6),
+            "step": _step(payload.get("step")),
+        }
+    if "step_start_time" in payload:
+        t = _instant(payload["step_start_time"], "step_start_time")
+        return {"event": "step", "t": t, "step": _step(payload.get("step_count"))}
+    for field, event in (("job_start_time", "job_start"), ("job_end_time", "job_end")):
+        if field in payload:
+            return {"event": event, "t": _instant(payload[field], field)}
+    for kind, (start_field, end_field) in _PAIRS.items():
+        for field, end in ((start_field, "start"), (end_field, "end")):
+            if field in payload:
+                custom = str(payload.get("custom_badput_event_type", "unknown")).upper()
+                return {
+                    "event": f"{kind}_{end}",
+                    "t": _instant(payload[field], field),
+                    "custom_type": custom if kind == "custom" else None,
+                }
+    raise _RecordError("not a goodput or checkpoint record")
+
+
+def _payload(raw: str) -> dict:
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        raise _RecordError("invalid JSON") from None
+    if isinstance(payload, dict) and isinstance(payload.get("jsonPayload"), dict):
+        payload = payload["jsonPayload"]  # a Cloud Logging export entry
+    if not isinstance(payload, dict):
+        raise _RecordError("not a JSON object")
+    name = payload.get("job_name")
+    if name is not None and (not isinstance(name, str) or not name):
+        raise _RecordError("not a job name: job_name")
+    return payload
+
+
+def _read_file(path: Path, job_id: str | None) -> tuple[int, list[dict], list[dict]]:
+    """One file's lines (parsed one by one: a line is the unit of quarantine) as events.
+
+    A record's job is its `job_name`, else `--job-id`, else the one job_name of its file:
+    Orbax's records name no job, and a log holds one job's records as a rule.
+    """
+    rows: list[dict] = []
+    problems: list[dict] = []
+    read = 0
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        read += 1
+        where = {"file": str(path), "line": number, "raw": raw}
+        try:
+            payload = _payload(raw)
+            rows.append({**where, "job_id": payload.get("job_name") or job_id, **_event(payload)})
+        except _RecordError as problem:
+            problems.append({**where, "reason": str(problem)})
+    names = {r["job_id"] for r in rows if r["job_id"] is not None}
+    for r in rows:
+        if r["job_id"] is None and len(names) == 1:
+            r["job_id"] = next(iter(names))
+    problems += [
+        {**{k: r[k] for k in ("file", "line", "raw")}, "reason": "no job: give --job-id"}
+        for r in rows
+        if r["job_id"] is None
+    ]
+    return read, [r for r in rows if r["job_id"] is not None], problems
+
+
+def _read(paths: list[Path], job_id: str | None) -> tuple[int, pl.DataFrame, pl.DataFrame]:
+    """Every non-blank line of every file: (lines read, events, quarantine rows)."""
+    read, events, problems = 0, [], []
+    for path in paths:
+        n, rows, bad = _read_file(path, job_id)
+        read, events, problems = read + n, events + rows, problems + bad
+    frame = pl.DataFrame(events, schema={**_EVENT_SCHEMA, "raw": pl.String})
+    frame = frame.with_columns(pl.col("t_end").fill_null(pl.col("t")))
+    return read, frame, pl.DataFrame(problems, schema=QUARANTINE_SCHEMA)
+
+
+def _with_attempts(events: pl.DataFrame) -> pl.DataFrame:
+    """Each event's attempt: a `job_start_time` starts one, and so does a step whose count does
+    not exceed an earlier step's since the last start (a restart that logged no start)."""
+    rank = pl.when(pl.col("event") == "job_start").then(0).otherwise(1)
+    ordered = events.sort("job_id", "t", rank, "file", "line")
+    started = (pl.col("event") == "job_start").cum_sum().over("job_id")
+    ordered = ordered.with_columns(_started=started)
+    is_step = pl.col("event") == "step"
+    before = pl.when(is_step).then(pl.col("step")).cum_max().forward_fill().shift(1)
+    regressed = is_step & (pl.col("step") <= before.over("job_id", "_started"))
+    boundary = (pl.col("event") == "job_start") | regressed.fill_null(False)
+    attempt = (boundary.cast(pl.Int64).cum_sum().over("job_id") - 1).clip(lower_bound=0)
+    return ordered.with_columns(attempt=attempt).drop("_started")
+
+
+def _pairs(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Start/end records paired into intervals (job_id, attempt, kind, start, end), and the
+    quarantine rows of those with no partner: a start followed by its end pairs, in time order
+    per job (and custom event type)."""
+    kind = pl.col("event").str.extract(r"^(\w+)_(?:start|end)$")
+    paired = [f"{k}_{end}" for k in _PAIRS for end in ("start", "end")]
+    marked = events.filter(pl.col("event").is_in(paired)).with_columns(
+        kind=kind, is_start=pl.col("event").str.ends_with("_start")
+    )
+    group = ("job_id", "kind", "custom_type")
+    marked = marked.sort(*group, "t", "file", "line", nulls_last=True)
+    opens = pl.col("is_start") & ~pl.col("is_start").shift(-1).over(group).fill_null(True)
+    closes = ~pl.col("is_start") & pl.col("is_start").shift(1).over(group).fill_null(False)
+    marked = marked.with_columns(
+        _opens=opens, _closes=closes, _end=pl.col("t").shift(-1).over(group)
+    )
+    intervals = marked.filter("_opens").select(
+        "job_id", "attempt", "kind", pl.col("t").alias("start"), pl.col("_end").alias("end")
+    )
+    lonely = marked.filter(~pl.col("_opens") & ~pl.col("_closes")).select(
+        "file",
+        "line",
+        pl.when("is_start")
+        .then(pl.col("event") + " without its end")
+        .otherwise(pl.col("event") + " without its start")
+        .alias("reason"),
+        "raw",
+    )
+    return intervals, lonely
+
+
+def _step_intervals(events: pl.DataFrame) -> pl.DataFrame:
+    """Each step from its start to the next step's start in its attempt; the last step of an
+    attempt to the attempt's last evidence (its latest record, `job_end_time` included)."""
+    evidence = events.group_by("job_id", "attempt").agg(pl.col("t_end").max().alias("_last"))
+    steps = events.filter(pl.col("event") == "step").sort("job_id", "attempt", "t", "line")
+    steps = steps.join(evidence, on=["job_id", "attempt"], how="left")
+    following = pl.col("t").shift(-1).over("job_id", "attempt")
+    return steps.select(
+        "job_id",
+        "attempt",
+        "step",
+        pl.col("t").alias("start"),
+        following.fill_null(pl.col("_last")).alias("end"),
+        following.is_not_null().alias("timed"),  # ended by the next step's start
+    )
+
+
+def _startup(steps: pl.DataFrame, custom: pl.DataFrame) -> pl.DataFrame:
+    """The compilation hidden in each attempt's first step, as `compile` intervals.
+
+    A jitted program compiles during its first step, and the recorder logs no span for it. Like
+    the package's calculator (its PROGRAM_STARTUP), the first step's excess over the mean of the
+    attempt's other timed steps counts as compilation, with step durations less the custom badput
+    events wholly inside them; an attempt with no other timed step has none.
+    """
+    inside = (
+        custom.sort("start")
+        .join_asof(
+            steps.sort("start").select(
+                "job_id", "attempt", "step", pl.col("start").alias("s"), pl.col("end").alias("e")
+            ),
+            left_on="start",
+            right_on="s",
+            by="job_id",
+            check_sortedness=False,
+        )
+        .filter(pl.col("end") <= pl.col("e"))
+        .group_by("job_id", "attempt", "step")
+        .agg((pl.col("end") - pl.col("start")).sum().alias("_custom"))
+    )
+    timed = (
+        steps.join(inside, on=["job_id", "attempt", "step"], how="left")
+        .with_columns(_d=pl.col("end") - pl.col("start") - pl.col("_custom").fill_null(0))
+        .sort("job_id", "attempt", "start")
+    )
+    first = pl.col("start").rank("ordinal").over("job_id", "attempt") == 1
+    per_attempt = timed.group_by("job_id", "attempt").agg(
+        pl.col("start").filter(first).first().alias("start"),
+        pl.col("_d").filter(first & pl.col("timed")).first().alias("_first"),
+        pl.col("_d").filter(~first & pl.col("timed")).mean().alias("_mean"),
+    )
+    excess = (pl.col("_first") - pl.col("_mean")).round().cast(pl.Int64)
+    return per_attempt.filter(excess > 0).select(
+        "job_id",
+        "attempt",
+        pl.lit("compile").alias("kind"),
+        "start",
+        (pl.col("start") + excess).alias("end"),
+    )
+
+
+def _cut(steps: pl.DataFrame, cuts: pl.DataFrame) -> pl.DataFrame:
+    """Step intervals less the union of `cuts` (per job), as pieces of the same step.
+
+    Vectorised as a sweep: the job's time line is split at every interval's bounds; a piece is
+    kept where a step covers it and no cut does, and consecutive kept pieces of a step merge.
+    """
+    bounds = pl.concat(
+        [
+            frame.select("job_id", pl.col(c).alias("a"))
+            for frame in (steps, cuts)
+            for c in ("start", "end")
+        ]
+    ).unique()
+    pieces = (
+        bounds.sort("job_id", "a")
+        .with_columns(b=pl.col("a").shift(-1).over("job_id"))
+        .drop_nulls("b")
+        .sort("a")
+    )
+    depth = (
+        pl.concat(
+            [
+                cuts.select("job_id", pl.col("start").alias("t"), pl.lit(1).alias("d")),
+                cuts.select("job_id", pl.col("end").alias("t"), pl.lit(-1).alias("d")),
+            ]
+        )
+        .group_by("job_id", "t")
+        .agg(pl.col("d").sum())
+        .sort("job_id", "t")
+        .with_columns(depth=pl.col("d").cum_sum().over("job_id"))
+        .sort("t")
+    )
+    pieces = pieces.join_asof(
+        depth.select("job_id", "t", "depth"),
+        left_on="a",
+        right_on="t",
+        by="job_id",
+        check_sortedness=False,  # sorted by time: Polars cannot check that within groups
+    ).join_asof(
+        steps.sort("start"), left_on="a", right_on="start", by="job_id", check_sortedness=False
+    )
+    kept = pieces.filter(
+        pl.col("depth").fill_null(0) == 0, pl.col("step").is_not_null(), pl.col("a") < pl.col("end")
+    ).sort("job_id", "attempt", "step", "a")
+    new_piece = (pl.col("a") != pl.col("b").shift(1)).over("job_id", "attempt", "step")
+    return (
+        kept.with_columns(
+            _piece=new_piece.fill_null(True).cum_sum().over("job_id", "attempt", "step")
+        )
+        .group_by("job_id", "attempt", "step", "_piece")
+        .agg(pl.col("a").min().alias("start"), pl.col("b").max().alias("end"))
+        .drop("_piece")
+    )
+
+
+def _datetime(column: str) -> pl.Expr:
+    return pl.from_epoch(pl.col(column), time_unit="us").dt.replace_time_zone("UTC")
+
+
+def _runtime(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """All of the jobs' runtime spans, and the quarantine rows of unpaired records."""
+    intervals, lonely = _pairs(events)
+    checkpoints = events.filter(pl.col("event").is_in(["save", "restore"])).select(
+        "job_id",
+        "attempt",
+        pl.when(pl.col("event") == "save")
+        .then(pl.lit("checkpoint_save"))
+        .otherwise(pl.lit("checkpoint_restore"))
+        .alias("kind"),
+        pl.col("t").alias("start"),
+        pl.col("t_end").alias("end"),
+        "step",
+    )
+    steps = _step_intervals(events)
+    startup = _startup(steps, intervals.filter(pl.col("kind") == "custom"))
+    intervals = pl.concat([intervals, startup])
+    cuts = pl.concat(
+        [
+            intervals.filter(pl.col("kind").is_in(_CUT_KINDS)).select("job_id", "start", "end"),
+            checkpoints.select("job_id", "start", "end"),
+        ]
+    )
+    steps = _cut(steps.drop("timed"), cuts).with_columns(kind=pl.lit("step"))
+    spans = pl.concat(
+        [intervals.filter(pl.col("kind") != "custom"), checkpoints, steps], how="diagonal"
+    )
+    spans = spans.select(
+        "job_id",
+        "attempt",
+        "kind",
+        _datetime("start").alias("start"),
+        _datetime("end").alias("end"),
+        "step",
+    ).sort("job_id", "start", "kind", "end")
+    return spans, lonely
+
+
+def _extents(events: pl.DataFrame) -> pl.DataFrame:
+    """Per job: from its first `job_start_time` (else its first record) to its last
+    `job_end_time`, FINISHED when it has one and open (no JOB_END) when not."""
+    starts = pl.col("t").filter(pl.col("event") == "job_start")
+    ends = pl.col("t").filter(pl.col("event") == "job_end")
+    return (
+        events.group_by("job_id")
+        .agg(
+            pl.coalesce(starts.min(), pl.col("t").min()).alias("first"),
+            ends.max().alias("last"),
+        )
+        .select(
+            "job_id",
+            _datetime("first").alias("first"),
+            _datetime("last").alias("last"),
+            pl.when(pl.col("last").is_not_null()).then(pl.lit("FINISHED")).alias("state"),
+        )
+        .cast(JOB_EXTENT_SCHEMA)
+    )
+
+
+def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
+    opts = job_options(args)
+    read, events, quarantine = _read(paths, args.job_id)
+    events = _with_attempts(events)
+    spans, lonely = _runtime(events)
+    quarantine = pl.concat([quarantine, lonely])
+    scheduler = synthesized_scheduler(_extents(events), opts) if opts.synthesize else None
+    batches = [
+        Batch(
+            name=job,
+            scheduler=None if scheduler is None else scheduler.filter(pl.col("job_id") == job),
+            runtime=spans.filter(pl.col("job_id") == job),
+        )
+        for job in spans.get_column("job_id").unique().sort()
+    ]
+    return Conversion(
+        read=read, converted=read - quarantine.height, batches=batches, quarantine=quarantine
+    )
