@@ -211,14 +211,14 @@ def _read(paths: list[Path], job_id: str | None) -> tuple[int, pl.DataFrame, pl.
 
 def _with_attempts(events: pl.DataFrame) -> pl.DataFrame:
     """Each event's attempt: a `job_start_time` starts one, and so does a step whose count does
-    not exceed an earlier step's since the last start (a restart that logged no start)."""
+    not exceed the step before it since the last start (a restart that logged no start)."""
     rank = pl.when(pl.col("event") == "job_start").then(0).otherwise(1)
     ordered = events.sort("job_id", "t", rank, "file", "line")
     started = (pl.col("event") == "job_start").cum_sum().over("job_id")
     ordered = ordered.with_columns(_started=started)
     is_step = pl.col("event") == "step"
-    before = pl.when(is_step).then(pl.col("step")).cum_max().forward_fill().shift(1)
-    regressed = is_step & (pl.col("step") <= before.over("job_id", "_started"))
+    previous = pl.when(is_step).then(pl.col("step")).forward_fill().shift(1)
+    regressed = is_step & (pl.col("step") <= previous.over("job_id", "_started"))
     boundary = (pl.col("event") == "job_start") | regressed.fill_null(False)
     attempt = (boundary.cast(pl.Int64).cum_sum().over("job_id") - 1).clip(lower_bound=0)
     return ordered.with_columns(attempt=attempt).drop("_started")

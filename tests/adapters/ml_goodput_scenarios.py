@@ -119,7 +119,9 @@ class Script:
             }
         )
 
-    def steps(self, first: int, last: int, t: float, every: float, saves: dict[int, float]) -> float:
+    def steps(
+        self, first: int, last: int, t: float, every: float, saves: dict[int, float]
+    ) -> float:
         """Steps `first..last`, one every `every` s from `t`; after each step in `saves`, a
         blocking save of that many seconds starting 2 s before the next step's start minus it.
         Returns the time the step after `last` would start."""
