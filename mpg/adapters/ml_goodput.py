@@ -72,6 +72,7 @@ _EARLIEST, _LATEST = 946_684_800.0, 4_102_444_799.0
 # Kinds whose time a step does not own: step spans are cut around them.
 _CUT_KINDS = ("init", "compile", "checkpoint_save", "checkpoint_restore", "custom")
 
+_STEP_KEY = ("job_id", "attempt", "step")
 _EVENT_SCHEMA = {
     "file": pl.String,
     "line": pl.Int64,
@@ -360,12 +361,13 @@ def _cut(steps: pl.DataFrame, cuts: pl.DataFrame) -> pl.DataFrame:
     kept = pieces.filter(
         pl.col("depth").fill_null(0) == 0, pl.col("step").is_not_null(), pl.col("a") < pl.col("end")
     ).sort("job_id", "attempt", "step", "a")
-    new_piece = (pl.col("a") != pl.col("b").shift(1)).over("job_id", "attempt", "step")
+    # A piece continues the row before it when it is the same step's and starts at its end
+    # (whole-frame shifts: a window per step is slow with millions of steps).
+    same_step = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in _STEP_KEY)
+    new_piece = ~(same_step & (pl.col("a") == pl.col("b").shift(1))).fill_null(False)
     return (
-        kept.with_columns(
-            _piece=new_piece.fill_null(True).cum_sum().over("job_id", "attempt", "step")
-        )
-        .group_by("job_id", "attempt", "step", "_piece")
+        kept.with_columns(_piece=new_piece.cum_sum())
+        .group_by(*_STEP_KEY, "_piece")
         .agg(pl.col("a").min().alias("start"), pl.col("b").max().alias("end"))
         .drop("_piece")
     )
