@@ -152,8 +152,8 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
 
 def _read_rows(path: Path) -> pl.DataFrame:
     """The file's data rows: `line` (1 = the header), `raw`, `fields` (how many), `width` (how
-    many the header has) and one string
-    column per header column, stripped, unquoted, empty as null. Blank lines are not rows.
+    many the header has) and one string column per column the conversion reads, stripped,
+    unquoted, empty as null. Blank lines are not rows.
 
     Rows are split on commas rather than by a CSV reader, so each keeps its raw text and its
     line number for the quarantine, and a row of the wrong width is quarantined rather than
@@ -167,7 +167,7 @@ def _read_rows(path: Path) -> pl.DataFrame:
         raise TraceFileError(f"{path} cannot be read: {exc.strerror or exc}") from None
     lines = pl.DataFrame({"raw": text.split("\n")}).with_row_index("line", offset=1)
     lines = lines.with_columns(pl.col("raw").str.strip_suffix("\r"), pl.col("line").cast(pl.Int64))
-    header = [_unquote_text(h) for h in (lines.item(0, "raw") if lines.height else "").split(",")]
+    header = [_unquote_text(h) for h in lines.item(0, "raw").split(",")]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise TraceFileError(
