@@ -313,9 +313,14 @@ def test_a_folder_is_searched_for_pod_lists(tmp_path: Path, capsys: pytest.Captu
         (
             "sn,cpu_milli,memory_mib,gpu,model\nopenb-node-0000,64000,262144,2,P100\n",
             ["--origin", ORIGIN],
-            "is not an Alibaba GPU v2023 pod list: its header lacks name, num_gpu, qos",
+            "is not an Alibaba GPU v2023 pod list with phases and times: its header lacks name",
         ),
         (b"\xff\xfe\x00", ["--origin", ORIGIN], "is not UTF-8 text"),
+        (  # the resource-only form some resampled lists of the repository have
+            "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nopenb-pod-0000,12000,16384,1,1000\n",
+            ["--origin", ORIGIN],
+            "its header lacks qos, pod_phase, creation_time, deletion_time, scheduled_time",
+        ),
         ("", ["--origin", ORIGIN], "its header lacks name"),
     ],
 )

@@ -171,7 +171,8 @@ def _read_rows(path: Path) -> pl.DataFrame:
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise TraceFileError(
-            f"{path} is not an Alibaba GPU v2023 pod list: its header lacks {', '.join(missing)}"
+            f"{path} is not an Alibaba GPU v2023 pod list with phases and times: "
+            f"its header lacks {', '.join(missing)}"
         )
     split = pl.col("raw").str.split(",")
     rows = lines.slice(1).filter(pl.col("raw").str.strip_chars() != "")
