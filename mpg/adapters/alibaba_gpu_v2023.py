@@ -188,17 +188,18 @@ def _read_rows(path: Path) -> pl.DataFrame:
 
 
 def _unquote_text(text: str) -> str:
+    """A header cell, read as `_unquote` reads a data cell."""
     text = text.strip()
     return text[1:-1].replace('""', '"') if len(text) >= 2 and text[0] == text[-1] == '"' else text
 
 
 def _unquote(field: pl.Expr) -> pl.Expr:
     """A field without surrounding blanks and CSV quotes; empty (or pandas' `nan`) as null."""
-    f = field.str.strip_chars()
-    quoted = f.str.starts_with('"') & f.str.ends_with('"') & (f.str.len_chars() >= 2)
-    f = pl.when(quoted).then(f.str.slice(1, f.str.len_chars() - 2).str.replace_all('""', '"'))
-    f = f.otherwise(field.str.strip_chars())
-    return pl.when((f == "") | (f.str.to_lowercase() == "nan")).then(None).otherwise(f)
+    s = field.str.strip_chars()
+    quoted = s.str.starts_with('"') & s.str.ends_with('"') & (s.str.len_chars() >= 2)
+    inner = s.str.slice(1, s.str.len_chars() - 2).str.replace_all('""', '"')
+    value = pl.when(quoted).then(inner).otherwise(s)
+    return pl.when((value == "") | (value.str.to_lowercase() == "nan")).then(None).otherwise(value)
 
 
 def _micros(column: str) -> pl.Expr:
