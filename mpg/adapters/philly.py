@@ -21,7 +21,7 @@ import polars as pl
 
 from mpg.adapters.canonical import QUARANTINE_SCHEMA, Batch, Conversion
 from mpg.adapters.jobs import allocation_spans
-from mpg.adapters.philly_read import STATES, check, flatten, load_jobs
+from mpg.adapters.philly_read import STATES, check, flatten, load_jobs, without_gc
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
 from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
@@ -166,7 +166,8 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     for number, path in enumerate(paths):
         jobs, shape = load_jobs(path)
         records.append(jobs)
-        frames.append(flatten(jobs, shape, number))
+        with without_gc():
+            frames.append(flatten(jobs, shape, number))
     jobs, attempts = check(
         pl.concat([j for j, _ in frames]), pl.concat([a for _, a in frames]), opts.timezone
     )
