@@ -238,7 +238,7 @@ def test_goodput_of_two_jobs_by_hand(published: tuple[Path, Path, str]) -> None:
 @pytest.mark.slow
 def test_import_counts_and_quarantine(published: tuple[Path, Path, str]) -> None:
     root, out, summary = published
-    assert "52 records read = 37 converted + 15 quarantined" in summary
+    assert "53 records read = 38 converted + 15 quarantined" in summary
     rows = [
         json.loads(line)
         for f in (root / "quarantine").glob("*.jsonl")
@@ -448,5 +448,5 @@ def test_gzip_and_an_empty_list(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, out, _ = import_(capsys, tmp_path, "--out", tmp_path / "root")
     assert (code, out.splitlines()[0]) == (
         0,
-        "mpg import philly: 23 records read = 9 converted + 14 quarantined",
+        "mpg import philly: 24 records read = 10 converted + 14 quarantined",
     )

@@ -110,7 +110,7 @@ def scheduler_events(
     release = tasks.filter(pl.col("end").is_not_null()).select(
         "file",
         pl.when(pl.col("last"))
-        .then(pl.col("state").replace_strict(LAST_RELEASE, default=None))
+        .then(pl.col("state").replace_strict(LAST_RELEASE))
         .otherwise(pl.lit("TASK_FAIL"))
         .alias("type"),
         pl.col("end").alias("ts"),
@@ -171,12 +171,7 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     jobs, attempts = check(
         pl.concat([j for j, _ in frames]), pl.concat([a for _, a in frames]), opts.timezone
     )
-    usable = jobs.filter(pl.col("reason").is_null())
-    # An ended job's last attempt has an end: one still running (or queued again) has none.
-    ended = attempts.filter(pl.col("last")).select(
-        "key", pl.col("end_utc").is_not_null().alias("ended")
-    )
-    usable = usable.join(ended, on="key").select(
+    usable = jobs.filter(pl.col("reason").is_null()).select(
         "key",
         "file",
         "job_id",

@@ -215,8 +215,9 @@ def _when(condition: pl.Expr, reason: str) -> pl.Expr:
 
 
 def check(jobs: pl.DataFrame, attempts: pl.DataFrame, timezone: str) -> tuple[pl.DataFrame, ...]:
-    """Jobs and attempts with UTC times, and each job's `reason` to be quarantined (null where
-    it is usable); each reason a rule of docs/adapters.md, the first that applies.
+    """Jobs and attempts with UTC times, whether each job `ended` (its last attempt has an end),
+    and its `reason` to be quarantined (null where it is usable): the first rule of
+    docs/adapters.md that applies.
 
     An attempt may lack a start or an end only where the trace says it may: the last attempt of
     a job still running has no end, and one not yet started has neither. Of several jobs with
@@ -251,12 +252,14 @@ def check(jobs: pl.DataFrame, attempts: pl.DataFrame, timezone: str) -> tuple[pl
     per_job = attempts.group_by("key").agg(
         pl.col("reason").drop_nulls().first().alias("attempt_reason"),
         pl.col("gpus").first().alias("chips_requested"),
+        pl.col("end").last().is_not_null().alias("ended"),
     )
     jobs = jobs.join(per_job, on="key", how="left").with_columns(
         pl.coalesce(
             "problem",
             "submitted_bad",
-            _when(~pl.col("status").is_in(list(STATES)), "unknown status"),
+            # A job still running has no outcome yet, so only an ended job's status must be one.
+            _when(pl.col("ended") & ~pl.col("status").is_in(list(STATES)), "unknown status"),
             _when(pl.col("chips_requested").is_null(), "no attempts"),
             _when(pl.col("chips_requested") <= 0, "zero GPUs"),
             "attempt_reason",

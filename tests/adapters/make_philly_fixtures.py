@@ -221,6 +221,13 @@ HANDMADE: list[Any] = [
         "2017-10-16 09:00:00",
         {"start_time": "2017-10-16 10:00:00", "end_time": "2017-10-16 11:00:00", "detail": "m1"},
     ),
+    # 24. Usable again: running at the snapshot, with a status that is no outcome (yet).
+    job(
+        "application_1506638472019_20024",
+        "Running",
+        "2017-10-17 09:00:00",
+        attempt("2017-10-17 09:05:00", None, machine("m16", 0, 1)),
+    ),
 ]
 
 
