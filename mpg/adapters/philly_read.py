@@ -58,14 +58,13 @@ ATTEMPT_COLUMNS = {
 class Shape:
     """One of the two shapes: where a job's id is, and how an attempt's GPUs are counted."""
 
-    name: str
     id_field: str
     markers: frozenset[str]
     has_status: bool
 
 
-ORIGINAL = Shape("cluster_job_log", "jobid", frozenset({"jobid", "status", "vc"}), True)
-CLEANED = Shape("cleaned", "id", frozenset({"id", "num_gpus", "runtime"}), False)
+ORIGINAL = Shape("jobid", frozenset({"jobid", "status", "vc"}), True)
+CLEANED = Shape("id", frozenset({"id", "num_gpus", "runtime"}), False)
 
 
 @contextmanager
