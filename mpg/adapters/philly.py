@@ -1,0 +1,210 @@
+"""`mpg import philly`: Microsoft Philly job logs (ATC'19) as scheduler events and attempt spans.
+
+    mpg import philly trace-data/cluster_job_log --out traces --timezone America/Los_Angeles
+
+Each job becomes `JOB_SUBMIT` at its submission, per attempt a `TASK_SCHEDULE` of task 0 with the
+attempt's GPUs and a release at its end, and `JOB_END` at its last attempt's end with the state
+its status gives; each attempt that ran is also one runtime `step` span (`allocation_spans`), so
+RG is the share of allocated time in the attempt whose work was kept. Philly names no GPU type:
+jobs get `gpu-unknown`, which has no peak, so SG and RG come out and PG is null. docs/adapters.md
+(section philly) says why each choice was made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from mpg.adapters.canonical import QUARANTINE_SCHEMA, Batch, Conversion
+from mpg.adapters.jobs import allocation_spans
+from mpg.adapters.philly_read import STATES, check, flatten, load_jobs, without_gc
+from mpg.catalog import load_catalog
+from mpg.errors import OptionsError
+from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
+
+HELP = "Microsoft Philly job logs (cluster_job_log, or the cleaned jobs.json)"
+PATTERNS = ("cluster_job_log", "cluster_job_log.gz", "*.json", "*.json.gz")
+# How the last attempt of an ended job gives its GPUs back; an earlier attempt failed.
+LAST_RELEASE = {"FINISHED": "TASK_FINISH", "FAILED": "TASK_FAIL", "CANCELLED": "TASK_EVICT"}
+
+
+@dataclass(frozen=True)
+class PhillyOptions:
+    chip_generation: str
+    workload_class: str
+    framework: str
+    timezone: str
+    runtime: bool
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timezone",
+        default="UTC",
+        help="IANA zone the trace's local times are in (Philly's own utilization logs say "
+        "PDT/PST: America/Los_Angeles); default: UTC",
+    )
+    parser.add_argument(
+        "--chip-generation",
+        default="gpu-unknown",
+        help="catalog id of the cluster's GPUs; default: gpu-unknown (no peak: PG is null)",
+    )
+    parser.add_argument(
+        "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
+    )
+    parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
+    parser.add_argument(
+        "--no-runtime",
+        dest="runtime",
+        action="store_false",
+        help="write no attempt spans (RG is then 0)",
+    )
+
+
+def philly_options(args: argparse.Namespace) -> PhillyOptions:
+    """The options, checked: a catalog generation, and a time zone Polars knows."""
+    generations = load_catalog().generations
+    if args.chip_generation not in generations:
+        raise OptionsError(
+            f"--chip-generation {args.chip_generation!r} is not in the chip catalog "
+            f"({', '.join(generations)})"
+        )
+    try:
+        pl.Series([0], dtype=pl.Datetime("us")).dt.replace_time_zone(args.timezone)
+    except pl.exceptions.PolarsError as exc:
+        raise OptionsError(f"--timezone {args.timezone!r} is not an IANA time zone") from exc
+    return PhillyOptions(
+        args.chip_generation, args.workload_class, args.framework, args.timezone, args.runtime
+    )
+
+
+def scheduler_events(
+    jobs: pl.DataFrame, attempts: pl.DataFrame, opts: PhillyOptions
+) -> pl.DataFrame:
+    """The canonical scheduler events of usable jobs (`state` null: still open) and their
+    attempts (`start`, `end` in UTC; null where not yet started, or not yet ended)."""
+    submit = jobs.select(
+        "file",
+        pl.lit("JOB_SUBMIT").alias("type"),
+        pl.col("submitted").alias("ts"),
+        "job_id",
+        "chips_requested",
+        pl.lit(opts.chip_generation).alias("chip_generation"),
+        pl.lit(opts.workload_class).alias("workload_class"),
+        pl.lit(opts.framework).alias("framework"),
+        "owner",
+    )
+    tasks = attempts.join(jobs.select("key", "file", "job_id", "state"), on="key")
+    schedule = tasks.filter(pl.col("start").is_not_null()).select(
+        "file",
+        pl.lit("TASK_SCHEDULE").alias("type"),
+        pl.col("start").alias("ts"),
+        "job_id",
+        pl.lit(0).alias("task_index"),
+        pl.col("gpus").alias("chips"),
+    )
+    release = tasks.filter(pl.col("end").is_not_null()).select(
+        "file",
+        pl.when(pl.col("last"))
+        .then(pl.col("state").replace_strict(LAST_RELEASE))
+        .otherwise(pl.lit("TASK_FAIL"))
+        .alias("type"),
+        pl.col("end").alias("ts"),
+        "job_id",
+        pl.lit(0).alias("task_index"),
+    )
+    end = tasks.filter(pl.col("last") & pl.col("state").is_not_null()).select(
+        "file", pl.lit("JOB_END").alias("type"), pl.col("end").alias("ts"), "job_id", "state"
+    )
+    return pl.concat([submit, schedule, release, end], how="diagonal")
+
+
+def attempt_spans(jobs: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
+    """One `step` span per attempt that started. The attempt still running at the trace's
+    snapshot ends at the snapshot, which the trace does not record: the latest time in the
+    input stands for it."""
+    snapshot = pl.max_horizontal(
+        jobs.get_column("submitted").max(),
+        attempts.get_column("start").max(),
+        attempts.get_column("end").max(),
+    )
+    started = attempts.filter(pl.col("start").is_not_null()).join(
+        jobs.select("key", "file", "job_id"), on="key"
+    )
+    spans = allocation_spans(
+        started.select("job_id", "attempt", "start", pl.col("end").fill_null(snapshot).alias("end"))
+    )
+    return spans.with_columns(started.get_column("file"))
+
+
+def _quarantine(jobs: pl.DataFrame, records: list[list[object]], paths: list[Path]) -> pl.DataFrame:
+    """A row per job not converted: its file, its place in the file's list, reason and JSON."""
+    bad = jobs.filter(pl.col("reason").is_not_null()).sort("key")
+    files = bad.get_column("file").to_list()
+    positions = bad.get_column("position").to_list()
+    return pl.DataFrame(
+        {
+            "file": [str(paths[f]) for f in files],
+            "line": positions,
+            "reason": bad.get_column("reason"),
+            "raw": [json.dumps(records[f][p - 1]) for f, p in zip(files, positions, strict=True)],
+        },
+        schema=QUARANTINE_SCHEMA,
+    )
+
+
+def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
+    """Every job of every file converted or quarantined; one batch per input file (named by
+    its resolved path, so importing the file again replaces its records)."""
+    opts = philly_options(args)
+    records: list[list[object]] = []
+    frames = []
+    for number, path in enumerate(paths):
+        jobs, shape = load_jobs(path)
+        records.append(jobs)
+        with without_gc():
+            frames.append(flatten(jobs, shape, number))
+    jobs, attempts = check(
+        pl.concat([j for j, _ in frames]), pl.concat([a for _, a in frames]), opts.timezone
+    )
+    usable = jobs.filter(pl.col("reason").is_null()).select(
+        "key",
+        "file",
+        "job_id",
+        pl.col("submitted_utc").alias("submitted"),
+        "chips_requested",
+        "owner",
+        pl.when("ended").then(pl.col("status").replace_strict(STATES)).alias("state"),
+    )
+    # Nothing counts before submission: an attempt logged as starting earlier starts there.
+    start = pl.col("start_utc")
+    kept = attempts.join(usable.select("key"), on="key").select(
+        "key",
+        "attempt",
+        "last",
+        "gpus",
+        pl.when(start.is_not_null()).then(pl.max_horizontal(start, "submitted_utc")).alias("start"),
+        pl.col("end_utc").alias("end"),
+    )
+    scheduler = scheduler_events(usable, kept, opts)
+    runtime = attempt_spans(usable, kept) if opts.runtime else None
+    batches = [
+        Batch(
+            name=str(path.resolve()),
+            scheduler=scheduler.filter(pl.col("file") == number).drop("file"),
+            runtime=None
+            if runtime is None
+            else runtime.filter(pl.col("file") == number).drop("file"),
+        )
+        for number, path in enumerate(paths)
+    ]
+    return Conversion(
+        read=jobs.height,
+        converted=usable.height,
+        batches=batches,
+        quarantine=_quarantine(jobs, records, paths),
+    )
