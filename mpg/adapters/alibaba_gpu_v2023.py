@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from mpg.adapters.canonical import UTC_TIME, Batch, Conversion, empty_quarantine
-from mpg.adapters.jobs import allocation_spans
+from mpg.adapters.jobs import add_runtime_argument, allocation_spans
 from mpg.errors import OptionsError, TraceFileError
 from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
 
@@ -92,11 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="every pod's workload class (default: from qos, LS -> serving, others -> training)",
     )
     parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
-    parser.add_argument(
-        "--no-runtime",
-        action="store_true",
-        help="write no allocation spans (RG is then 0: the spec gives a job without spans none)",
-    )
+    add_runtime_argument(parser)
 
 
 def parse_origin(text: str) -> datetime.datetime:

@@ -99,6 +99,15 @@ def synthesized_scheduler(jobs: pl.DataFrame, opts: JobOptions) -> pl.DataFrame:
     return pl.concat([submit, schedule, end], how="diagonal")
 
 
+def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
+    """`--no-runtime` of the cluster adapters (args.no_runtime): scheduler events only."""
+    parser.add_argument(
+        "--no-runtime",
+        action="store_true",
+        help="write no allocation spans (RG is then 0: the spec gives a job without spans none)",
+    )
+
+
 def allocation_spans(allocations: pl.DataFrame) -> pl.DataFrame:
     """Runtime spans for a cluster trace, which records when a job held its chips and nothing of
     what it did: each allocation (`job_id`, `attempt`, `start`, `end`) becomes one `step` span

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from mpg.adapters.canonical import QUARANTINE_SCHEMA, Batch, Conversion
-from mpg.adapters.jobs import allocation_spans
+from mpg.adapters.jobs import add_runtime_argument, allocation_spans
 from mpg.adapters.philly_read import STATES, check, flatten, load_jobs, without_gc
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
@@ -57,12 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
     )
     parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
-    parser.add_argument(
-        "--no-runtime",
-        dest="runtime",
-        action="store_false",
-        help="write no attempt spans (RG is then 0)",
-    )
+    add_runtime_argument(parser)
 
 
 def philly_options(args: argparse.Namespace) -> PhillyOptions:
@@ -78,7 +73,11 @@ def philly_options(args: argparse.Namespace) -> PhillyOptions:
     except pl.exceptions.PolarsError as exc:
         raise OptionsError(f"--timezone {args.timezone!r} is not an IANA time zone") from exc
     return PhillyOptions(
-        args.chip_generation, args.workload_class, args.framework, args.timezone, args.runtime
+        args.chip_generation,
+        args.workload_class,
+        args.framework,
+        args.timezone,
+        not args.no_runtime,
     )
 
 
