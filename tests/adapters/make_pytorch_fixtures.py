@@ -17,6 +17,10 @@ It writes
 - `ddp/worker{0,1}.pt.trace.json` and `ddp/worker{0,1}.flops.json`: two processes training one
   DistributedDataParallel model over gloo, on this machine's loopback interface only.
 Each profiles 5 steps with `schedule(wait=1, warmup=1, active=3)`: ProfilerStep#2 to #4.
+
+With `--cuda`, on a machine with an NVIDIA GPU and the torch it has, it writes only
+`cuda/mlp.pt.trace.json.gz` and `cuda/mlp.flops.json`: the same MLP on the GPU, profiling CPU
+and CUDA activity, so the trace also has each step's device-side `gpu_user_annotation` copy.
 """
 
 from __future__ import annotations
@@ -49,19 +53,24 @@ def _model() -> torch.nn.Module:
 
 def _train_step(
     model: torch.nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor
-) -> None:
+) -> float:
     opt.zero_grad()
-    torch.nn.functional.cross_entropy(model(x), y).backward()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
     opt.step()
+    return loss.item()  # as a training loop logs it; on a GPU, waits for the step's kernels
 
 
-def _capture(name: str, job_id: str, chips: int, rank: int = 0, *, gz: bool = False) -> None:
+def _capture(
+    name: str, job_id: str, chips: int, rank: int = 0, *, gz: bool = False, device: str = "cpu"
+) -> None:
     """Count one step's FLOPs on the bare model, then train STEPS steps under the profiler and
     export the trace as `<name>.pt.trace.json[.gz]` in the working folder (so its `traceName`
     holds no local path; torch's own .gz export would name a temporary file there)."""
     torch.manual_seed(rank)
-    x, y = torch.randn(BATCH, FEATURES), torch.randint(0, CLASSES, (BATCH,))
-    model = _model()
+    x = torch.randn(BATCH, FEATURES, device=device)
+    y = torch.randint(0, CLASSES, (BATCH,), device=device)
+    model = _model().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with FlopCounterMode(display=False) as counter:
         _train_step(model, opt, x, y)
@@ -78,7 +87,7 @@ def _capture(name: str, job_id: str, chips: int, rank: int = 0, *, gz: bool = Fa
         model = DistributedDataParallel(model)  # broadcasts rank 0's weights to every rank
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with profile(
-        activities=[ProfilerActivity.CPU],
+        activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else []),
         schedule=schedule(wait=1, warmup=1, active=STEPS - 2),
         on_trace_ready=lambda prof: prof.export_chrome_trace(trace.name),
         record_shapes=False,
@@ -102,6 +111,11 @@ def _ddp_worker(rank: int, world: int, rendezvous: str) -> None:
 
 def main() -> int:
     torch.set_num_threads(1)
+    if sys.argv[1:] == ["--cuda"]:
+        (OUT / "cuda").mkdir(parents=True, exist_ok=True)
+        os.chdir(OUT / "cuda")
+        _capture("mlp", "mlp-cuda", 1, gz=True, device="cuda")
+        return 0
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"  # ranks talk over loopback, nowhere else
     for folder in ("single", "ddp"):
         (OUT / folder).mkdir(parents=True, exist_ok=True)
