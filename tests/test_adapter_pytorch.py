@@ -269,6 +269,28 @@ def test_unusable_trace_files_are_one_line_and_exit_2(
     assert result.stderr.count("\n") == 1
 
 
+def test_names_that_are_not_clean_json_text_do_not_matter(tmp_path: Path) -> None:
+    """A raw tab and a byte that is not UTF-8 in an op name: the steps are still read."""
+    text = json.dumps(_doc(RANKS[0])).encode().replace(b'"aten::', b'"\tat\xffen::', 1)
+    (tmp_path / "t.pt.trace.json").write_bytes(text)
+    assert _import(tmp_path / "t.pt.trace.json", "--out", tmp_path / "o", "--job-id", "j") == 0
+    assert [s["step"] for s in _records(tmp_path / "o", "runtime")] == [2, 3, 4]
+
+
+def test_a_bare_list_of_events_is_a_trace(tmp_path: Path) -> None:
+    """Chrome's other form, `[event, ...]`, has no top level: `ts` must be Unix times."""
+    events = [
+        {"ph": "X", "name": "ProfilerStep#7", "ts": 1_700_000_000_000_000, "dur": 250_000},
+        {"ph": "X", "name": "ProfilerStep#8", "ts": 1_700_000_000_250_000, "dur": 500_000.5},
+    ]
+    (tmp_path / "t.json").write_text(json.dumps(events))
+    assert _import(tmp_path / "t.json", "--out", tmp_path / "o", "--job-id", "j") == 0
+    assert _spans(tmp_path / "o") == [
+        (_when("2023-11-14T22:13:20Z"), _when("2023-11-14T22:13:20.250Z"), 7),
+        (_when("2023-11-14T22:13:20.250Z"), _when("2023-11-14T22:13:20.750001Z"), 8),
+    ]
+
+
 def _spans(root: Path) -> list[tuple[dt.datetime, dt.datetime, int]]:
     return [(_when(s["start"]), _when(s["end"]), s["step"]) for s in _records(root, "runtime")]
 
@@ -378,3 +400,31 @@ def test_import_then_run_gives_sg_rg_pg_from_the_traces(
     assert ideal == pytest.approx(productive * pg, rel=1e-12)
     assert sum(ledger.values()) == pytest.approx(wanted, rel=1e-12)
     assert ledger.get("runtime_idle", 0.0) == pytest.approx(wanted - productive, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_without_a_sidecar_the_job_has_sg_and_rg_and_no_pg(tmp_path: Path) -> None:
+    trace = tmp_path / "in" / "w.pt.trace.json.gz"
+    trace.parent.mkdir()
+    shutil.copy(SINGLE, trace)
+    options = ("--job-id", "j", "--chips", "1", "--chip-generation", "gpu-a100")
+    assert _import(trace, "--out", tmp_path / "traces", *options) == 0
+    assert (
+        run_mpg("run", "--traces", tmp_path / "traces", "--out", tmp_path / "out").returncode == 0
+    )
+    steps = _host_steps(SINGLE).values()
+    spans = [((s + 500) // 1000, (e + 500) // 1000) for s, e, _ in steps]
+    wanted_s = (max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6
+    with duckdb.connect(str(tmp_path / "out" / "mpg.duckdb"), read_only=True) as db:
+        [(sg, rg, pg, ideal)] = db.execute(
+            "select sg, rg, pg, ideal_chip_s from job_day_goodput where metric_version = 'v1'"
+        ).fetchall()
+        ledger = dict(
+            db.execute(
+                "select category, chip_s from chip_time_ledger where metric_version = 'v1'"
+            ).fetchall()
+        )
+    assert (sg, pg, ideal) == (1.0, None, None)
+    assert rg == pytest.approx(_union_s(spans) / wanted_s, rel=1e-12)
+    assert ledger["productive_unprofiled"] == pytest.approx(_union_s(spans), rel=1e-12)
+    assert "ideal" not in ledger

@@ -107,6 +107,14 @@ def _field_reason(field: str) -> pl.Expr:
     )
 
 
+def _nanoseconds(column: str) -> pl.Expr:
+    """Microseconds (a float) as whole nanoseconds, the whole microseconds apart from the
+    fraction: a Unix time in ns is past float precision (~1.7e18 > 2^53), in µs it is not."""
+    whole = pl.col(column).floor()
+    fraction = ((pl.col(column) - whole) * 1000).round().cast(pl.Int64)
+    return whole.cast(pl.Int64) * 1000 + fraction
+
+
 def profiled_steps(path: Path, start: dt.datetime | None) -> ProfiledSteps:
     """The file's host-side ProfilerStep events: each a step of STEPS_SCHEMA, or a quarantine
     row (not a complete event, a step number that is no integer, `ts` or `dur` missing or no
@@ -145,8 +153,8 @@ def profiled_steps(path: Path, start: dt.datetime | None) -> ProfiledSteps:
     )
     steps = events.filter(pl.col("reason").is_null()).select(
         "step",
-        (base + (pl.col("ts") * 1000).round().cast(pl.Int64)).alias("start_ns"),
-        (pl.col("dur") * 1000).round().cast(pl.Int64).alias("dur_ns"),
+        (base + _nanoseconds("ts")).alias("start_ns"),
+        _nanoseconds("dur").alias("dur_ns"),
         pl.col("dur").alias("dur_us"),
     )
     steps = _placed(path, steps, start).select(

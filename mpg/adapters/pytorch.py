@@ -116,6 +116,25 @@ def _steps(paths: list[Path], start: dt.datetime | None) -> tuple[Conversion, pl
     return counts, steps
 
 
+def _profiles(
+    steps: pl.DataFrame, job_id: str, opts: JobOptions, sidecars: list[FlopsSidecar]
+) -> pl.DataFrame:
+    """One profile record per step. Each sidecar counts one rank's step; with one rank per chip,
+    the job's step is the ranks' mean times the chips (their sum when every rank's sidecar is
+    at hand)."""
+    per_rank = sum(s.flops_per_step for s in sidecars) / len(sidecars)
+    return steps.select(
+        pl.lit(job_id).alias("job_id"),
+        pl.col("start").alias("ts"),
+        "step",
+        # A trace's durations are whole nanoseconds: 9 decimals keep all, and no float noise.
+        (pl.col("dur_us") / 1e6).round(9).alias("step_time_s"),
+        pl.lit(per_rank * opts.chips).alias("model_flops"),
+        pl.lit(opts.chips).alias("chips"),
+        pl.lit(agreed(sidecars, "flops_source")).alias("flops_source"),
+    )
+
+
 def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     sidecars = _sidecars(paths, args.flops)
     job_id, opts = _job(args, sidecars)
@@ -129,22 +148,10 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
         "end",
         "step",
     )
-    profiles = None
     if sidecars:
-        # Each sidecar counts one rank's step; with one rank per chip, the job's step is the
-        # ranks' mean times the chips (their sum when every rank's sidecar is at hand).
-        per_rank = sum(s.flops_per_step for s in sidecars) / len(sidecars)
-        profiles = steps.select(
-            job,
-            pl.col("start").alias("ts"),
-            "step",
-            # A trace's durations are whole nanoseconds: 9 decimals keep all, and no float noise.
-            (pl.col("dur_us") / 1e6).round(9).alias("step_time_s"),
-            pl.lit(per_rank * opts.chips).alias("model_flops"),
-            pl.lit(opts.chips).alias("chips"),
-            pl.lit(agreed(sidecars, "flops_source")).alias("flops_source"),
-        )
+        profiles = _profiles(steps, job_id, opts, sidecars)
     else:
+        profiles = None
         names = ", ".join(sidecar_path(p).name for p in paths[:3])
         print(
             f"mpg import pytorch: no FLOPs sidecar ({names}{', ...' if len(paths) > 3 else ''}) "
