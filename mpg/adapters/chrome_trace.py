@@ -6,8 +6,9 @@ and `dur` in microseconds. A GPU trace repeats the name on the device stream
 (`"cat": "gpu_user_annotation"`), covering only the kernels the step launched: that copy is a
 view of the same step, not another record, and is left out.
 
-Since torch 2.4 or so, `ts` counts from `baseTimeNanoseconds` (a Unix time in the trace's top
-level); before, `ts` was itself a Unix time in microseconds and the key was absent. So a step's
+In recent torch (2.11, 2.13), `ts` counts from `baseTimeNanoseconds` (a Unix time in the
+trace's top level); in older traces `ts` is itself a Unix time in microseconds and the key is
+absent. So a step's
 wall-clock start is `baseTimeNanoseconds + ts * 1000` ns, with the key taken as 0 when absent.
 A trace whose times are still not Unix times after that can only be placed by the user: with
 `--start`, its earliest step starts then; without, the file is refused.
