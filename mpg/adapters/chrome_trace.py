@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
-import math
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,8 +65,9 @@ def _load(path: Path) -> Any:
 
 
 def _number(value: Any) -> float | None:
-    """A finite JSON number as a float; anything else (a string, true, NaN) as None."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+    """A JSON number of microseconds as a float; anything else (a string, true, NaN, or past
+    2^53 µs, 285 years, where nanoseconds overflow) as None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 2**53:
         return float(value)
     return None
 
