@@ -13,4 +13,5 @@ ADAPTERS: dict[str, str] = {
     "ml-goodput": "mpg.adapters.ml_goodput",
     "alibaba-gpu-v2023": "mpg.adapters.alibaba_gpu_v2023",
     "philly": "mpg.adapters.philly",
+    "pytorch": "mpg.adapters.pytorch",
 }

@@ -1,0 +1,171 @@
+"""`mpg import pytorch`: PyTorch profiler traces (`*.pt.trace.json[.gz]`) as runtime `step`
+spans and, with a FLOPs sidecar, profile records.
+
+    mpg import pytorch run/ --out traces --job-id resnet --chips 8 --chip-generation gpu-a100
+
+All the files of one import are one attempt of one job, typically one file per rank. A step is
+a `ProfilerStep#N` event (mpg.adapters.chrome_trace); ranks that profiled the same step make one
+span, from the earliest start to the latest end, and one profile record whose `step_time_s` is
+the slowest rank's. The exported trace carries no FLOPs, so they come from a sidecar written at
+capture time with `torch.utils.flop_counter.FlopCounterMode` (mpg.adapters.flops_sidecar).
+Without one, only the spans are written and the job's PG is null (docs/adapters.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from mpg.adapters.canonical import Batch, Conversion
+from mpg.adapters.chrome_trace import profiled_steps
+from mpg.adapters.flops_sidecar import FlopsSidecar, agreed, read_sidecar, sidecar_path
+from mpg.adapters.jobs import JobOptions, add_job_arguments, job_options, synthesized_scheduler
+from mpg.errors import OptionsError, TraceFileError
+
+HELP = "PyTorch profiler traces (*.pt.trace.json[.gz]) with FLOPs sidecars"
+PATTERNS = ("*.pt.trace.json", "*.pt.trace.json.gz")
+
+
+def _time(text: str) -> dt.datetime:
+    try:
+        t = dt.datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {text!r}") from exc
+    if t.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"needs a UTC offset or Z: {text!r}")
+    return t.astimezone(dt.UTC)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--job-id", help="the job (default: the FLOPs sidecar's job_id)")
+    parser.add_argument(
+        "--flops",
+        type=Path,
+        metavar="FILE",
+        help="FLOPs sidecar for every trace (default: NAME.flops.json beside each "
+        "NAME.pt.trace.json[.gz])",
+    )
+    parser.add_argument(
+        "--attempt", type=int, default=0, help="the job's attempt these traces are of (default 0)"
+    )
+    parser.add_argument(
+        "--start",
+        type=_time,
+        metavar="TIME",
+        help="for traces without wall-clock times only: when the first profiled step began",
+    )
+    add_job_arguments(parser, framework="pytorch")
+
+
+def _sidecars(paths: list[Path], given: Path | None) -> list[FlopsSidecar]:
+    if given is not None:
+        if not given.is_file():
+            raise TraceFileError(f"--flops {given} does not exist")
+        return [read_sidecar(given)]
+    return [read_sidecar(s) for s in map(sidecar_path, paths) if s.is_file()]
+
+
+def _job(args: argparse.Namespace, sidecars: list[FlopsSidecar]) -> tuple[str, JobOptions]:
+    """The job id and options: the command line's, else what the sidecars agree on."""
+    if args.attempt < 0:
+        raise OptionsError(f"--attempt must be >= 0, not {args.attempt}")
+    job_id = args.job_id or agreed(sidecars, "job_id")
+    if not job_id:
+        raise OptionsError("--job-id is needed (no FLOPs sidecar names the job)")
+    merged = argparse.Namespace(**vars(args))
+    if merged.chips is None:
+        merged.chips = agreed(sidecars, "chips")
+    if merged.chip_generation is None:
+        merged.chip_generation = agreed(sidecars, "chip_generation")
+    opts = job_options(merged)
+    if sidecars and opts.chips is None:
+        raise OptionsError("--chips is needed for the profile records (no FLOPs sidecar names it)")
+    return job_id, opts
+
+
+def _microseconds(column: str) -> pl.Expr:
+    """Nanoseconds since the Unix epoch as a UTC time, to the nearest microsecond."""
+    return ((pl.col(column) + 500) // 1000).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+
+
+def _steps(paths: list[Path], start: dt.datetime | None) -> tuple[Conversion, pl.DataFrame]:
+    """Every file's steps, ranks combined: one row per step number with its wall-clock extent
+    over the ranks and the slowest rank's `dur`. The Conversion carries the counts and the
+    quarantine (no batches yet)."""
+    found = [profiled_steps(p, start) for p in paths]
+    every = pl.concat([f.steps for f in found])
+    quarantine = pl.concat([f.quarantine for f in found])
+    steps = (
+        every.group_by("step")
+        .agg(pl.col("start_ns").min(), pl.col("end_ns").max(), pl.col("dur_us").max())
+        .sort("step")
+        .select(
+            "step",
+            # Rounded to the microsecond, the finest time the canonical records carry.
+            *(_microseconds(c).alias(c.removesuffix("_ns")) for c in ("start_ns", "end_ns")),
+            "dur_us",
+        )
+    )
+    counts = Conversion(
+        read=sum(f.read for f in found), converted=every.height, quarantine=quarantine
+    )
+    return counts, steps
+
+
+def _profiles(
+    steps: pl.DataFrame, job_id: str, opts: JobOptions, sidecars: list[FlopsSidecar]
+) -> pl.DataFrame:
+    """One profile record per step. Each sidecar counts one rank's step; with one rank per chip,
+    the job's step is the ranks' mean times the chips (their sum when every rank's sidecar is
+    at hand)."""
+    per_rank = sum(s.flops_per_step for s in sidecars) / len(sidecars)
+    return steps.select(
+        pl.lit(job_id).alias("job_id"),
+        pl.col("start").alias("ts"),
+        "step",
+        # A trace's durations are whole nanoseconds: 9 decimals keep all, and no float noise.
+        (pl.col("dur_us") / 1e6).round(9).alias("step_time_s"),
+        pl.lit(per_rank * opts.chips).alias("model_flops"),
+        pl.lit(opts.chips).alias("chips"),
+        pl.lit(agreed(sidecars, "flops_source")).alias("flops_source"),
+    )
+
+
+def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
+    sidecars = _sidecars(paths, args.flops)
+    job_id, opts = _job(args, sidecars)
+    counts, steps = _steps(paths, args.start)
+    job = pl.lit(job_id).alias("job_id")
+    runtime = steps.select(
+        job,
+        pl.lit(args.attempt).alias("attempt"),
+        pl.lit("step").alias("kind"),
+        "start",
+        "end",
+        "step",
+    )
+    if sidecars:
+        profiles = _profiles(steps, job_id, opts, sidecars)
+    else:
+        profiles = None
+        names = ", ".join(sidecar_path(p).name for p in paths[:3])
+        print(
+            f"mpg import pytorch: no FLOPs sidecar ({names}{', ...' if len(paths) > 3 else ''}) "
+            "and no --flops: step spans only, so the job's PG will be null",
+            file=sys.stderr,
+        )
+    scheduler = None
+    if opts.synthesize and steps.height:
+        extent = steps.select(
+            job,
+            pl.col("start").min().alias("first"),
+            pl.col("end").max().alias("last"),
+            pl.lit(None, pl.String).alias("state"),  # the trace does not say how the job ended
+        )
+        scheduler = synthesized_scheduler(extent, opts)
+    batch = Batch(f"{job_id}-attempt{args.attempt}", scheduler, runtime, profiles)
+    return Conversion(counts.read, counts.converted, [batch], counts.quarantine)
