@@ -29,7 +29,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every scenario imported (4 chips of tpu-v5e, synthesized scheduler events) and run."""
     tmp = tmp_path_factory.mktemp("ml-goodput")
     imported = run_mpg(
-        "import", "ml-goodput", HERE, "--out", tmp / "traces",
+        "import", "ml-goodput", *sorted(HERE.glob("*.jsonl")), "--out", tmp / "traces",
         "--chips", CHIPS, "--chip-generation", "tpu-v5e",
     )  # fmt: skip
     assert imported.returncode == 0, imported.stderr
@@ -272,6 +272,29 @@ def test_a_step_that_goes_back_starts_an_attempt_and_an_open_job_has_no_end(
     events = [json.loads(line) for f in root.glob("scheduler/*.jsonl") for line in f.open()]
     assert [e["type"] for e in events] == ["JOB_SUBMIT", "TASK_SCHEDULE"]
     assert events[0]["chips_requested"] == 2 and events[0]["framework"] == "jax"
+
+
+def test_a_cloud_logging_export_array_is_read_entry_by_entry(tmp_path: Path) -> None:
+    entries = [
+        {
+            "jsonPayload": {"job_name": "j", "step_count": 0, "step_start_time": T},
+            "severity": "INFO",
+        },
+        {"jsonPayload": {"job_name": "j", "job_end_time": T + 7}},
+        {"textPayload": "hello"},
+    ]
+    (tmp_path / "export.json").write_text(json.dumps(entries, indent=2))
+    out, root = _import(tmp_path, tmp_path)
+    assert "3 records read = 2 converted + 1 quarantined" in out
+    [q] = [json.loads(line) for line in next(root.glob("quarantine/*.jsonl")).open()]
+    assert (q["line"], q["reason"], q["raw"]) == (
+        3,
+        "not a goodput or checkpoint record",
+        '{"textPayload": "hello"}',
+    )
+    assert [(s["kind"], s["start"], s["end"]) for s in _spans(root)] == [
+        ("step", "2026-11-02T06:00:00Z", "2026-11-02T06:00:07Z")
+    ]
 
 
 def test_importing_again_replaces_a_jobs_files(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ The recorder logs one JSON payload per event, each naming its `job_name`: `job_s
 Orbax's logger writes into the same log one record per checkpoint save or restore (`event_type`,
 `step`, `checkpoint_manager_blocking_start_time` + `_duration_secs` for a save,
 `checkpoint_manager_start_time` + `checkpoint_manager_duration_secs` for a restore). A line may
-also be a Cloud Logging export entry, whose `jsonPayload` is the record.
+also be a Cloud Logging export entry, whose `jsonPayload` is the record, and a file may be one
+JSON array of them (`gcloud logging read --format=json`).
 
 How they become spans (docs/adapters.md, "ml-goodput", has the reasons and worked examples):
 - Attempts: every `job_start_time` starts one (a process start), and so does a step whose count
@@ -41,7 +42,7 @@ from mpg.adapters.jobs import (
 )
 
 HELP = "Goodput Measurement API (ml-goodput-measurement) and Orbax checkpoint log records"
-PATTERNS = ("*.jsonl",)
+PATTERNS = ("*.jsonl", "*.json")
 
 # Recorder fields that start or end an interval, by the span kind (or `custom`) they make.
 _PAIRS = {
@@ -167,20 +168,30 @@ def _payload(raw: str) -> dict:
     return payload
 
 
+def _records(path: Path) -> list[tuple[int, str]]:
+    """A file's records with their line numbers: its non-blank lines, or, for a JSON array (what
+    `gcloud logging read --format=json` writes), its elements numbered from 1."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if text.lstrip().startswith("["):
+        try:
+            entries = json.loads(text)
+        except ValueError:
+            entries = None  # not one array after all: each line is judged on its own
+        if isinstance(entries, list):
+            return [(i, json.dumps(e)) for i, e in enumerate(entries, start=1)]
+    return [(n, raw) for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
+
+
 def _read_file(path: Path, job_id: str | None) -> tuple[int, list[dict], list[dict]]:
-    """One file's lines (parsed one by one: a line is the unit of quarantine) as events.
+    """One file's records (parsed one by one: a record is the unit of quarantine) as events.
 
     A record's job is its `job_name`, else `--job-id`, else the one job_name of its file:
     Orbax's records name no job, and a log holds one job's records as a rule.
     """
     rows: list[dict] = []
     problems: list[dict] = []
-    read = 0
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        read += 1
+    records = _records(path)
+    for number, raw in records:
         where = {"file": str(path), "line": number, "raw": raw}
         try:
             payload = _payload(raw)
@@ -196,7 +207,7 @@ def _read_file(path: Path, job_id: str | None) -> tuple[int, list[dict], list[di
         for r in rows
         if r["job_id"] is None
     ]
-    return read, [r for r in rows if r["job_id"] is not None], problems
+    return len(records), [r for r in rows if r["job_id"] is not None], problems
 
 
 def _read(paths: list[Path], job_id: str | None) -> tuple[int, pl.DataFrame, pl.DataFrame]:
