@@ -9,4 +9,6 @@ dependencies (jax, for one) inside `convert`, so building the command line stays
 
 from __future__ import annotations
 
-ADAPTERS: dict[str, str] = {}
+ADAPTERS: dict[str, str] = {
+    "xplane": "mpg.adapters.xplane",
+}
