@@ -96,7 +96,7 @@ def _file_job(path: Path, args: argparse.Namespace) -> FileJob:
 
 def _times(column: str, capture: Capture) -> pl.Expr:
     """Picoseconds from the capture's origin -> microseconds since the epoch, rounded."""
-    ns = capture.profile_start_ns + pl.col(column) // 1000
+    ns = capture.origin_ns + pl.col(column) // 1000
     return ((ns + 500) // 1000).alias(column.replace("_ps", "_us"))
 
 
@@ -176,7 +176,8 @@ def _convert_file(
         pl.from_epoch("start_us", time_unit="us").cast(UTC_TIME).alias("start"),
         pl.from_epoch("end_us", time_unit="us").cast(UTC_TIME).alias("end"),
         "step",
-        ((pl.col("end_us") - pl.col("start_us")) / 1e6).alias("step_time_s"),
+        # Polars divides by a constant through its reciprocal: round back to the microsecond.
+        ((pl.col("end_us") - pl.col("start_us")) / 1e6).round(6).alias("step_time_s"),
         (pl.col("device_flops") * chips).alias("model_flops"),
         (pl.col("device_bytes") * chips).alias("hbm_bytes"),
         pl.lit(chips).alias("chips"),

@@ -2,8 +2,8 @@
 in it, the compiled HLO module of each program, and the wall clock the capture started at.
 
 One pass over the events decodes them into columns (protobuf gives no vectorised access); all
-that follows is Polars. Times stay as integer picoseconds from the capture's own origin until the
-end, where `profile_start_ns` makes them absolute (docs/adapters.md, "xplane").
+that follows is Polars. Times stay as integer picoseconds from an origin (the first line's start)
+until the end, where `origin_ns` makes them absolute (docs/adapters.md, "xplane").
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Capture:
     run_id)` pair, however many devices and ops it ran on, starting at its first event.
     `programs`: program id -> its serialized `xla.HloModuleProto`."""
 
-    profile_start_ns: int
+    origin_ns: int  # nanoseconds since the epoch of the capture's time 0
     steps: pl.DataFrame
     launches: pl.DataFrame
     programs: dict[int, bytes]
@@ -73,7 +73,7 @@ def _decode(path: Path, space: Any) -> Capture:
     launches: dict[tuple[int, int], int] = {}
     programs: dict[int, bytes] = {}
     profile_start_ns: int | None = None
-    line_starts: list[int] = []
+    first_line_ns: int | None = None  # what the capture's times count from
     for plane in space.planes:
         stat_names = {entry.key: entry.value.name for entry in plane.stat_metadata}
         event_names = {entry.key: entry.value.name for entry in plane.event_metadata}
@@ -84,9 +84,9 @@ def _decode(path: Path, space: Any) -> Capture:
             profile_start_ns = found.get(PROFILE_START)
         host = plane.name.startswith(HOST_PLANE_PREFIX)
         for line in plane.lines:
-            line_ps = line.timestamp_ns * 1000
-            if line.events:
-                line_starts.append(line.timestamp_ns)
+            if first_line_ns is None:
+                first_line_ns = line.timestamp_ns
+            line_ps = (line.timestamp_ns - first_line_ns) * 1000
             for event in line.events:
                 stats = {stat_names.get(s.metadata_id): s for s in event.stats}
                 start_ps = line_ps + event.offset_ps
@@ -106,18 +106,19 @@ def _decode(path: Path, space: Any) -> Capture:
             f"{path}: no step annotations (events with a {STEP_NUM} stat, as "
             "jax.profiler.StepTraceAnnotation writes)"
         )
+    first_line_ns = first_line_ns or 0
     if profile_start_ns is None:
-        if not line_starts or min(line_starts) < ABSOLUTE_NS:
+        if first_line_ns < ABSOLUTE_NS:
             raise TraceFileError(
                 f"{path}: no {PROFILE_START} in its {TASK_ENVIRONMENT_PLANE!r} plane, so its "
                 "times cannot be placed on the wall clock"
             )
-        profile_start_ns = 0
+        profile_start_ns = 0  # the lines' times are absolute already
     launch_frame = pl.DataFrame(
         [(p, r, s) for (p, r), s in launches.items()], schema=LAUNCH_SCHEMA, orient="row"
     )
     return Capture(
-        profile_start_ns=int(profile_start_ns),
+        origin_ns=int(profile_start_ns) + first_line_ns,
         steps=pl.DataFrame(steps, schema=STEP_SCHEMA).sort("start_ps", maintain_order=True),
         launches=launch_frame.sort("start_ps"),
         programs=programs,
