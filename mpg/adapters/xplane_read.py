@@ -69,44 +69,25 @@ def read_capture(path: Path) -> Capture:
 def _decode(path: Path, space: Any) -> Capture:
     if not any(plane.name.startswith(HOST_PLANE_PREFIX) for plane in space.planes):
         raise TraceFileError(f"{path}: not an xplane: no {HOST_PLANE_PREFIX}* plane")
+    # The capture's time 0: its first line's start. Offsets from it fit in int64 picoseconds.
+    first_line_ns = next((line.timestamp_ns for p in space.planes for line in p.lines), 0)
     steps: dict[str, list[Any]] = {name: [] for name in STEP_SCHEMA}
     launches: dict[tuple[int, int], int] = {}
     programs: dict[int, bytes] = {}
     profile_start_ns: int | None = None
-    first_line_ns: int | None = None  # what the capture's times count from
     for plane in space.planes:
         stat_names = {entry.key: entry.value.name for entry in plane.stat_metadata}
-        event_names = {entry.key: entry.value.name for entry in plane.event_metadata}
         if plane.name == METADATA_PLANE:
             programs.update(_programs(plane, stat_names))
         elif plane.name == TASK_ENVIRONMENT_PLANE:
             found = {stat_names.get(s.metadata_id): _value(s, stat_names) for s in plane.stats}
             profile_start_ns = found.get(PROFILE_START)
-        host = plane.name.startswith(HOST_PLANE_PREFIX)
-        for line in plane.lines:
-            if first_line_ns is None:
-                first_line_ns = line.timestamp_ns
-            line_ps = (line.timestamp_ns - first_line_ns) * 1000
-            for event in line.events:
-                stats = {stat_names.get(s.metadata_id): s for s in event.stats}
-                start_ps = line_ps + event.offset_ps
-                if host and STEP_NUM in stats:
-                    steps["name"].append(event_names.get(event.metadata_id, ""))
-                    steps["step_num"].append(str(_value(stats[STEP_NUM], stat_names)))
-                    steps["start_ps"].append(start_ps)
-                    steps["duration_ps"].append(event.duration_ps)
-                if PROGRAM_ID in stats and RUN_ID in stats:
-                    key = (
-                        int(_value(stats[PROGRAM_ID], stat_names)),
-                        int(_value(stats[RUN_ID], stat_names)),
-                    )
-                    launches[key] = min(launches.get(key, start_ps), start_ps)
+        _scan(plane, stat_names, first_line_ns, steps, launches)
     if not steps["start_ps"]:
         raise TraceFileError(
             f"{path}: no step annotations (events with a {STEP_NUM} stat, as "
             "jax.profiler.StepTraceAnnotation writes)"
         )
-    first_line_ns = first_line_ns or 0
     if profile_start_ns is None:
         if first_line_ns < ABSOLUTE_NS:
             raise TraceFileError(
@@ -123,6 +104,43 @@ def _decode(path: Path, space: Any) -> Capture:
         launches=launch_frame.sort("start_ps"),
         programs=programs,
     )
+
+
+def _scan(
+    plane: Any,
+    stat_names: dict[int, str],
+    first_line_ns: int,
+    steps: dict[str, list[Any]],
+    launches: dict[tuple[int, int], int],
+) -> None:
+    """Adds the plane's step annotations (host planes only) to `steps` and its launches'
+    earliest starts to `launches`. Only the stats it looks for are decoded: a capture holds
+    millions of op events."""
+    ids = {name: key for key, name in stat_names.items()}
+    step_id = ids.get(STEP_NUM) if plane.name.startswith(HOST_PLANE_PREFIX) else None
+    program_id, run_id = ids.get(PROGRAM_ID), ids.get(RUN_ID)
+    wanted = {step_id, program_id, run_id} - {None}
+    if not wanted:
+        return
+    event_names = {entry.key: entry.value.name for entry in plane.event_metadata}
+    for line in plane.lines:
+        line_ps = (line.timestamp_ns - first_line_ns) * 1000
+        for event in line.events:
+            stats = {s.metadata_id: s for s in event.stats if s.metadata_id in wanted}
+            if not stats:
+                continue
+            start_ps = line_ps + event.offset_ps
+            if step_id in stats:
+                steps["name"].append(event_names.get(event.metadata_id, ""))
+                steps["step_num"].append(str(_value(stats[step_id], stat_names)))
+                steps["start_ps"].append(start_ps)
+                steps["duration_ps"].append(event.duration_ps)
+            if program_id in stats and run_id in stats:
+                key = (
+                    int(_value(stats[program_id], stat_names)),
+                    int(_value(stats[run_id], stat_names)),
+                )
+                launches[key] = min(launches.get(key, start_ps), start_ps)
 
 
 def _programs(plane: Any, stat_names: dict[int, str]) -> dict[int, bytes]:
