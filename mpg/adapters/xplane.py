@@ -5,8 +5,8 @@ as runtime `step` spans and profile records.
 
 Each step annotation (`jax.profiler.StepTraceAnnotation`, `tf.profiler.experimental.Trace` with
 `step_num`) is one record: a `step` span over its wall-clock interval, and a profile record whose
-`model_flops` is the XLA cost analysis of the programs launched inside it, counted per device on
-the compiled module the capture embeds, times the job's chips. A `--cost-analysis` sidecar gives
+`model_flops` is XLA's cost analysis of the programs the steps launched, per step and device, on
+the compiled modules the capture embeds, times the job's chips. A `--cost-analysis` sidecar gives
 one step's FLOPs instead, and then jax is not needed. docs/adapters.md ("xplane") has the rules.
 """
 
@@ -29,13 +29,14 @@ from mpg.adapters.jobs import (
     job_options,
     synthesized_scheduler,
 )
-from mpg.adapters.xplane_cost import SidecarCost, program_costs, read_cost_sidecar
+from mpg.adapters.xplane_cost import StepCost, program_costs, read_cost_sidecar
 from mpg.adapters.xplane_read import Capture, read_capture
-from mpg.errors import OptionsError
+from mpg.errors import OptionsError, TraceFileError
 
 HELP = "XLA profiler captures (*.xplane.pb): step spans and profile records with HLO FLOPs"
 PATTERNS = ("*.xplane.pb",)
 JOB_SIDECAR_SUFFIX = ".mpg.json"  # <host>.mpg.json beside <host>.xplane.pb
+GIVE_SIDECAR = "give one step's cost with --cost-analysis FILE"
 _JOB_KEYS = {"job_id": str, "chips": int, "chip_generation": str, "attempt": int}
 
 
@@ -100,76 +101,60 @@ def _times(column: str, capture: Capture) -> pl.Expr:
     return ((ns + 500) // 1000).alias(column.replace("_ps", "_us"))
 
 
-def _hlo_costs(capture: Capture, steps: pl.DataFrame) -> pl.DataFrame:
-    """Per step `index`: the per-device FLOPs and bytes of the program launches that started
-    inside it (an asof join: steps of one loop do not overlap), and the first problem met."""
-    inside = (
-        capture.launches.join_asof(
-            steps.select("index", "start_ps", "end_ps"), on="start_ps", strategy="backward"
-        )
-        .filter(pl.col("start_ps") <= pl.col("end_ps"))
-        .select("index", "program_id")
-    )
-    needed = inside.get_column("program_id").unique().to_list()
-    costs = program_costs({p: capture.programs.get(p) for p in needed})
-    return (
-        inside.join(costs, on="program_id")
-        .sort("index", "program_id")
-        .group_by("index")
-        .agg(
-            pl.col("flops").sum().alias("device_flops"),
-            pl.col("bytes_accessed").sum().alias("device_bytes"),
-            pl.col("problem").drop_nulls().first(),
-        )
-        .with_columns(pl.lit("hlo_optimized").alias("flops_source"))
-    )
+def _hlo_step_cost(path: Path, capture: Capture) -> StepCost:
+    """One step's per-device cost: every program launch from the first step's start to the end
+    of the capture, costed by XLA's cost analysis of its module, over the number of steps.
 
-
-def _sidecar_costs(steps: pl.DataFrame, cost: SidecarCost) -> pl.DataFrame:
-    return steps.select(
-        "index",
-        pl.lit(cost.flops).alias("device_flops"),
-        pl.lit(cost.bytes_accessed, dtype=pl.Float64).alias("device_bytes"),
-        pl.lit(None, dtype=pl.String).alias("problem"),
-        pl.lit(cost.flops_source).alias("flops_source"),
+    Launches are counted from the first step on rather than inside each step's annotation:
+    jax dispatches asynchronously, so a program often runs after the annotation that launched
+    it has ended, even after the loop (docs/adapters.md, "Which programs are the step")."""
+    first = capture.steps.get_column("start_ps").min()
+    counts = (
+        capture.launches.filter(pl.col("start_ps") >= first)
+        .group_by("program_id")
+        .agg(pl.len().alias("launches"))
     )
+    if not counts.height:
+        raise TraceFileError(f"{path}: no XLA program ran from the first step on; {GIVE_SIDECAR}")
+    costs = program_costs({p: capture.programs.get(p) for p in counts["program_id"]})
+    problems = costs.get_column("problem").drop_nulls()
+    if problems.len():
+        raise TraceFileError(f"{path}: {problems[0]}; {GIVE_SIDECAR}")
+    total = counts.join(costs, on="program_id").select(
+        (pl.col("launches") * pl.col("flops")).sum().alias("flops"),
+        (pl.col("launches") * pl.col("bytes_accessed")).sum().alias("bytes"),
+    )
+    steps = capture.steps.height
+    return StepCost(total.item(0, 0) / steps, total.item(0, 1) / steps, "hlo_optimized")
 
 
 def _convert_file(
-    path: Path, capture: Capture, job: FileJob, sidecar: SidecarCost | None
+    path: Path, capture: Capture, job: FileJob, cost: StepCost
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """One capture's steps, each with its spans' fields and profile fields, and its quarantine.
-
-    A step is quarantined when its `step_num` is not an integer, when it lasted less than a
-    microsecond (the spans' resolution), or when its FLOPs are unknown."""
+    """One capture's steps, each with its span's and its profile record's fields, and its
+    quarantine: a step whose `step_num` is not an integer, or that lasted less than the
+    microsecond its times are rounded to."""
     steps = capture.steps.with_row_index("index", offset=1).with_columns(
         (pl.col("start_ps") + pl.col("duration_ps")).alias("end_ps")
     )
-    costs = _sidecar_costs(steps, sidecar) if sidecar else _hlo_costs(capture, steps)
     step = pl.col("step_num").cast(pl.Int64, strict=False)
-    checked = (
-        steps.join(costs, on="index", how="left")
-        .with_columns(_times("start_ps", capture), _times("end_ps", capture), step.alias("step"))
-        .with_columns(
-            pl.when(pl.col("step").is_null())
-            .then(pl.lit("step_num not an integer"))
-            .when(pl.col("end_us") <= pl.col("start_us"))
-            .then(pl.lit("step without a duration"))
-            .when(pl.col("problem").is_not_null())
-            .then(pl.col("problem"))
-            .when(pl.col("device_flops").is_null())
-            .then(pl.lit("no XLA program ran in the step"))
-            .alias("reason")
-        )
+    checked = steps.with_columns(
+        _times("start_ps", capture), _times("end_ps", capture), step.alias("step")
+    ).with_columns(
+        pl.when(pl.col("step").is_null())
+        .then(pl.lit("step_num not an integer"))
+        .when(pl.col("end_us") <= pl.col("start_us"))
+        .then(pl.lit("step without a duration"))
+        .alias("reason")
     )
-    bad = checked.filter(pl.col("reason").is_not_null())
-    quarantine = bad.select(
+    quarantine = checked.filter(pl.col("reason").is_not_null()).select(
         pl.lit(str(path)).alias("file"),
         pl.col("index").cast(pl.Int64).alias("line"),
         "reason",
         pl.struct("name", "step_num", "start_ps", "duration_ps").struct.json_encode().alias("raw"),
     )
     chips = job.opts.chips
+    moved = None if cost.bytes_accessed is None else cost.bytes_accessed * chips
     good = checked.filter(pl.col("reason").is_null()).select(
         pl.lit(job.job_id).alias("job_id"),
         pl.lit(job.attempt).alias("attempt"),
@@ -178,10 +163,10 @@ def _convert_file(
         "step",
         # Polars divides by a constant through its reciprocal: round back to the microsecond.
         ((pl.col("end_us") - pl.col("start_us")) / 1e6).round(6).alias("step_time_s"),
-        (pl.col("device_flops") * chips).alias("model_flops"),
-        (pl.col("device_bytes") * chips).alias("hbm_bytes"),
+        pl.lit(cost.flops * chips, dtype=pl.Float64).alias("model_flops"),
+        pl.lit(moved, dtype=pl.Float64).alias("hbm_bytes"),
         pl.lit(chips).alias("chips"),
-        "flops_source",
+        pl.lit(cost.flops_source).alias("flops_source"),
     )
     return good, quarantine
 
@@ -224,7 +209,8 @@ def convert(paths: Sequence[Path], args: argparse.Namespace) -> Conversion:
                 f"{path}: job {job.job_id}'s chips or generation differ between files"
             )
         capture = read_capture(path)
-        good, quarantine = _convert_file(path, capture, job, sidecar)
+        cost = sidecar or _hlo_step_cost(path, capture)
+        good, quarantine = _convert_file(path, capture, job, cost)
         read += capture.steps.height
         converted.setdefault(job.job_id, []).append(good)
         quarantines.append(quarantine)

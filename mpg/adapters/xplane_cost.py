@@ -33,7 +33,9 @@ NO_JAX = (
 
 
 @dataclass(frozen=True)
-class SidecarCost:
+class StepCost:
+    """One step's cost on one device, and where the count came from."""
+
     flops: float
     bytes_accessed: float | None
     flops_source: str
@@ -56,19 +58,19 @@ def program_costs(programs: dict[int, bytes | None]) -> pl.DataFrame:
     rows = []
     for program_id, module in sorted(programs.items()):
         if module is None:
-            rows.append((program_id, None, None, f"no HLO module for program {program_id}"))
+            rows.append((program_id, None, None, f"program {program_id} has no HLO module in it"))
             continue
         try:
             hlo = xla_client.XlaComputation(module).as_hlo_module()
             cost = _jax.hlo_module_cost_analysis(client, hlo)
         except _jax.JaxRuntimeError:
-            rows.append((program_id, None, None, "cost analysis failed"))
+            rows.append((program_id, None, None, f"XLA cannot read program {program_id}'s HLO"))
             continue
         rows.append((program_id, cost.get("flops", 0.0), cost.get("bytes accessed", 0.0), None))
     return pl.DataFrame(rows, schema=COST_SCHEMA, orient="row")
 
 
-def read_cost_sidecar(path: Path) -> SidecarCost:
+def read_cost_sidecar(path: Path) -> StepCost:
     """A cost-analysis JSON: the object `compile().cost_analysis()` returns for one step's
     program, per device (`{"flops": ..., "bytes accessed": ...}`, or a list holding one, as older
     jax returned), with `flops_source` optional (default `cost_analysis`)."""
@@ -87,7 +89,7 @@ def read_cost_sidecar(path: Path) -> SidecarCost:
         raise OptionsError(f"--cost-analysis {path}: 'bytes accessed' must be a number >= 0")
     if source is not None and not (isinstance(source, str) and source):
         raise OptionsError(f"--cost-analysis {path}: flops_source must be a string")
-    return SidecarCost(
+    return StepCost(
         float(flops), None if moved is None else float(moved), source or "cost_analysis"
     )
 
