@@ -8,6 +8,7 @@ figures taken from the adapter's output.
 
 from __future__ import annotations
 
+import doctest
 import json
 import math
 import shutil
@@ -68,6 +69,12 @@ def jax_steps() -> list[tuple[int, int, int]]:
                     end = origin + math.floor(event.start_ns + event.duration_ns)
                     found.append((stats["step_num"], (start + 500) // 1000, (end + 500) // 1000))
     return sorted(found)
+
+
+def test_schema_docstring_examples() -> None:
+    import mpg.adapters.xplane_proto
+
+    assert doctest.testmod(mpg.adapters.xplane_proto).failed == 0
 
 
 # --- the real capture --------------------------------------------------------------------------
