@@ -14,4 +14,5 @@ ADAPTERS: dict[str, str] = {
     "alibaba-gpu-v2023": "mpg.adapters.alibaba_gpu_v2023",
     "philly": "mpg.adapters.philly",
     "pytorch": "mpg.adapters.pytorch",
+    "xplane": "mpg.adapters.xplane",
 }
