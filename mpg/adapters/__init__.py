@@ -11,8 +11,8 @@ from __future__ import annotations
 
 ADAPTERS: dict[str, str] = {
     "ml-goodput": "mpg.adapters.ml_goodput",
+    "xplane": "mpg.adapters.xplane",
+    "pytorch": "mpg.adapters.pytorch",
     "alibaba-gpu-v2023": "mpg.adapters.alibaba_gpu_v2023",
     "philly": "mpg.adapters.philly",
-    "pytorch": "mpg.adapters.pytorch",
-    "xplane": "mpg.adapters.xplane",
 }
