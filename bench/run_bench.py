@@ -10,7 +10,8 @@ file per source and day, as a fleet's exporters would. Then, each in its own pro
 - full: `mpg run --full` over all days into another folder (what the daily run avoids);
 - backfill: `mpg backfill --metric-version v2` over every day, from the stored records;
 - crosscheck: the hand-written DuckDB query `sql/crosscheck/job_day_chip_time.sql` over the
-  record store, an independent route to the job-day chip-time.
+  record store, an independent route to the job-day chip-time;
+- import: `mpg import ml-goodput` of a generated log of about a million recorder records.
 Prints seconds, runtime spans per second and peak memory per stage; whether the daily run's tables
 equal the full run's; and how far the pipeline's chip-time is from the query's.
 """
@@ -33,6 +34,38 @@ from mpg.sqlfiles import load_sql
 
 WORK = Path(__file__).parent / ".work"
 _DAY = r'"(?:ts|start)"\s*:\s*"(\d{4}-\d{2}-\d{2})'
+# The generated ml-goodput log: recorder records from 2026-11-02T06:00:00Z, a step every 2.5 s.
+START = 1_793_599_200.0
+STEP_S = 2.5
+
+
+def write_goodput_log(path: Path, jobs: int, steps: int) -> int:
+    """A large ml-goodput-measurement log for the import stage: `jobs` jobs of `steps` steps,
+    a job start and end, and an Orbax save every 100 steps, one JSON payload per line, as the
+    recorder and Orbax log them. Returns its number of records."""
+    grid = pl.DataFrame({"job": pl.arange(0, jobs, eager=True)}).join(
+        pl.DataFrame({"step": pl.arange(0, steps, eager=True)}), how="cross"
+    )
+    name = pl.lit('{"job_name": "bench-') + pl.col("job").cast(pl.String) + pl.lit('"')
+    t = START + 10 + pl.col("step") * STEP_S
+    step_lines = grid.select(
+        name + pl.lit(', "step_count": ') + pl.col("step").cast(pl.String)
+        + pl.lit(', "step_start_time": ') + t.cast(pl.String) + pl.lit("}")
+    )  # fmt: skip
+    saves = grid.filter(pl.col("step") % 100 == 99).select(
+        name + pl.lit(', "event_type": "save", "step": ') + pl.col("step").cast(pl.String)
+        + pl.lit(', "checkpoint_manager_blocking_start_time": ') + (t + 2.0).cast(pl.String)
+        + pl.lit(', "checkpoint_manager_blocking_duration_secs": 0.3}')
+    )  # fmt: skip
+    ids = pl.DataFrame({"job": pl.arange(0, jobs, eager=True)})
+    ends = ids.select(
+        name + pl.lit(', "job_end_time": ') + pl.lit(START + 10 + steps * STEP_S).cast(pl.String)
+        + pl.lit("}")
+    )  # fmt: skip
+    starts = ids.select(name + pl.lit(f', "job_start_time": {START}}}'))
+    lines = pl.concat([s.to_series() for s in (starts, step_lines, saves, ends)])
+    path.write_text(lines.str.join("\n").item() + "\n", encoding="utf-8")
+    return lines.len()
 
 
 def _stage(*args: str) -> dict:
@@ -123,14 +156,23 @@ def main() -> None:
     results["full"] = _stage("run", str(root), str(full), "--full")
     results["backfill v2"] = _stage("backfill", str(out), "v2", days[0], days[-1])
     results["crosscheck"] = _stage("crosscheck", str(out))
+    log = WORK / "goodput-log" / "recorder.jsonl"
+    log.parent.mkdir(exist_ok=True)
+    records = write_goodput_log(log, jobs=10, steps=100_000)
+    results["import"] = _stage(
+        "import", "ml-goodput", str(log), str(WORK / "goodput-root"),
+        "--chips", "256", "--chip-generation", "tpu-v5p",
+    )  # fmt: skip
 
     print(f"fleet: {args.jobs} jobs over {args.days} days, {spans:,} runtime spans ({daily})")
-    print(f"{'stage':<12} {'seconds':>8} {'spans/s':>10} {'peak MiB':>9}  what it did")
+    print(f"{'stage':<12} {'seconds':>8} {'per s':>10} {'peak MiB':>9}  what it did")
+    rates = {"full": spans, "crosscheck": spans, "import": records}  # spans, or records read
     for stage, r in results.items():
-        rate = f"{spans / r['seconds']:>10,.0f}" if stage in ("full", "crosscheck") else " " * 10
+        rate = f"{rates[stage] / r['seconds']:>10,.0f}" if stage in rates else " " * 10
         did = f"{r['plan']}; parsed {r['parsed']}, {r['changed_days']} days" if "plan" in r else ""
         print(f"{stage:<12} {r['seconds']:>8.2f} {rate} {r['peak_mib']:>9.0f}  {did}")
     checked, differing = _compare(out, full)
+    print(f"import: {records:,} ml-goodput records (per s: records read)")
     print(f"daily run vs full recompute: {differing} v1 job-day rows differ")
     print(
         f"pipeline vs crosscheck SQL: {checked['job_days']:,} job-days,"

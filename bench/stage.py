@@ -3,6 +3,7 @@
     python bench/stage.py run TRACES OUT [--full]     # `mpg run` (first, daily or full)
     python bench/stage.py backfill OUT VERSION FROM TO # `mpg backfill`
     python bench/stage.py crosscheck OUT              # job-day chip-time by one DuckDB query
+    python bench/stage.py import FORMAT SRC ROOT ...  # `mpg import FORMAT SRC --out ROOT ...`
 
 Prints one JSON line: seconds, peak resident memory (VmHWM) of this process, and what the stage
 did (the run's plan, how many files it parsed, on how many days the job tables changed).
@@ -65,6 +66,13 @@ def _crosscheck(out: str) -> dict:
     return {}
 
 
+def _import(fmt: str, src: str, root: str, *options: str) -> dict:
+    from mpg.cli import main as mpg
+
+    mpg(["import", fmt, src, "--out", root, *options])
+    return {}
+
+
 def _peak_kib() -> int:
     """This process's peak resident memory. Not getrusage's ru_maxrss: on Linux that survives
     exec, so a child would report its parent's peak; VmHWM belongs to this address space."""
@@ -76,7 +84,7 @@ def _peak_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-STAGES = {"run": _run, "backfill": _backfill, "crosscheck": _crosscheck}
+STAGES = {"run": _run, "backfill": _backfill, "crosscheck": _crosscheck, "import": _import}
 
 
 def main(stage: str, *args: str) -> None:
