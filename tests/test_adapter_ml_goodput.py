@@ -33,7 +33,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--chips", CHIPS, "--chip-generation", "tpu-v5e",
     )  # fmt: skip
     assert imported.returncode == 0, imported.stderr
-    assert "226 records read = 226 converted + 0 quarantined" in imported.stdout
+    assert "262 records read = 262 converted + 0 quarantined" in imported.stdout
     ran = run_mpg("run", "--traces", tmp / "traces", "--out", tmp / "out")
     assert ran.returncode == 0, ran.stderr
     return tmp / "out" / "mpg.duckdb"
@@ -101,6 +101,10 @@ def _comparable(ours: dict[str, float], theirs: dict) -> dict[str, tuple[float, 
 # Figures on which the calculator is wrong, by scenario (docs/adapters.md's worked examples):
 # (figure, ours, the calculator's).
 KNOWN_DIFFERENCES = {
+    # Each step loads its batch after its start is logged (as MaxText does): the loads are step
+    # time. The calculator counts the first load (6 s) as synchronous data loading and in its
+    # productive time too: its buckets add up to 131 s of a 125 s job.
+    "data_loading_in_steps": {"data_wait": (0.0, 6.0)},
     # Steps 0-7 of the first attempt are lost (no checkpoint); the calculator sees the restart
     # at step 0, returns nothing for the segment, and its 70 s fall into OTHER.
     "crash_before_checkpoint": {"lost_progress": (70.0, 0.0)},

@@ -180,6 +180,19 @@ def data_loading_stalls(s: Script) -> None:
     s.end(t)
 
 
+def data_loading_in_steps(s: Script) -> None:
+    """As MaxText's loop logs it: each step loads its batch after logging its start."""
+    s.start(0)
+    s.init(0, 10)
+    s.prep(10, 20)
+    t = 20.0
+    for step in range(10):
+        s.step(step, t)
+        s.data(t, t + (6 if step == 0 else 1))  # the first batch waits on the input pipeline
+        t += 15 if step == 0 else 10
+    s.end(t)
+
+
 def custom_badput(s: Script) -> None:
     s.start(0)
     s.init(0, 10)
@@ -223,6 +236,7 @@ SCENARIOS: dict[str, Callable[[Script], None]] = {
     "restart_from_checkpoint": restart_from_checkpoint,
     "crash_before_checkpoint": crash_before_checkpoint,
     "data_loading_stalls": data_loading_stalls,
+    "data_loading_in_steps": data_loading_in_steps,
     "custom_badput": custom_badput,
     "restart_at_unlogged_step": restart_at_unlogged_step,
     "first_step_compiles": first_step_compiles,
