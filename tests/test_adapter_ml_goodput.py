@@ -301,6 +301,20 @@ def test_a_cloud_logging_export_array_is_read_entry_by_entry(tmp_path: Path) -> 
     ]
 
 
+def test_a_record_logged_twice_counts_once(tmp_path: Path) -> None:
+    records = [
+        {"job_name": "j", "job_start_time": T},
+        {"job_name": "j", "step_count": 0, "step_start_time": T + 1},
+        {"job_name": "j", "step_count": 1, "step_start_time": T + 3},
+        {"job_name": "j", "job_end_time": T + 6},
+    ]
+    log = _write(tmp_path / "log.jsonl", records + records[1:3])
+    out, root = _import(tmp_path, log)
+    assert "6 records read = 6 converted + 0 quarantined" in out
+    spans = [(s["attempt"], s["step"], s["start"][-3:-1], s["end"][-3:-1]) for s in _spans(root)]
+    assert spans == [(0, 0, "01", "03"), (0, 1, "03", "06")]
+
+
 def test_importing_again_replaces_a_jobs_files(tmp_path: Path) -> None:
     log = _write(tmp_path / "log.jsonl", [{"job_name": "j", "step_count": 0, "step_start_time": T},
                                           {"job_name": "j", "job_end_time": T + 5}])  # fmt: skip

@@ -47,6 +47,7 @@ PATTERNS = ("*.jsonl", "*.json")
 _CUT_KINDS = ("init", "compile", "checkpoint_save", "checkpoint_restore", "custom")
 
 _STEP_KEY = ("job_id", "attempt", "step")
+_SAME_RECORD = ("job_id", "event", "custom_type", "t", "t_end", "step")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -286,6 +287,9 @@ def _extents(events: pl.DataFrame) -> pl.DataFrame:
 def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     opts = job_options(args)
     read, events, quarantine = read_events(paths, args.job_id)
+    # A log delivered twice (a retried write, overlapping exports) repeats records exactly: each
+    # counts once, or a repeated step would read as a restart (the calculator counts one).
+    events = events.unique(subset=_SAME_RECORD, keep="first", maintain_order=True)
     events = _with_attempts(events)
     spans, lonely = _runtime(events)
     quarantine = pl.concat([quarantine, lonely])
