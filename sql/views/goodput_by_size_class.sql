@@ -4,7 +4,8 @@
 -- chip_generation, where a NULL slice column means "all" (GROUP BY CUBE: every roll-up present;
 -- the rows with size_class NULL are goodput_by_slice_current's, up to floating-point rounding).
 -- Every ratio is a ratio of sums of chip-seconds (mpg_goodput_ratios, sql/publish/macros.sql).
--- input: view job_days_sized; the macros of sql/publish/macros.sql, stored in the database.
+-- input: views job_days_sized, job_size_classes (its order); the macros of sql/publish/macros.sql,
+-- stored in the database.
 create or replace view goodput_by_size_class as
 with job_days as (
     select * from job_days_sized
@@ -36,6 +37,8 @@ final as (
     from sums
 )
 
-select * from final
-order by day, size_class nulls first, workload_class nulls first, framework nulls first,
-    chip_generation nulls first
+select final.*
+from final
+left join job_size_classes as classes using (size_class)
+order by final.day, classes.rank nulls first, final.workload_class nulls first,
+    final.framework nulls first, final.chip_generation nulls first

@@ -4,7 +4,8 @@
 -- ledger category; a category with no chip-time in the slice that day has no row.
 -- share: the category's part of the slice's wanted chip-time that day (the ledger adds up to
 -- wanted time, so a slice-day's shares add up to 1).
--- input: views chip_time_ledger_current, job_days_sized; mpg_ratio (sql/publish/macros.sql).
+-- input: views chip_time_ledger_current, job_days_sized, job_size_classes (its order); mpg_ratio
+-- (sql/publish/macros.sql, stored in the database).
 create or replace view ledger_by_slice as
 with ledger as (
     select * from chip_time_ledger_current
@@ -61,6 +62,8 @@ final as (
     from sums
 )
 
-select * from final
-order by day, size_class nulls first, workload_class nulls first, framework nulls first,
-    chip_generation nulls first, category
+select final.*
+from final
+left join job_size_classes as classes using (size_class)
+order by final.day, classes.rank nulls first, final.workload_class nulls first,
+    final.framework nulls first, final.chip_generation nulls first, final.category
