@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
 import json
 import os
 import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import duckdb
 from rich import box
@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mpg.errors import UserError
+from mpg.errors import OptionsError, UserError
 from mpg.explain.store import NoPublishedTablesError
 from mpg.pipelines.layout import DATABASE
 
@@ -64,6 +64,8 @@ def sql_command(args: argparse.Namespace) -> int:
     if not database.is_file():
         raise NoPublishedTablesError(f"no published tables in {args.out}: run mpg run first")
     if args.query is None:
+        if args.csv or args.json:
+            raise OptionsError("--csv and --json print a query's rows: give a query")
         _exec_shell(database)
     columns, types, rows = run_query(database, args.query)
     if args.csv:
@@ -97,8 +99,6 @@ def _cell(value: object) -> Text:
         return Text("NULL", style="dim")
     if isinstance(value, float):
         return Text(f"{value:.{_DIGITS}g}")
-    if isinstance(value, dt.date | dt.datetime):
-        return Text(value.isoformat(sep=" ") if isinstance(value, dt.datetime) else str(value))
     return Text(str(value))
 
 
@@ -129,7 +129,7 @@ def duckdb_shell() -> str | None:
     return str(beside) if beside.is_file() else shutil.which("duckdb")
 
 
-def _exec_shell(database: Path) -> None:
+def _exec_shell(database: Path) -> NoReturn:
     shell = duckdb_shell()
     if shell is None:
         raise ShellMissingError(

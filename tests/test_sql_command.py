@@ -191,3 +191,9 @@ def test_without_a_duckdb_shell_one_line_says_how_to_get_it(
         "mpg: error: the interactive shell is DuckDB's `duckdb` command, which is not "
         'installed: pip install duckdb-cli, or pass a query (mpg sql "SELECT ...")\n'
     )
+
+
+def test_csv_without_a_query_is_one_line_and_exit_2(out: Path) -> None:
+    result = run_mpg("sql", "--out", out, "--csv")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "mpg: error: --csv and --json print a query's rows: give a query\n"
