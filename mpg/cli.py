@@ -5,6 +5,7 @@
         both: [--publish bigquery --project P --dataset D [--bigquery-endpoint URL]]
     mpg simulate --seed N --jobs N --days N --out ROOT
     mpg import FORMAT SRC... --out ROOT [options]   (formats: mpg import --help)
+    mpg sql [--out DIR] [--csv | --json] ["SELECT ..."]   (no query: a DuckDB shell)
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
 print one line and exit 2; anything else is a bug and keeps its traceback.
@@ -31,6 +32,7 @@ from mpg.pipelines.layout import REPORT
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.publish import PublishedRun
 from mpg.simulate import simulate
+from mpg.sql_command import add_sql_arguments, sql_command
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -84,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
 
     add_explain_arguments(
         commands.add_parser("explain", help="one job's chip-time ledger, down to its input lines")
+    )
+    add_sql_arguments(
+        commands.add_parser("sql", help="run SQL on the published tables and views, or a shell")
     )
     add_import_arguments(
         commands.add_parser(
@@ -289,6 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return explain_command(args)
         if args.command == "import":
             return import_command(args)
+        if args.command == "sql":
+            return sql_command(args)
         if args.command == "backfill":
             return _backfill(args, rest)
         return _run(args, rest) if args.command == "run" else _simulate(args)

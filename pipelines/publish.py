@@ -26,6 +26,7 @@ from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines.bigquery_target import BigQueryLoad
 from mpg.pipelines.io import read_parquet, write_by_day, write_parquet
 from mpg.pipelines.layout import DATABASE, REPORT, SOURCE_RESULTS
+from mpg.pipelines.views import create_views
 from mpg.quality import render_report, validate_outputs
 from mpg.schemas import RUNS, TABLE_KEYS, TABLES, VALIDATION_RESULTS, concat, conform
 from mpg.schemas.ddl import create_table_sql
@@ -116,7 +117,8 @@ def current_view_statements(
 
 def build_database(staging: Path, current_version: str) -> Path:
     """`staging/mpg.duckdb` with every published table, the `*_current` views showing
-    `current_version`'s rows, and the slices as Parquet beside it."""
+    `current_version`'s rows, the analysts' views over them (`mpg.pipelines.views`), and the
+    slices as Parquet beside it."""
     path = staging / DATABASE
     tables = staging / "tables"
     with _writing(path) as con:
@@ -129,6 +131,7 @@ def build_database(staging: Path, current_version: str) -> Path:
         slices = conform(con.table("goodput_by_slice").to_arrow_table(), TABLES["goodput_by_slice"])
         for statement in current_view_statements(current_version, "duckdb"):
             con.execute(statement)
+        create_views(con)
     write_by_day(slices, "day", tables / "goodput_by_slice", "part-0.parquet")
     return path
 

@@ -22,6 +22,7 @@ import pytest
         "mpg.quality.arrow_checks",
         "mpg.quality.report",
         "mpg.version",
+        "mpg.pipelines.views",
     ],
 )
 def test_docstring_examples(module: str) -> None:
