@@ -29,6 +29,16 @@ from mpg.errors import UserError
 
 TOP_SLICES = 5
 TOP_CATEGORIES = 3
+TOP_PARTS = 5
+
+
+@dataclass(frozen=True)
+class PartOfSlice:
+    """One cell of the decomposition: a slice's mix_wanted, mix_profiled, sg, rg or pg part."""
+
+    slice: Slice
+    part: str
+    value: float
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,18 @@ class Comparison:
     def top_slices(self) -> tuple[SliceChange, ...]:
         return self.decomposition.slices[:TOP_SLICES]
 
+    @property
+    def top_parts(self) -> tuple[PartOfSlice, ...]:
+        """The TOP_PARTS largest single parts (by absolute value) over all slices: the answer to
+        "which slice, and which of its ratios", where a slice's parts partly cancel."""
+        cells = [
+            PartOfSlice(c.slice, name, getattr(c.parts, name))
+            for c in self.decomposition.slices
+            for name in PART_NAMES
+        ]
+        ranked = sorted(cells, key=lambda p: (-abs(p.value), p.slice, p.part))
+        return tuple(p for p in ranked[:TOP_PARTS] if p.value != 0)
+
     def to_json(self) -> dict[str, Any]:
         d = self.decomposition
         return {
@@ -66,6 +88,10 @@ class Comparison:
             "change": d.change,
             "parts": _parts_json(d.totals),
             "ledger_moves": [_move_json(m) for m in self.fleet_moves],
+            "top_parts": [
+                {**dict(zip(SLICE_COLUMNS, p.slice, strict=True)), "part": p.part, "value": p.value}
+                for p in self.top_parts
+            ],
             "slices": [
                 {
                     **dict(zip(SLICE_COLUMNS, c.slice, strict=True)),

@@ -14,6 +14,14 @@ from rich.text import Text
 from mpg.compare.comparison import CategoryMove, Comparison
 from mpg.compare.decompose import Parts, Sums
 
+_PART_LABELS = {
+    "mix_wanted": "mix (wanted)",
+    "mix_profiled": "mix (profiled)",
+    "sg": "SG",
+    "rg": "RG",
+    "pg": "PG",
+}
+
 
 def _points(value: float) -> str:
     return f"{value * 100:+.3f}"
@@ -101,6 +109,12 @@ def render(comparison: Comparison, console: Console) -> None:
             *_parts_cells(c.parts),
         )
     console.print(top)
+    largest = Text("Largest parts: ")
+    for i, p in enumerate(comparison.top_parts):
+        largest.append(f"{', ' if i else ''}{_PART_LABELS[p.part]} of ")
+        largest.append(Text(" / ".join(p.slice)))
+        largest.append(f" {_points(p.value)}")
+    console.print(largest)
     for c in comparison.top_slices:
         line = Text(" / ".join(c.slice), style="bold")
         line.append(Text(f": {_moves(comparison.slice_moves[c.slice])}", style=""))
