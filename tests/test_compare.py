@@ -402,6 +402,10 @@ def test_planted_loss_is_named_first(fleet_out: Path, tmp_path: Path) -> None:
     top = d.slices[0]
     assert top.slice == worst
     assert top.parts.rg == pytest.approx(-(g0 + g1) / 2 * lost[worst] / wanted, rel=1e-12)
+    # summed per chip generation, the planted one comes first, with all of the RG part
+    generation_first, parts = comparison.by_dimension("chip_generation")[0]
+    assert generation_first == generation
+    assert parts.rg == pytest.approx(d.totals.rg, rel=1e-12)
     largest = comparison.top_parts[0]
     assert (largest.slice, largest.part, largest.value) == (worst, "rg", top.parts.rg)
     # and lost progress is the ledger category that moved most (for the slice, tied with the

@@ -79,6 +79,16 @@ class Comparison:
         ranked = sorted(cells, key=lambda p: (-abs(p.value), p.slice, p.part))
         return tuple(p for p in ranked[:TOP_PARTS] if p.value != 0)
 
+    def by_dimension(self, column: str) -> tuple[tuple[str, Parts], ...]:
+        """The slices' parts summed per value of one slice column (say, per chip generation),
+        largest |total| first: a change spread over a generation's slices shows whole here.
+        They add up to the fleet's parts as the slices' do."""
+        index = SLICE_COLUMNS.index(column)
+        sums: dict[str, Parts] = {}
+        for c in self.decomposition.slices:
+            sums[c.slice[index]] = sums.get(c.slice[index], Parts()) + c.parts
+        return tuple(sorted(sums.items(), key=lambda kv: (-abs(kv[1].total), kv[0])))
+
     def to_json(self) -> dict[str, Any]:
         d = self.decomposition
         return {
@@ -92,6 +102,13 @@ class Comparison:
                 {**dict(zip(SLICE_COLUMNS, p.slice, strict=True)), "part": p.part, "value": p.value}
                 for p in self.top_parts
             ],
+            "by_dimension": {
+                column: [
+                    {"value": value, "parts": _parts_json(parts)}
+                    for value, parts in self.by_dimension(column)
+                ]
+                for column in SLICE_COLUMNS
+            },
             "slices": [
                 {
                     **dict(zip(SLICE_COLUMNS, c.slice, strict=True)),
@@ -172,6 +189,10 @@ def _share(chip_s: float, wanted: float) -> float:
 def _ratios_json(sums: Sums) -> dict[str, float | None]:
     return {
         "wanted_chip_s": sums.wanted,
+        "all_allocated_chip_s": sums.all_allocated,
+        "productive_chip_s": sums.productive,
+        "ideal_chip_s": sums.ideal,
+        "profiled_chip_s": sums.profiled,
         "sg": sums.sg,
         "rg": sums.rg,
         "pg": sums.pg,

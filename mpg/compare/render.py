@@ -12,7 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from mpg.compare.comparison import CategoryMove, Comparison
-from mpg.compare.decompose import Parts, Sums
+from mpg.compare.decompose import SLICE_COLUMNS, Parts, Sums
+
+TOP_PER_COLUMN = 3  # values of each slice column shown; --json has them all
 
 _PART_LABELS = {
     "mix_wanted": "mix (wanted)",
@@ -90,6 +92,12 @@ def render(comparison: Comparison, console: Console) -> None:
     console.print(totals)
     console.print(Text(f"Fleet ledger shares that moved most: {_moves(comparison.fleet_moves)}"))
 
+    dims = _table("By slice column (MPG points)", "", "mix", "SG", "RG", "PG", "total")
+    for column in SLICE_COLUMNS:
+        for value, parts in comparison.by_dimension(column)[:TOP_PER_COLUMN]:
+            dims.add_row(Text(f"{column} = {value}"), *_parts_cells(parts))
+    console.print(dims)
+
     top = _table(
         "Top contributing slices (MPG points)",
         "slice",
@@ -117,5 +125,9 @@ def render(comparison: Comparison, console: Console) -> None:
     console.print(largest)
     for c in comparison.top_slices:
         line = Text(" / ".join(c.slice), style="bold")
+        absent = next(
+            (p for p, s in (("base", c.base), ("current", c.current)) if not s.wanted), ""
+        )
+        line.append(f" (no job-days in the {absent} period)" if absent else "")
         line.append(Text(f": {_moves(comparison.slice_moves[c.slice])}", style=""))
         console.print(line)
