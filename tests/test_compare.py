@@ -273,6 +273,25 @@ def test_user_errors_are_one_line(
     assert (result.returncode, result.stdout, result.stderr) == (2, "", f"mpg: error: {message}\n")
 
 
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("v9", "unknown metric version v9 (known: v1, v2)"),
+        (
+            "v2",  # known, but not computed into this folder
+            "the base period 2026-01-01..2026-01-01 has days with no published job-day rows "
+            "(metric version v2): 2026-01-01",
+        ),
+    ],
+)
+def test_metric_version_errors(worked_example: Path, version: str, message: str) -> None:
+    result = run_mpg(
+        "compare", "--out", worked_example, "--base", str(D1), "--current", str(D2),
+        "--metric-version", version,
+    )  # fmt: skip
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"mpg: error: {message}\n")
+
+
 @pytest.fixture(scope="module")
 def fleet_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A simulated fleet (30 jobs, 6 days) through the real pipeline."""

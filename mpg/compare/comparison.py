@@ -7,7 +7,7 @@ chip-time moved most, for the fleet and for each of the top contributing slices.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,8 @@ from mpg.compare.decompose import (
 )
 from mpg.compare.read import Period, read_periods
 from mpg.config import read_config
-from mpg.errors import UserError
+from mpg.errors import OptionsError, UserError
+from mpg.metrics import METRIC_VERSIONS
 
 TOP_SLICES = 5
 TOP_CATEGORIES = 3
@@ -128,6 +129,9 @@ def compare_periods(
     """The comparison of two periods of `out`'s published tables (the current metric version
     unless one is named); a user error where a period lacks data or a fleet MPG."""
     version = metric_version or read_config(out).current_metric_version
+    if version not in METRIC_VERSIONS:
+        known = ", ".join(METRIC_VERSIONS)
+        raise OptionsError(f"unknown metric version {version} (known: {known})")
     data = read_periods(out, base, current, version)
     try:
         decomposition = decompose(data.base, data.current)
@@ -157,7 +161,7 @@ def compare_periods(
     )
 
 
-def _sum_categories(ledgers: Any) -> dict[str, float]:
+def _sum_categories(ledgers: Iterable[Mapping[str, float]]) -> dict[str, float]:
     total: dict[str, float] = {}
     for ledger in ledgers:
         for category, chip_s in ledger.items():
