@@ -36,7 +36,8 @@ def _ratio(value: float | None) -> str:
 def _table(title: str, *columns: str) -> Table:
     table = Table(box=box.SIMPLE_HEAD, title=Text(title), title_justify="left", pad_edge=False)
     for i, name in enumerate(columns):
-        table.add_column(name, justify="left" if i == 0 else "right")
+        # numbers never wrap; the first column (a slice's name) may, on a narrow terminal
+        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i > 0)
     return table
 
 
@@ -101,8 +102,8 @@ def render(comparison: Comparison, console: Console) -> None:
     top = _table(
         "Top contributing slices (MPG points)",
         "slice",
-        "MPG base",
-        "MPG current",
+        "MPG was",
+        "now",
         "mix",
         "SG",
         "RG",
