@@ -6,6 +6,7 @@
     mpg simulate --seed N --jobs N --days N --out ROOT
     mpg import FORMAT SRC... --out ROOT [options]   (formats: mpg import --help)
     mpg sql [--out DIR] [--csv | --json] ["SELECT ..."]   (no query: a DuckDB shell)
+    mpg compare --base D1..D2 --current D3..D4 [--out DIR] [--json]
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
 print one line and exit 2; anything else is a bug and keeps its traceback.
@@ -24,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mpg.adapters.command import add_import_arguments, import_command
+from mpg.compare.command import add_compare_arguments, compare_command
 from mpg.config import read_config
 from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.explain.command import add_explain_arguments, explain_command
@@ -89,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_sql_arguments(
         commands.add_parser("sql", help="run SQL on the published tables and views, or a shell")
+    )
+    add_compare_arguments(
+        commands.add_parser("compare", help="why fleet MPG changed between two periods")
     )
     add_import_arguments(
         commands.add_parser(
@@ -296,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return import_command(args)
         if args.command == "sql":
             return sql_command(args)
+        if args.command == "compare":
+            return compare_command(args)
         if args.command == "backfill":
             return _backfill(args, rest)
         return _run(args, rest) if args.command == "run" else _simulate(args)

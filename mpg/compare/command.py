@@ -1,0 +1,45 @@
+"""The `mpg compare` subcommand: its options, and what it prints.
+
+    mpg compare --base 2026-01-01..2026-01-07 --current 2026-01-08..2026-01-14 [--out out]
+        [--metric-version v1] [--json]
+
+Bad ranges, overlapping periods, days without published rows and a period without a fleet MPG
+are one line and exit 2, like every `mpg` user error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from mpg.compare.comparison import compare_periods
+from mpg.compare.read import parse_period
+from mpg.compare.render import render
+
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--base", required=True, help="the period compared against: D1..D2 (UTC days, inclusive)"
+    )
+    parser.add_argument("--current", required=True, help="the period explained: D3..D4")
+    parser.add_argument(
+        "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
+    )
+    parser.add_argument(
+        "--metric-version",
+        help="metric definition of the figures (default: the current one, DIR/mpg.toml's or v1)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    base, current = parse_period(args.base), parse_period(args.current)
+    comparison = compare_periods(args.out, base, current, args.metric_version)
+    if args.json:
+        print(json.dumps(comparison.to_json(), indent=2))
+    else:
+        render(comparison, Console(highlight=False))
+    return 0

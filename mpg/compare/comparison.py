@@ -1,0 +1,222 @@
+"""`compare_periods`: what changed in fleet MPG between two periods, and why, as data.
+
+The decomposition (mpg.compare.decompose) with the ledger categories whose share of wanted
+chip-time moved most, for the fleet and for each of the top contributing slices. The terminal
+(mpg.compare.render) and the fleet report embed this same object; `to_json` is `--json`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpg.compare.decompose import (
+    PART_NAMES,
+    SLICE_COLUMNS,
+    Decomposition,
+    Parts,
+    Slice,
+    SliceChange,
+    Sums,
+    UndefinedMPGError,
+    decompose,
+)
+from mpg.compare.read import Period, read_periods
+from mpg.config import read_config
+from mpg.errors import OptionsError, UserError
+from mpg.metrics import METRIC_VERSIONS
+
+TOP_SLICES = 5
+TOP_CATEGORIES = 3
+TOP_PARTS = 5
+
+
+@dataclass(frozen=True)
+class PartOfSlice:
+    """One cell of the decomposition: a slice's mix_wanted, mix_profiled, sg, rg or pg part."""
+
+    slice: Slice
+    part: str
+    value: float
+
+
+@dataclass(frozen=True)
+class CategoryMove:
+    """A ledger category's share of wanted chip-time in each period."""
+
+    category: str
+    base_share: float
+    current_share: float
+
+    @property
+    def change(self) -> float:
+        return self.current_share - self.base_share
+
+
+@dataclass(frozen=True)
+class Comparison:
+    metric_version: str
+    base_period: Period
+    current_period: Period
+    decomposition: Decomposition
+    fleet_moves: tuple[CategoryMove, ...]  # largest |change| first
+    slice_moves: Mapping[Slice, tuple[CategoryMove, ...]]  # for the top slices
+
+    @property
+    def top_slices(self) -> tuple[SliceChange, ...]:
+        return self.decomposition.slices[:TOP_SLICES]
+
+    @property
+    def top_parts(self) -> tuple[PartOfSlice, ...]:
+        """The TOP_PARTS largest single parts (by absolute value) over all slices: the answer to
+        "which slice, and which of its ratios", where a slice's parts partly cancel."""
+        cells = [
+            PartOfSlice(c.slice, name, getattr(c.parts, name))
+            for c in self.decomposition.slices
+            for name in PART_NAMES
+        ]
+        ranked = sorted(cells, key=lambda p: (-abs(p.value), p.slice, p.part))
+        return tuple(p for p in ranked[:TOP_PARTS] if p.value != 0)
+
+    def by_dimension(self, column: str) -> tuple[tuple[str, Parts], ...]:
+        """The slices' parts summed per value of one slice column (say, per chip generation),
+        largest |total| first: a change spread over a generation's slices shows whole here.
+        They add up to the fleet's parts as the slices' do."""
+        index = SLICE_COLUMNS.index(column)
+        sums: dict[str, Parts] = {}
+        for c in self.decomposition.slices:
+            sums[c.slice[index]] = sums.get(c.slice[index], Parts()) + c.parts
+        return tuple(sorted(sums.items(), key=lambda kv: (-abs(kv[1].total), kv[0])))
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.decomposition
+        return {
+            "metric_version": self.metric_version,
+            "base": _period_json(self.base_period, d.base),
+            "current": _period_json(self.current_period, d.current),
+            "change": d.change,
+            "parts": _parts_json(d.totals),
+            "ledger_moves": [_move_json(m) for m in self.fleet_moves],
+            "top_parts": [
+                {**dict(zip(SLICE_COLUMNS, p.slice, strict=True)), "part": p.part, "value": p.value}
+                for p in self.top_parts
+            ],
+            "by_dimension": {
+                column: [
+                    {"value": value, "parts": _parts_json(parts)}
+                    for value, parts in self.by_dimension(column)
+                ]
+                for column in SLICE_COLUMNS
+            },
+            "slices": [
+                {
+                    **dict(zip(SLICE_COLUMNS, c.slice, strict=True)),
+                    "base": _ratios_json(c.base),
+                    "current": _ratios_json(c.current),
+                    "parts": _parts_json(c.parts),
+                    "ledger_moves": [_move_json(m) for m in self.slice_moves.get(c.slice, ())],
+                }
+                for c in d.slices
+            ],
+        }
+
+
+def compare_periods(
+    out: Path, base: Period, current: Period, metric_version: str | None = None
+) -> Comparison:
+    """The comparison of two periods of `out`'s published tables (the current metric version
+    unless one is named); a user error where a period lacks data or a fleet MPG."""
+    version = metric_version or read_config(out).current_metric_version
+    if version not in METRIC_VERSIONS:
+        known = ", ".join(METRIC_VERSIONS)
+        raise OptionsError(f"unknown metric version {version} (known: {known})")
+    data = read_periods(out, base, current, version)
+    try:
+        decomposition = decompose(data.base, data.current)
+    except UndefinedMPGError as exc:
+        raise UserError(f"cannot compare {base} with {current}: {exc}") from exc
+    fleet_ledger = {
+        period: _sum_categories(by_slice.values()) for period, by_slice in data.ledger.items()
+    }
+    top = decomposition.slices[:TOP_SLICES]
+    return Comparison(
+        metric_version=version,
+        base_period=base,
+        current_period=current,
+        decomposition=decomposition,
+        fleet_moves=category_moves(
+            fleet_ledger["base"], fleet_ledger["current"], decomposition.base, decomposition.current
+        ),
+        slice_moves={
+            c.slice: category_moves(
+                data.ledger["base"].get(c.slice, {}),
+                data.ledger["current"].get(c.slice, {}),
+                c.base,
+                c.current,
+            )
+            for c in top
+        },
+    )
+
+
+def _sum_categories(ledgers: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for ledger in ledgers:
+        for category, chip_s in ledger.items():
+            total[category] = total.get(category, 0.0) + chip_s
+    return total
+
+
+def category_moves(
+    base: Mapping[str, float], current: Mapping[str, float], base_sums: Sums, current_sums: Sums
+) -> tuple[CategoryMove, ...]:
+    """The TOP_CATEGORIES categories whose share of wanted chip-time moved most (a period without
+    wanted time counts as share 0), leaving out those that did not move."""
+    moves = [
+        CategoryMove(
+            category,
+            _share(base.get(category, 0.0), base_sums.wanted),
+            _share(current.get(category, 0.0), current_sums.wanted),
+        )
+        for category in sorted(base.keys() | current.keys())
+    ]
+    moved = [m for m in moves if m.change != 0]
+    return tuple(sorted(moved, key=lambda m: (-abs(m.change), m.category))[:TOP_CATEGORIES])
+
+
+def _share(chip_s: float, wanted: float) -> float:
+    return chip_s / wanted if wanted > 0 else 0.0
+
+
+def _ratios_json(sums: Sums) -> dict[str, float | None]:
+    return {
+        "wanted_chip_s": sums.wanted,
+        "all_allocated_chip_s": sums.all_allocated,
+        "productive_chip_s": sums.productive,
+        "ideal_chip_s": sums.ideal,
+        "profiled_chip_s": sums.profiled,
+        "sg": sums.sg,
+        "rg": sums.rg,
+        "pg": sums.pg,
+        "pg_coverage": sums.pg_coverage,
+        "mpg": sums.mpg,
+    }
+
+
+def _period_json(period: Period, sums: Sums) -> dict[str, Any]:
+    return {"first": str(period.first), "last": str(period.last), **_ratios_json(sums)}
+
+
+def _parts_json(parts: Parts) -> dict[str, float]:
+    return {"mix": parts.mix, **{n: getattr(parts, n) for n in PART_NAMES}, "total": parts.total}
+
+
+def _move_json(move: CategoryMove) -> dict[str, Any]:
+    return {
+        "category": move.category,
+        "base_share": move.base_share,
+        "current_share": move.current_share,
+        "change": move.change,
+    }

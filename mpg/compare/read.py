@@ -1,0 +1,118 @@
+"""Reading two periods of the published tables for `mpg compare`.
+
+Figures come from `DIR/mpg.duckdb`, opened read-only (a published snapshot is immutable), through
+the queries in `sql/compare/` with the metric version and the days bound as parameters.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from mpg.compare.decompose import Slice, Sums
+from mpg.errors import OptionsError, StoreError, UserError
+from mpg.pipelines.publish import DATABASE
+from mpg.sqlfiles import load_sql
+
+_RANGE = re.compile(r"(?P<first>[^.]+)\.\.(?P<last>[^.]+)")
+
+
+class NoDataError(UserError):
+    """A period with days the published tables have no job-day row for."""
+
+
+@dataclass(frozen=True)
+class Period:
+    """UTC days `first` to `last`, both included."""
+
+    first: dt.date
+    last: dt.date
+
+    def __str__(self) -> str:
+        return f"{self.first}..{self.last}"
+
+    @property
+    def days(self) -> int:
+        return (self.last - self.first).days + 1
+
+
+def parse_period(text: str) -> Period:
+    """`D1..D2` (YYYY-MM-DD, D1 <= D2), or `D` for one day.
+
+    >>> parse_period("2026-01-01..2026-01-07").days
+    7
+    """
+    match = _RANGE.fullmatch(text.strip())
+    first, last = (match["first"], match["last"]) if match else (text.strip(), text.strip())
+    try:
+        period = Period(dt.date.fromisoformat(first), dt.date.fromisoformat(last))
+    except ValueError:
+        raise OptionsError(f"not a range of days (YYYY-MM-DD..YYYY-MM-DD): {text!r}") from None
+    if period.first > period.last:
+        raise OptionsError(f"range {text!r} ends before it starts")
+    return period
+
+
+@dataclass(frozen=True)
+class PeriodData:
+    """The slices' chip-time sums in each period, and the ledger per slice and category."""
+
+    base: dict[Slice, Sums]
+    current: dict[Slice, Sums]
+    ledger: dict[str, dict[Slice, dict[str, float]]]  # period -> slice -> category -> chip_s
+
+
+def read_periods(out: Path, base: Period, current: Period, metric_version: str) -> PeriodData:
+    """Both periods' sums, after checking that every day of each has published job-day rows."""
+    if base.first <= current.last and current.first <= base.last:
+        raise OptionsError(f"the periods {base} and {current} overlap")
+    database = out / DATABASE
+    if not database.is_file():
+        raise UserError(f"no published tables in {out}: run mpg run first")
+    params = {
+        "metric_version": metric_version,
+        "base_first": base.first,
+        "base_last": base.last,
+        "current_first": current.first,
+        "current_last": current.last,
+    }
+    try:
+        with duckdb.connect(str(database), read_only=True) as con:
+            for name, period in (("base", base), ("current", current)):
+                _check_days(con, name, period, metric_version)
+            sums = con.execute(load_sql("compare/slice_sums.sql"), params).fetchall()
+            ledger_rows = con.execute(load_sql("compare/ledger_by_slice.sql"), params).fetchall()
+    except duckdb.Error as exc:
+        reason = str(exc).strip().splitlines()[0]
+        raise StoreError(f"cannot read {database}: {reason}") from exc
+    by_period: dict[str, dict[Slice, Sums]] = {"base": {}, "current": {}}
+    for period, workload, framework, generation, *chip_s in sums:
+        by_period[period][(workload, framework, generation)] = Sums(*chip_s)
+    ledger: dict[str, dict[Slice, dict[str, float]]] = {"base": {}, "current": {}}
+    for period, workload, framework, generation, category, chip_s in ledger_rows:
+        ledger[period].setdefault((workload, framework, generation), {})[category] = chip_s
+    return PeriodData(base=by_period["base"], current=by_period["current"], ledger=ledger)
+
+
+def _check_days(
+    con: duckdb.DuckDBPyConnection, name: str, period: Period, metric_version: str
+) -> None:
+    params = {"metric_version": metric_version, "first": period.first, "last": period.last}
+    found = {
+        day for (day,) in con.execute(load_sql("compare/days_with_data.sql"), params).fetchall()
+    }
+    missing = [
+        period.first + dt.timedelta(days=i)
+        for i in range(period.days)
+        if period.first + dt.timedelta(days=i) not in found
+    ]
+    if missing:
+        shown = ", ".join(str(d) for d in missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise NoDataError(
+            f"the {name} period {period} has days with no published job-day rows "
+            f"(metric version {metric_version}): {shown}"
+        )

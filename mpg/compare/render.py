@@ -1,0 +1,134 @@
+"""Draw a `Comparison` in the terminal with rich: the fleet's change, its parts, the top slices.
+
+Slice names come from logs, so they enter rich as `Text`, never as markup. Parts are in MPG points
+(hundredths of MPG) so that small changes read as numbers, not strings of zeros.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from mpg.compare.comparison import CategoryMove, Comparison
+from mpg.compare.decompose import SLICE_COLUMNS, Parts, Sums
+
+TOP_PER_COLUMN = 3  # values of each slice column shown; --json has them all
+
+_PART_LABELS = {
+    "mix_wanted": "mix (wanted)",
+    "mix_profiled": "mix (profiled)",
+    "sg": "SG",
+    "rg": "RG",
+    "pg": "PG",
+}
+
+
+def _points(value: float) -> str:
+    return f"{value * 100:+.3f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title=Text(title), title_justify="left", pad_edge=False)
+    for i, name in enumerate(columns):
+        # numbers never wrap; the first column (a slice's name) may, on a narrow terminal
+        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i > 0)
+    return table
+
+
+def _moves(moves: tuple[CategoryMove, ...]) -> str:
+    return (
+        ", ".join(f"{m.category} {m.base_share:.1%} -> {m.current_share:.1%}" for m in moves)
+        or "none moved"
+    )
+
+
+def _ratios_row(label: str, sums: Sums) -> list[str]:
+    return [
+        label,
+        f"{sums.wanted / 3600:,.1f}",
+        _ratio(sums.sg),
+        _ratio(sums.rg),
+        _ratio(sums.pg),
+        _ratio(sums.pg_coverage),
+        _ratio(sums.mpg),
+    ]
+
+
+def _parts_cells(parts: Parts) -> list[str]:
+    return [_points(v) for v in (parts.mix, parts.sg, parts.rg, parts.pg, parts.total)]
+
+
+def render(comparison: Comparison, console: Console) -> None:
+    d = comparison.decomposition
+    console.print(
+        Text(
+            f"Fleet MPG {d.base_mpg:.4f} -> {d.current_mpg:.4f} ({_points(d.change)} points), "
+            f"{comparison.base_period} -> {comparison.current_period}, "
+            f"metric {comparison.metric_version}"
+        ),
+        style="bold",
+    )
+    periods = _table("Fleet", "period", "wanted chip-h", "SG", "RG", "PG", "PG coverage", "MPG")
+    periods.add_row(*_ratios_row(f"base {comparison.base_period}", d.base))
+    periods.add_row(*_ratios_row(f"current {comparison.current_period}", d.current))
+    console.print(periods)
+
+    totals = _table("Where the change came from (MPG points)", "part", "points")
+    t = d.totals
+    for name, value in (
+        ("mix: share of wanted chip-time", t.mix_wanted),
+        ("mix: share of profiled productive chip-time", t.mix_profiled),
+        ("SG within slices", t.sg),
+        ("RG within slices", t.rg),
+        ("PG within slices", t.pg),
+        ("total", t.total),
+    ):
+        totals.add_row(name, _points(value))
+    console.print(totals)
+    console.print(Text(f"Fleet ledger shares that moved most: {_moves(comparison.fleet_moves)}"))
+
+    dims = _table("By slice column (MPG points)", "", "mix", "SG", "RG", "PG", "total")
+    for column in SLICE_COLUMNS:
+        for value, parts in comparison.by_dimension(column)[:TOP_PER_COLUMN]:
+            dims.add_row(Text(f"{column} = {value}"), *_parts_cells(parts))
+    console.print(dims)
+
+    top = _table(
+        "Top contributing slices (MPG points)",
+        "slice",
+        "MPG was",
+        "now",
+        "mix",
+        "SG",
+        "RG",
+        "PG",
+        "total",
+    )
+    for c in comparison.top_slices:
+        top.add_row(
+            Text(" / ".join(c.slice)),
+            _ratio(c.base.mpg),
+            _ratio(c.current.mpg),
+            *_parts_cells(c.parts),
+        )
+    console.print(top)
+    largest = Text("Largest parts: ")
+    for i, p in enumerate(comparison.top_parts):
+        largest.append(f"{', ' if i else ''}{_PART_LABELS[p.part]} of ")
+        largest.append(Text(" / ".join(p.slice)))
+        largest.append(f" {_points(p.value)}")
+    console.print(largest)
+    for c in comparison.top_slices:
+        line = Text(" / ".join(c.slice), style="bold")
+        absent = next(
+            (p for p, s in (("base", c.base), ("current", c.current)) if not s.wanted), ""
+        )
+        line.append(f" (no job-days in the {absent} period)" if absent else "")
+        line.append(Text(f": {_moves(comparison.slice_moves[c.slice])}", style=""))
+        console.print(line)

@@ -1,0 +1,447 @@
+"""`mpg compare`: the decomposition of a change in fleet MPG, checked three ways.
+
+- by hand: two small two-period databases built from the schemas' DDL, whose every part is
+  worked out in docs/compare.md ("Worked example") or in the comments here;
+- adding up: on a simulated fleet run through `mpg run`, the parts sum to the change in the
+  published fleet MPG for every pair of periods;
+- an independent route: the fleet's rows with a planted loss (one chip generation's jobs lose
+  half their productive time in the current period); plain Python over the job-day rows gives
+  the change, the RG part and where it lies, which the decomposition must name first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+import importlib
+import json
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from mpg.compare import Sums, compare_periods, parse_period
+from mpg.compare.decompose import split_a
+from mpg.compare.read import Period
+from mpg.errors import OptionsError
+from mpg.pipelines.options import RunOptions
+from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT
+from mpg.schemas.ddl import create_table_sql
+from mpg.simulate import simulate
+from tests.conftest import run_mpg
+
+X = ("training", "jax", "tpu-v5e")
+Y = ("serving", "pytorch", "gpu-h100")
+D1, D2 = dt.date(2026, 1, 1), dt.date(2026, 1, 2)
+BASE, CURRENT = Period(D1, D1), Period(D2, D2)
+
+
+def _job_day(day: dt.date, job: str, slice_: tuple[str, str, str], *chip_s: float | None) -> dict:
+    """A job_day_goodput row from wanted, all-allocated, productive and ideal chip-seconds (ideal
+    None: unprofiled), with the published ratios."""
+    wanted, allocated, productive, ideal = chip_s
+    sg = allocated / wanted
+    rg = productive / allocated if allocated else None
+    pg = None if ideal is None else ideal / productive
+    return {
+        "day": day,
+        "job_id": job,
+        "metric_version": "v1",
+        **dict(zip(("workload_class", "framework", "chip_generation"), slice_, strict=True)),
+        "chips_requested": 1,
+        "wanted_chip_s": wanted,
+        "all_allocated_chip_s": allocated,
+        "productive_chip_s": productive,
+        "ideal_chip_s": ideal,
+        "sg": sg,
+        "rg": rg,
+        "pg": pg,
+        "mpg": None if pg is None or rg is None else sg * rg * pg,
+    }
+
+
+def _write_database(out: Path, job_days: Iterable[dict], ledger: Iterable[dict]) -> Path:
+    """An output folder whose mpg.duckdb holds these rows, in tables made by the schemas' DDL."""
+    out.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(out / "mpg.duckdb")) as con:
+        for name, schema, rows in (
+            ("job_day_goodput", JOB_DAY_GOODPUT, list(job_days)),
+            ("chip_time_ledger", CHIP_TIME_LEDGER, list(ledger)),
+        ):
+            con.execute(create_table_sql(name, schema))
+            con.from_arrow(pa.Table.from_pylist(rows, schema)).insert_into(name)
+    return out
+
+
+def _ledger(day: dt.date, job: str, **chip_s: float) -> list[dict]:
+    return [
+        {"day": day, "job_id": job, "metric_version": "v1", "category": c, "chip_s": v}
+        for c, v in chip_s.items()
+    ]
+
+
+@pytest.fixture
+def worked_example(tmp_path: Path) -> Path:
+    """docs/compare.md's worked example: X loses half its productive time, Y triples its wanted
+    time and its PG falls from 0.5 to 0.4."""
+    job_days = [
+        _job_day(D1, "x", X, 100, 80, 40, 16),
+        _job_day(D2, "x", X, 100, 80, 20, 8),
+        _job_day(D1, "y", Y, 100, 100, 60, 30),
+        _job_day(D2, "y", Y, 300, 300, 180, 72),
+    ]
+    ledger = [
+        *_ledger(D1, "x", ideal=16, program_loss=24, runtime_idle=40, scheduling=20),
+        *_ledger(
+            D2, "x", ideal=8, program_loss=12, lost_progress=30, runtime_idle=30, scheduling=20
+        ),
+        *_ledger(D1, "y", ideal=30, program_loss=30, runtime_idle=40),
+        *_ledger(D2, "y", ideal=72, program_loss=108, runtime_idle=120),
+    ]
+    return _write_database(tmp_path / "out", job_days, ledger)
+
+
+def _parts(part: dict) -> dict[str, float]:
+    return {k: part[k] for k in ("mix_wanted", "mix_profiled", "sg", "rg", "pg", "total")}
+
+
+def test_worked_example_by_hand(worked_example: Path) -> None:
+    result = run_mpg(
+        "compare", "--out", worked_example, "--base", f"{D1}..{D1}", "--current", str(D2), "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    # A = 0.5 in both periods; G = 46/100 -> 80/200; MPG 0.23 -> 0.2
+    assert got["base"]["mpg"] == pytest.approx(0.23, abs=1e-15)
+    assert got["current"]["mpg"] == pytest.approx(0.2, abs=1e-15)
+    assert got["change"] == pytest.approx(-0.03, abs=1e-15)
+    expected_totals = {
+        "mix_wanted": 0.03225,
+        "mix_profiled": 0.0075,
+        "sg": 0.0,
+        "rg": -0.03225,
+        "pg": -0.0375,
+        "total": -0.03,
+    }
+    assert _parts(got["parts"]) == pytest.approx(expected_totals, abs=1e-15)
+    slices = [(s["workload_class"], s["framework"], s["chip_generation"]) for s in got["slices"]]
+    assert slices == [Y, X]  # by |total|: -0.02375, -0.00625
+    y, x = got["slices"]
+    assert _parts(y["parts"]) == pytest.approx(
+        {"mix_wanted": 0.01075, "mix_profiled": 0.003, "sg": 0, "rg": 0, "pg": -0.0375,
+         "total": -0.02375},
+        abs=1e-15,
+    )  # fmt: skip
+    assert _parts(x["parts"]) == pytest.approx(
+        {"mix_wanted": 0.0215, "mix_profiled": 0.0045, "sg": 0, "rg": -0.03225, "pg": 0,
+         "total": -0.00625},
+        abs=1e-15,
+    )  # fmt: skip
+    assert [(p["chip_generation"], p["part"]) for p in got["top_parts"]] == [
+        ("gpu-h100", "pg"), ("tpu-v5e", "rg"), ("tpu-v5e", "mix_wanted"),
+        ("gpu-h100", "mix_wanted"), ("tpu-v5e", "mix_profiled"),
+    ]  # fmt: skip
+    # X's ledger: lost_progress 0 -> 30%, program_loss 24% -> 12%, runtime_idle 40% -> 30%
+    assert [(m["category"], m["base_share"], m["current_share"]) for m in x["ledger_moves"]] == [
+        ("lost_progress", 0.0, 0.3),
+        ("program_loss", 0.24, 0.12),
+        ("runtime_idle", 0.4, 0.3),
+    ]
+    # the fleet: lost_progress 0 -> 7.5%, scheduling 10% -> 5% first
+    assert [m["category"] for m in got["ledger_moves"][:2]] == ["lost_progress", "scheduling"]
+
+
+def test_worked_example_terminal(worked_example: Path) -> None:
+    result = run_mpg(
+        "compare", "--out", worked_example, "--base", str(D1), "--current", str(D2),
+        env={"COLUMNS": "120"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "Fleet MPG 0.2300 -> 0.2000 (-3.000 points), 2026-01-01..2026-01-01 -> "
+        "2026-01-02..2026-01-02, metric v1"
+    )
+    rows = {
+        " / ".join(line.split(" / ")[:3]).split("  ")[0].strip(): line.split() for line in lines
+    }
+    # slice, MPG base and current, then mix, SG, RG, PG and total in MPG points
+    assert rows["serving / pytorch / gpu-h100"][-7:] == [
+        "0.300", "0.240", "+1.375", "+0.000", "+0.000", "-3.750", "-2.375"
+    ]  # fmt: skip
+    assert rows["training / jax / tpu-v5e"][-7:] == [
+        "0.160", "0.080", "+2.600", "+0.000", "-3.225", "+0.000", "-0.625"
+    ]  # fmt: skip
+    assert "training / jax / tpu-v5e: lost_progress 0.0% -> 30.0%, program_loss 24.0% -> " in (
+        result.stdout
+    )
+
+
+def test_edges_by_hand(tmp_path: Path) -> None:
+    """E1 moves SG and RG in opposite ways (A unchanged), E2 is never profiled (PG null), E3
+    exists only in the current period."""
+    e1, e2, e3 = ("training", "jax", "e1"), ("training", "jax", "e2"), ("serving", "jax", "e3")
+    out = _write_database(
+        tmp_path / "out",
+        [
+            _job_day(D1, "a", e1, 100, 50, 40, 20),
+            _job_day(D2, "a", e1, 100, 80, 40, 20),
+            _job_day(D1, "b", e2, 100, 100, 50, None),
+            _job_day(D2, "b", e2, 100, 100, 100, None),
+            _job_day(D2, "c", e3, 200, 200, 100, 80),
+        ],
+        [],
+    )
+    # base: A = 90/200 = 0.45, G = 20/40 = 0.5; current: A = 240/400 = 0.6, G = 100/140 = 5/7
+    a_mean, g_mean = 0.525, 17 / 28
+    by_slice = {c.slice: c.parts for c in compare_periods(out, BASE, CURRENT).decomposition.slices}
+    expected = {
+        # w 0.5 -> 0.25, A 0.4 both; SG 0.5 -> 0.8, RG 0.8 -> 0.5: L(0.4, 0.4) = 0.4
+        # v 1 -> 2/7, PG 0.5 both
+        e1: (g_mean * -0.25 * (0.4 - a_mean), a_mean * (-5 / 7) * (0.5 - g_mean),
+             g_mean * 0.375 * 0.4 * math.log(1.6), -g_mean * 0.375 * 0.4 * math.log(1.6), 0.0),
+        # w 0.5 -> 0.25, A 0.5 -> 1 all by RG (SG 1 both); never profiled: no PG part
+        e2: (g_mean * -0.25 * (0.75 - a_mean), 0.0, 0.0, g_mean * 0.375 * 0.5, 0.0),
+        # w 0 -> 0.5 at A 0.5, v 0 -> 5/7 at PG 0.8: all of it mix
+        e3: (g_mean * 0.5 * (0.5 - a_mean), a_mean * (5 / 7) * (0.8 - g_mean), 0.0, 0.0, 0.0),
+    }  # fmt: skip
+    for key, parts in expected.items():
+        got = by_slice[key]
+        assert (got.mix_wanted, got.mix_profiled, got.sg, got.rg, got.pg) == pytest.approx(
+            parts, abs=1e-15
+        ), key
+    assert sum(p.total for p in by_slice.values()) == pytest.approx(0.6 * 5 / 7 - 0.225, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("base", "current", "expected"),
+    [
+        # SG 0 in the base (nothing allocated): the whole change is SG's
+        (Sums(100, 0, 0, 0, 0), Sums(100, 50, 25, 0, 0), (0.25, 0.0)),
+        # SG positive, RG 0 in the current period: the whole change is RG's
+        (Sums(100, 50, 25, 0, 0), Sums(100, 60, 0, 0, 0), (0.0, -0.25)),
+        (Sums(100, 0, 0, 0, 0), Sums(100, 60, 0, 0, 0), (0.0, 0.0)),
+        # both positive: LMDI, L(0.25, 0.5) x ln(SG ratio) and x ln(RG ratio)
+        (
+            Sums(100, 50, 25, 0, 0),
+            Sums(100, 100, 50, 0, 0),
+            (0.25 / math.log(2) * math.log(2), 0.25 / math.log(2) * math.log(0.5 / 0.5)),
+        ),
+    ],
+)
+def test_split_a_zeros(base: Sums, current: Sums, expected: tuple[float, float]) -> None:
+    assert split_a(base, current) == pytest.approx(expected, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("2026-01-02..2026-01-01", "range '2026-01-02..2026-01-01' ends before it starts"),
+        ("last week", "not a range of days (YYYY-MM-DD..YYYY-MM-DD): 'last week'"),
+        ("2026-01-01...2026-01-02", "not a range of days"),
+    ],
+)
+def test_bad_ranges(text: str, message: str) -> None:
+    with pytest.raises(OptionsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_period(text)
+
+
+@pytest.mark.parametrize(
+    ("base", "current", "message"),
+    [
+        (
+            "2026-01-01",
+            "2025-12-30..2026-01-03",
+            "the periods 2026-01-01..2026-01-01 and 2025-12-30..2026-01-03 overlap",
+        ),
+        (
+            "2025-12-30..2026-01-01",
+            "2026-01-02",
+            "the base period 2025-12-30..2026-01-01 has days with no published job-day rows "
+            "(metric version v1): 2025-12-30, 2025-12-31",
+        ),
+        ("2026-01-01", "2026-13-01", "not a range of days (YYYY-MM-DD..YYYY-MM-DD): '2026-13-01'"),
+    ],
+)
+def test_user_errors_are_one_line(
+    worked_example: Path, base: str, current: str, message: str
+) -> None:
+    result = run_mpg("compare", "--out", worked_example, "--base", base, "--current", current)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"mpg: error: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("v9", "unknown metric version v9 (known: v1, v2)"),
+        (
+            "v2",  # known, but not computed into this folder
+            "the base period 2026-01-01..2026-01-01 has days with no published job-day rows "
+            "(metric version v2): 2026-01-01",
+        ),
+    ],
+)
+def test_metric_version_errors(worked_example: Path, version: str, message: str) -> None:
+    result = run_mpg(
+        "compare", "--out", worked_example, "--base", str(D1), "--current", str(D2),
+        "--metric-version", version,
+    )  # fmt: skip
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"mpg: error: {message}\n")
+
+
+@pytest.fixture(scope="module")
+def fleet_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulated fleet (30 jobs, 6 days) through the real pipeline."""
+    from mpg.pipelines.run import run
+
+    traces = tmp_path_factory.mktemp("fleet")
+    simulate(seed=5, jobs=30, days=6, out=traces)
+    out = tmp_path_factory.mktemp("fleet-out") / "out"
+    run(RunOptions(traces=traces, out=out, buckets=8))
+    return out
+
+
+def _rows(out: Path, table: str) -> list[dict]:
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+        return con.table(table).order("all").to_arrow_table().to_pylist()
+
+
+def test_parts_add_up_on_a_simulated_fleet(fleet_out: Path) -> None:
+    days = sorted({r["day"] for r in _rows(fleet_out, "job_day_goodput")})
+    assert len(days) == 6
+    pairs = [((0, 0), (1, 1)), ((0, 1), (2, 3)), ((0, 2), (3, 5)), ((5, 5), (0, 4))]
+    for (b0, b1), (c0, c1) in pairs:
+        comparison = compare_periods(
+            fleet_out, Period(days[b0], days[b1]), Period(days[c0], days[c1])
+        )
+        d = comparison.decomposition
+        # the fleet MPG decomposed is the published one: goodput_by_slice's day rows agree
+        published = _published_fleet_mpg(fleet_out, days[c0], days[c1])
+        assert d.current_mpg == pytest.approx(published, rel=1e-12)
+        parts = [c.parts for c in d.slices]
+        assert abs(sum(p.total for p in parts) - d.change) <= 1e-12
+        assert abs(d.totals.total - d.change) <= 1e-12
+        assert abs(d.totals.mix + d.totals.sg + d.totals.rg + d.totals.pg - d.change) <= 1e-12
+
+
+def _published_fleet_mpg(out: Path, first: dt.date, last: dt.date) -> float:
+    """SG x RG x PG of the fleet rows of goodput_by_slice summed over the days (plain Python;
+    PG's denominator is pg_coverage x productive, as published)."""
+    rows = [
+        r
+        for r in _rows(out, "goodput_by_slice")
+        if first <= r["day"] <= last
+        and r["workload_class"] is None
+        and r["framework"] is None
+        and r["chip_generation"] is None
+    ]
+    wanted = sum(r["wanted_chip_s"] for r in rows)
+    productive = sum(r["productive_chip_s"] for r in rows)
+    ideal = sum(r["ideal_chip_s"] or 0 for r in rows)
+    profiled = sum((r["pg_coverage"] or 0) * r["productive_chip_s"] for r in rows)
+    return productive / wanted * ideal / profiled
+
+
+PLANT_DAYS = 7  # the current period: the base days moved a week on
+
+
+def _planted(fleet_out: Path, out: Path, generation: str) -> tuple[list[dict], list[dict]]:
+    """Base: the fleet's first 3 days; current: the same job-days a week later, except that
+    `generation`'s jobs lose half their productive time (ideal with it: PG stays) to lost
+    progress. Returns the base and current job-day rows."""
+    rows = [r for r in _rows(fleet_out, "job_day_goodput")]
+    first = min(r["day"] for r in rows)
+    base = [r for r in rows if r["day"] < first + dt.timedelta(days=3)]
+    planted_jobs = {(r["day"], r["job_id"]) for r in base if r["chip_generation"] == generation}
+    current = []
+    for r in base:
+        moved = {**r, "day": r["day"] + dt.timedelta(days=PLANT_DAYS)}
+        if (r["day"], r["job_id"]) in planted_jobs:
+            moved = _job_day(
+                moved["day"], r["job_id"],
+                _slice(r),
+                r["wanted_chip_s"], r["all_allocated_chip_s"], r["productive_chip_s"] / 2,
+                None if r["ideal_chip_s"] is None else r["ideal_chip_s"] / 2,
+            )  # fmt: skip
+        current.append(moved)
+    ledger = []
+    for r in _rows(fleet_out, "chip_time_ledger"):
+        key = (r["day"], r["job_id"])
+        if r["day"] >= first + dt.timedelta(days=3):
+            continue
+        ledger.append(r)
+        moved = {**r, "day": r["day"] + dt.timedelta(days=PLANT_DAYS)}
+        halved = ("ideal", "program_loss", "productive_unprofiled")
+        if key in planted_jobs and r["category"] in halved:
+            moved["chip_s"] = r["chip_s"] / 2
+            ledger.append({**moved, "category": "lost_progress", "chip_s": r["chip_s"] / 2})
+        ledger.append(moved)
+    _write_database(out, base + current, ledger)
+    return base, current
+
+
+def _fleet(rows: list[dict]) -> tuple[float, float]:
+    """(A, G) of job-day rows: productive / wanted, and ideal / productive over profiled rows."""
+    wanted = sum(r["wanted_chip_s"] for r in rows)
+    productive = sum(r["productive_chip_s"] for r in rows)
+    profiled = [r for r in rows if r["pg"] is not None]
+    ideal = sum(r["ideal_chip_s"] for r in profiled)
+    return productive / wanted, ideal / sum(r["productive_chip_s"] for r in profiled)
+
+
+def test_planted_loss_is_named_first(fleet_out: Path, tmp_path: Path) -> None:
+    generation = "gpu-h100"
+    base, current = _planted(fleet_out, tmp_path / "planted", generation)
+    first = min(r["day"] for r in base)
+    comparison = compare_periods(
+        tmp_path / "planted",
+        Period(first, first + dt.timedelta(days=2)),
+        Period(first + dt.timedelta(days=PLANT_DAYS), first + dt.timedelta(days=PLANT_DAYS + 2)),
+    )
+    d = comparison.decomposition
+    # independently: wanted time is the same in both periods, so MPG = A x G moves by
+    # G_mean x ΔA (all of it RG: SG is unchanged) plus A_mean x ΔG (PG unchanged within
+    # every slice: only the weights of fleet PG moved, which is mix)
+    (a0, g0), (a1, g1) = _fleet(base), _fleet(current)
+    wanted = sum(r["wanted_chip_s"] for r in base)
+    assert d.change == pytest.approx(a1 * g1 - a0 * g0, rel=1e-12)
+    assert d.totals.rg == pytest.approx((g0 + g1) / 2 * (a1 - a0), rel=1e-12)
+    assert d.totals.mix_profiled == pytest.approx((a0 + a1) / 2 * (g1 - g0), rel=1e-12)
+    assert (d.totals.mix_wanted, d.totals.sg, d.totals.pg) == pytest.approx((0, 0, 0), abs=1e-15)
+    # the slice of the planted generation that lost most productive time comes first, its RG
+    # part G_mean x its lost productive time / wanted
+    lost: dict[tuple, float] = {}
+    for r in base:
+        if r["chip_generation"] == generation:
+            lost[_slice(r)] = lost.get(_slice(r), 0.0) + r["productive_chip_s"] / 2
+    worst = max(lost, key=lambda k: lost[k])
+    top = d.slices[0]
+    assert top.slice == worst
+    assert top.parts.rg == pytest.approx(-(g0 + g1) / 2 * lost[worst] / wanted, rel=1e-12)
+    # summed per chip generation, the planted one comes first, with all of the RG part
+    generation_first, parts = comparison.by_dimension("chip_generation")[0]
+    assert generation_first == generation
+    assert parts.rg == pytest.approx(d.totals.rg, rel=1e-12)
+    largest = comparison.top_parts[0]
+    assert (largest.slice, largest.part, largest.value) == (worst, "rg", top.parts.rg)
+    # and lost progress is the ledger category that moved most (for the slice, tied with the
+    # productive category it came from), by the share of wanted time it gained
+    slice_wanted = sum(r["wanted_chip_s"] for r in base if _slice(r) == worst)
+    moves = {m.category: m.change for m in comparison.slice_moves[worst]}
+    assert moves["lost_progress"] == pytest.approx(lost[worst] / slice_wanted, rel=1e-12)
+    assert moves["lost_progress"] == pytest.approx(max(map(abs, moves.values())), rel=1e-12)
+    assert comparison.fleet_moves[0].category == "lost_progress"
+    assert comparison.fleet_moves[0].change == pytest.approx(sum(lost.values()) / wanted, rel=1e-12)
+
+
+def _slice(row: dict) -> tuple[str, str, str]:
+    return (row["workload_class"], row["framework"], row["chip_generation"])
+
+
+@pytest.mark.parametrize("module", ["mpg.compare.decompose", "mpg.compare.read"])
+def test_docstring_examples(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module))
+    assert (result.failed, result.attempted > 0) == (0, True)
