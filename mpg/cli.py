@@ -5,6 +5,7 @@
         both: [--publish bigquery --project P --dataset D [--bigquery-endpoint URL]]
     mpg simulate --seed N --jobs N --days N --out ROOT
     mpg import FORMAT SRC... --out ROOT [options]   (formats: mpg import --help)
+    mpg report --out DIR [--from DAY] [--to DAY] [--file PATH]
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
 print one line and exit 2; anything else is a bug and keeps its traceback.
@@ -30,6 +31,7 @@ from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.layout import REPORT
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.publish import PublishedRun
+from mpg.report.command import add_report_arguments, report_command
 from mpg.simulate import simulate
 
 
@@ -84,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
 
     add_explain_arguments(
         commands.add_parser("explain", help="one job's chip-time ledger, down to its input lines")
+    )
+    add_report_arguments(
+        commands.add_parser("report", help="the fleet's goodput as one HTML page of charts")
     )
     add_import_arguments(
         commands.add_parser(
@@ -287,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "explain":
             return explain_command(args)
+        if args.command == "report":
+            return report_command(args)
         if args.command == "import":
             return import_command(args)
         if args.command == "backfill":
