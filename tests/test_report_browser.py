@@ -9,10 +9,11 @@ A missing browser fails the test rather than skipping it: CI must not pass witho
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.conftest import run_mpg
 from tests.report_fleet import HOSTILE_JOB, HOSTILE_OWNER, published_hostile_fleet, specs_of
@@ -35,47 +36,71 @@ def _open(page: Page, report: Path, events: list[str]) -> None:
     page.wait_for_function("document.body.dataset.rendered !== undefined", timeout=30_000)
 
 
-def test_the_report_renders_in_chromium(tmp_path: Path) -> None:
-    out = published_hostile_fleet(tmp_path)
-    report = tmp_path / "report.html"
-    done = run_mpg("report", "--out", out, "--file", report)
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("report-browser")
+    report = root / "report.html"
+    done = run_mpg("report", "--out", published_hostile_fleet(root), "--file", report)
     assert done.returncode == 0, done.stderr
-    chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
-    assert len(chart_ids) == 8
+    return report
 
-    events: list[str] = []
-    screenshot = tmp_path / "report.png"
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=_chromium())
-        try:
-            context = browser.new_context(offline=True, viewport={"width": 1200, "height": 900})
-            page = context.new_page()
-            _open(page, report, events)
-            rendered = page.evaluate("document.body.dataset.rendered")
-            charts = page.evaluate(
-                """() => [...document.querySelectorAll("div.chart")].map((div) => {
-                    const svgs = div.querySelectorAll("svg.marks");
-                    const box = svgs.length && svgs[0].getBoundingClientRect();
-                    return [div.id, svgs.length, box ? box.width : 0, box ? box.height : 0];
-                })"""
-            )
-            hostile_id = page.get_by_text(HOSTILE_JOB, exact=True)
-            hostile_owner = page.get_by_text(HOSTILE_OWNER, exact=True)
-            visible = (hostile_id.count(), hostile_id.first.is_visible(), hostile_owner.count(),
-                       hostile_owner.first.is_visible())  # fmt: skip
-            scripts = page.evaluate("document.querySelectorAll('script').length")
-            images = page.evaluate("document.querySelectorAll('img').length")
-            page.screenshot(path=screenshot, full_page=True)
-        finally:
-            browser.close()
+        yield browser
+        browser.close()
+
+
+def _new_page(browser: Browser) -> Page:
+    context = browser.new_context(offline=True, viewport={"width": 1200, "height": 900})
+    return context.new_page()
+
+
+def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path: Path) -> None:
+    chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
+    assert len(chart_ids) == 8
+    events: list[str] = []
+    page = _new_page(browser)
+    _open(page, report, events)
+    charts = page.evaluate(
+        """() => [...document.querySelectorAll("div.chart")].map((div) => {
+            const svgs = div.querySelectorAll("svg.marks");
+            const box = svgs.length && svgs[0].getBoundingClientRect();
+            return [div.id, svgs.length, box ? box.width : 0, box ? box.height : 0];
+        })"""
+    )
+    screenshot = tmp_path / "report.png"
+    page.screenshot(path=screenshot, full_page=True)
     print(f"screenshot: {screenshot}")
 
     assert events == [f"request: {report.as_uri()}"]
-    assert rendered == str(len(chart_ids))
+    assert page.evaluate("document.body.dataset.rendered") == str(len(chart_ids))
     assert [c[:2] for c in charts] == [[chart_id, 1] for chart_id in chart_ids]
     for chart_id, _, width, height in charts:
         assert width > 100 and height > 100, chart_id
-    # The worst-jobs chart names the hostile job on its axis and its owner beside the bar.
-    assert visible == (1, True, 1, True)
-    assert (scripts, images) == (3, 0)
+    # The worst-jobs chart names the hostile job on its axis and its owner beside the bar, as
+    # text; the page holds its own three scripts and no image.
+    for text in (HOSTILE_JOB, HOSTILE_OWNER):
+        shown = page.get_by_text(text, exact=True)
+        assert (shown.count(), shown.first.is_visible()) == (1, True), text
+    assert page.evaluate("document.querySelectorAll('script').length") == 3
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
     assert screenshot.stat().st_size > 50_000
+
+
+def test_the_content_security_policy_stops_a_script_that_got_in(
+    report: Path, browser: Browser, tmp_path: Path
+) -> None:
+    """The second fence: were a script written into the page, the browser would refuse to run it
+    (and the charts still render)."""
+    tampered = tmp_path / "tampered.html"
+    page_text = report.read_text(encoding="utf-8")
+    head, body_end, tail = page_text.rpartition("</body>")
+    tampered.write_text(f"{head}<script>alert(3)</script>{body_end}{tail}", encoding="utf-8")
+    events: list[str] = []
+    _open(_new_page(browser), tampered, events)
+    assert not [e for e in events if e.startswith("dialog")]
+    assert events[0] == f"request: {tampered.as_uri()}"
+    assert len(events) == 2 and "Content Security Policy" in events[1], events
