@@ -47,7 +47,8 @@ p.caption { color: #555; margin: 0.2em 0 0.8em; }
 
 @cache
 def _vega_bundle() -> str:
-    """Vega, Vega-Lite (the version Altair writes specs for) and vega-embed, as one script."""
+    """Vega, Vega-Lite (the version Altair writes specs for, as Altair's own helper names it for
+    vl-convert) and vega-embed, as one script."""
     bundle = vl_convert.javascript_bundle(vl_version=vl_version_for_vl_convert())
     if "</script" in bundle.lower():
         raise AssertionError("the Vega bundle contains </script: it cannot be inlined")
