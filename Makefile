@@ -8,7 +8,7 @@ OUT    ?= out
 # The BigQuery emulator for the tests, in a venv of its own (it wants pyarrow 26; we pin 25).
 BQEMU  := .bqemu
 
-.PHONY: run test bench lint sample clean
+.PHONY: run test bench lint sample clean chromium
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null \
@@ -25,7 +25,14 @@ $(BQEMU)/.installed: tests/bigquery/requirements.txt
 run: $(STAMP)
 	$(BIN)/mpg run --traces data/sample_traces --out $(OUT)
 
-test: $(STAMP) $(BQEMU)/.installed
+# The report's browser test (tests/test_report_browser.py) drives Debian's chromium; a failed
+# install stops `make test` here rather than letting the test fail later.
+chromium:
+	@command -v chromium >/dev/null || { \
+		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
+		$$SUDO apt-get update && $$SUDO apt-get install -y chromium; }
+
+test: $(STAMP) $(BQEMU)/.installed chromium
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 

@@ -7,6 +7,7 @@
     mpg import FORMAT SRC... --out ROOT [options]   (formats: mpg import --help)
     mpg sql [--out DIR] [--csv | --json] ["SELECT ..."]   (no query: a DuckDB shell)
     mpg compare --base D1..D2 --current D3..D4 [--out DIR] [--json]
+    mpg report --out DIR [--from DAY] [--to DAY] [--file PATH]
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
 print one line and exit 2; anything else is a bug and keeps its traceback.
@@ -33,6 +34,7 @@ from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.layout import REPORT
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.publish import PublishedRun
+from mpg.report.command import add_report_arguments, report_command
 from mpg.simulate import simulate
 from mpg.sql_command import add_sql_arguments, sql_command
 
@@ -94,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_compare_arguments(
         commands.add_parser("compare", help="why fleet MPG changed between two periods")
+    )
+    add_report_arguments(
+        commands.add_parser("report", help="the fleet's goodput as one HTML page of charts")
     )
     add_import_arguments(
         commands.add_parser(
@@ -297,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "explain":
             return explain_command(args)
+        if args.command == "report":
+            return report_command(args)
         if args.command == "import":
             return import_command(args)
         if args.command == "sql":

@@ -21,6 +21,7 @@ import pytest
         "mpg.quality.declare",
         "mpg.quality.arrow_checks",
         "mpg.quality.report",
+        "mpg.report.page",
         "mpg.version",
         "mpg.pipelines.views",
     ],

@@ -1,0 +1,49 @@
+"""The `mpg report` subcommand: the fleet report of a published output folder, as one HTML file.
+
+Exit status 0; a user error (no published tables, no rows in the period, an unwritable file) is
+one line and 2, like every `mpg` command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from pathlib import Path
+
+from mpg.errors import OptionsError
+from mpg.report.charts import charts
+from mpg.report.data import read_report_data
+from mpg.report.page import render_page
+
+REPORT_FILE = "report.html"
+
+
+def _day(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a day (YYYY-MM-DD): {text!r}") from None
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
+    )
+    parser.add_argument("--from", dest="first", type=_day, help="first day, UTC (default: all)")
+    parser.add_argument("--to", dest="last", type=_day, help="last day, UTC (default: all)")
+    parser.add_argument(
+        "--file", type=Path, help=f"the HTML file to write (default: DIR/{REPORT_FILE})"
+    )
+
+
+def report_command(args: argparse.Namespace) -> int:
+    if args.first and args.last and args.first > args.last:
+        raise OptionsError(f"--from {args.first} is after --to {args.last}")
+    data = read_report_data(args.out, args.first, args.last)
+    page = render_page(f"Fleet goodput, {data.first} to {data.last}", charts(data))
+    target = args.file or args.out / REPORT_FILE
+    partial = target.with_name(f".{target.name}.partial")
+    partial.write_text(page, encoding="utf-8")
+    partial.replace(target)
+    print(f"report: {target} ({len(page.encode('utf-8')) // 1024} KiB)")
+    return 0

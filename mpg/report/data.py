@@ -1,0 +1,87 @@
+"""What the report plots, read from `DIR/mpg.duckdb` (read-only, the current metric version).
+
+Every query is a file under `sql/report/` with the period bound as parameters. Owners are not in
+the published tables, so the worst jobs' owners come from the record store's JOB_SUBMIT records
+(`DIR/records/source=scheduler`); a folder without a record store shows no owners.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from mpg.errors import UserError
+from mpg.explain.store import NoPublishedTablesError, _reading
+from mpg.metrics import LEDGER_CATEGORIES
+from mpg.pipelines.publish import DATABASE
+from mpg.sqlfiles import load_sql
+
+WORST_JOBS = 15
+
+# The waterfall's steps down from wanted time: scheduling first (the chips never came), then the
+# runtime's losses, ending at the productive time that PG then discounts.
+WATERFALL_LOSSES: tuple[str, ...] = tuple(
+    category for category in reversed(LEDGER_CATEGORIES) if category != "ideal"
+)
+
+
+class EmptyPeriodError(UserError):
+    """The published tables have no row in the period asked for."""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """The rows behind each chart (one frame per file of sql/report/), and the period covered."""
+
+    first: dt.date
+    last: dt.date
+    slice_days: pl.DataFrame
+    size_class_days: pl.DataFrame
+    ledger_days: pl.DataFrame
+    ledger_waterfall: pl.DataFrame
+    worst_jobs: pl.DataFrame
+
+
+def read_report_data(out: Path, first: dt.date | None, last: dt.date | None) -> ReportData:
+    database = out / DATABASE
+    if not database.is_file():
+        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
+    period = {"first": first, "last": last}
+    frames = {}
+    with _reading(database), duckdb.connect(str(database), read_only=True) as con:
+        con.execute(load_sql("publish/macros.sql"))
+        for name, params in [
+            ("slice_days", period),
+            ("size_class_days", period),
+            ("ledger_days", period),
+            ("ledger_waterfall", {**period, "losses": list(WATERFALL_LOSSES)}),
+            ("worst_jobs", {**period, "limit": WORST_JOBS}),
+        ]:
+            frames[name] = pl.from_arrow(
+                con.sql(load_sql(f"report/{name}.sql"), params=params).to_arrow_table()
+            )
+    days = frames["slice_days"]["day"]
+    if days.is_empty():
+        raise EmptyPeriodError(
+            f"no published goodput in {database} from {first or 'the start'} to {last or 'the end'}"
+        )
+    frames["worst_jobs"] = _with_owners(out, frames["worst_jobs"])
+    return ReportData(first=days.min(), last=days.max(), **frames)
+
+
+def _with_owners(out: Path, jobs: pl.DataFrame) -> pl.DataFrame:
+    """`jobs` with an `owner` column (null where the record store names none)."""
+    files = sorted(str(p) for p in (out / "records").glob("source=scheduler/day=*/*/*.parquet"))
+    owners = pl.DataFrame(schema={"job_id": pl.String, "owner": pl.String})
+    if files and not jobs.is_empty():
+        with _reading(out / "records"), duckdb.connect() as con:
+            found = con.sql(
+                load_sql("report/job_owners.sql"),
+                params={"files": files, "job_ids": jobs["job_id"].to_list()},
+            ).to_arrow_table()
+        owners = pl.from_arrow(found)
+    return jobs.join(owners, on="job_id", how="left", maintain_order="left")

@@ -1,0 +1,62 @@
+-- The chip-time ledger of the whole period as a waterfall: from wanted chip-hours, each category
+-- that is not ideal time takes its share off, and what is left is ideal time.
+-- grain: one row per bar: 'wanted' first, then each category of $losses in that order, then
+-- 'ideal'; each bar spans chip-hours [bar_end, bar_start] (the ledger adds up to wanted exactly,
+-- so the last loss ends where ideal's bar tops out).
+-- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive;
+--   $losses (VARCHAR[]): every ledger category but ideal, in the order the bars step down.
+-- input: view chip_time_ledger_current.
+with period as (
+    select *
+    from chip_time_ledger_current
+    where ($first is null or day >= $first) and ($last is null or day <= $last)
+),
+
+categories as (
+    select category, sum(chip_s) / 3600 as chip_h
+    from period
+    group by category
+),
+
+wanted as (
+    select sum(chip_h) as chip_h from categories
+),
+
+losses as (
+    select
+        unnest($losses) as category,
+        generate_subscripts($losses, 1) as bar
+),
+
+steps as (
+    select
+        losses.bar,
+        losses.category,
+        coalesce(categories.chip_h, 0) as chip_h,
+        wanted.chip_h - sum(coalesce(categories.chip_h, 0)) over (
+            order by losses.bar rows between unbounded preceding and current row
+        ) as bar_end
+    from losses
+    cross join wanted
+    left join categories using (category)
+),
+
+final as (
+    select 0 as bar, 'wanted' as category, chip_h, chip_h as bar_start, 0.0 as bar_end
+    from wanted
+    union all
+    select bar, category, chip_h, bar_end + chip_h as bar_start, bar_end
+    from steps
+    union all
+    select
+        len($losses) + 1 as bar,
+        'ideal' as category,
+        coalesce(categories.chip_h, 0) as chip_h,
+        coalesce(categories.chip_h, 0) as bar_start,
+        0.0 as bar_end
+    from wanted
+    left join categories on categories.category = 'ideal'
+)
+
+select * from final
+order by bar
