@@ -1,33 +1,15 @@
 -- Goodput per job size class over time: how well jobs of each size get their chips (SG).
 -- grain: one row per day and size class.
 -- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive.
--- input: view job_day_goodput_current; the macros of sql/publish/macros.sql.
--- Size classes by chips_requested, in powers of eight: 1, 2-8, 9-64, 65-512, 513+ (defined here
--- only, in `classes`; size_order sorts them).
-with period as (
-    select *
-    from job_day_goodput_current
-    where ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-classes as (
+-- input: views job_days_sized and job_size_classes (sql/views/: where the class bounds live);
+-- the macros of sql/publish/macros.sql.
+with classes as (
     select
-        *,
-        case
-            when chips_requested <= 1 then '1'
-            when chips_requested <= 8 then '2-8'
-            when chips_requested <= 64 then '9-64'
-            when chips_requested <= 512 then '65-512'
-            else '513+'
-        end as size_class,
-        case
-            when chips_requested <= 1 then 1
-            when chips_requested <= 8 then 2
-            when chips_requested <= 64 then 3
-            when chips_requested <= 512 then 4
-            else 5
-        end as size_order
-    from period
+        sized.*,
+        size_classes.rank as size_order
+    from job_days_sized as sized
+    inner join job_size_classes as size_classes using (size_class)
+    where ($first is null or sized.day >= $first) and ($last is null or sized.day <= $last)
 ),
 
 sums as (
