@@ -7,7 +7,7 @@
     mpg import FORMAT SRC... --out ROOT [options]   (formats: mpg import --help)
     mpg sql [--out DIR] [--csv | --json] ["SELECT ..."]   (no query: a DuckDB shell)
     mpg compare --base D1..D2 --current D3..D4 [--out DIR] [--json]
-    mpg report --out DIR [--from DAY] [--to DAY] [--file PATH]
+    mpg report --out DIR [--from DAY] [--to DAY] [--file PATH] [--compare BASE CURRENT]
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
 print one line and exit 2; anything else is a bug and keeps its traceback.

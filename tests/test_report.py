@@ -5,12 +5,15 @@ Python from the job-day rows; the hostile job's strings kept out of the markup; 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections import defaultdict
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from mpg.compare import compare_periods, parse_period
+from mpg.compare.decompose import PART_NAMES
 from mpg.metrics import LEDGER_CATEGORIES
 from tests.conftest import run_mpg
 from tests.report_fleet import (
@@ -22,6 +25,7 @@ from tests.report_fleet import (
 )
 
 DAYS = ["2026-11-20", "2026-11-21", "2026-11-22"]
+BASE, CURRENT = "2026-11-20", "2026-11-21..2026-11-22"
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +170,68 @@ def test_the_period_limits_every_chart(out: Path, tmp_path: Path) -> None:
     assert fleet == pytest.approx(_ratios(day), rel=1e-12)
 
 
+@pytest.fixture(scope="module")
+def compared(out: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The specs of the report with `--compare BASE CURRENT`."""
+    target = tmp_path_factory.mktemp("compared") / "report.html"
+    done = run_mpg("report", "--out", out, "--file", target, "--compare", BASE, CURRENT)
+    assert done.returncode == 0, done.stderr
+    return specs_of(target.read_text(encoding="utf-8"))
+
+
+def test_the_comparison_charts_carry_compare_periods_parts(out: Path, compared: dict) -> None:
+    """The waterfall and the slices' bars are `compare_periods`' figures, exactly; the two fleet
+    MPGs are also the published job-days' ratios of sums, recomputed here."""
+    comparison = compare_periods(out, parse_period(BASE), parse_period(CURRENT))
+    d = comparison.decomposition
+    steps = compared["compare-waterfall"]["data"]["values"]
+    assert [(v["step"], v["value"]) for v in steps] == [
+        ("base", d.base_mpg),
+        *((name, getattr(d.totals, name)) for name in PART_NAMES),
+        ("current", d.current_mpg),
+    ]
+    job_days = _by_day(_rows(out, "job_day_goodput_current"))
+    assert d.base_mpg == pytest.approx(_ratios(job_days[DAYS[0]])["mpg"], rel=1e-12)
+    current_rows = job_days[DAYS[1]] + job_days[DAYS[2]]
+    assert d.current_mpg == pytest.approx(_ratios(current_rows)["mpg"], rel=1e-12)
+    # Each part's bar starts where the last one ended, and the last ends at current MPG.
+    assert [(v["bar_start"], v["bar_end"]) for v in steps[:2]] == [
+        (0, d.base_mpg),
+        (d.base_mpg, d.base_mpg + d.totals.mix_wanted),
+    ]
+    for before, after in itertools.pairwise(steps[1:-1]):
+        assert after["bar_start"] == before["bar_end"]
+    assert steps[-2]["bar_end"] == pytest.approx(d.current_mpg, abs=1e-12)
+
+    slices = compared["compare-slices"]["data"]["values"]
+    assert len(comparison.top_slices) == 5
+    assert [(v["slice"], v["value"]) for v in slices] == [
+        (" / ".join(c.slice), getattr(c.parts, name))
+        for c in comparison.top_slices
+        for name in PART_NAMES
+    ]
+
+
+def test_the_comparison_shows_the_ledger_categories_that_moved(out: Path, compared: dict) -> None:
+    """Each moved category's share of wanted chip-time, per period, against the ledger rows."""
+    comparison = compare_periods(out, parse_period(BASE), parse_period(CURRENT))
+    plotted = compared["compare-ledger"]["data"]["values"]
+    moves = comparison.fleet_moves
+    assert [(v["category"], v["share"]) for v in plotted] == [
+        (m.category, share) for m in moves for share in (m.base_share, m.current_share)
+    ]
+    assert len(comparison.fleet_moves) == 3
+    chip_s = defaultdict(float)
+    for row in _rows(out, "chip_time_ledger_current"):
+        period = "base" if row["day"].isoformat() == DAYS[0] else "current"
+        chip_s[period, row["category"]] += row["chip_s"]
+    wanted = {p: sum(v for (q, _), v in chip_s.items() if q == p) for p in ("base", "current")}
+    for v in plotted:
+        period = v["period"].split()[0]
+        expected = chip_s[period, v["category"]] / wanted[period]
+        assert v["share"] == pytest.approx(expected, rel=1e-12), v
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -174,9 +240,14 @@ def test_the_period_limits_every_chart(out: Path, tmp_path: Path) -> None:
             ["--from", "2026-11-22", "--to", "2026-11-20"],
             "mpg: error: --from 2026-11-22 is after --to 2026-11-20",
         ),
+        (
+            ["--compare", "2026-11-20..2026-11-21", "2026-11-21..2026-11-22"],
+            "mpg: error: the periods 2026-11-20..2026-11-21 and 2026-11-21..2026-11-22 overlap",
+        ),
+        (["--compare", "2026-11-20", "yesterday"], "mpg: error: not a range of days"),
     ],
 )
-def test_an_empty_period_is_a_user_error(out: Path, args: list[str], message: str) -> None:
+def test_a_bad_period_is_a_user_error(out: Path, args: list[str], message: str) -> None:
     done = run_mpg("report", "--out", out, *args)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith(message) and done.stderr.count("\n") == 1

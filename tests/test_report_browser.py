@@ -37,12 +37,20 @@ def _open(page: Page, report: Path, events: list[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("report-browser")
-    report = root / "report.html"
-    done = run_mpg("report", "--out", published_hostile_fleet(root), "--file", report)
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return published_hostile_fleet(tmp_path_factory.mktemp("report-browser"))
+
+
+def _write_report(out: Path, name: str, *options: str) -> Path:
+    report = out.parent / name
+    done = run_mpg("report", "--out", out, "--file", report, *options)
     assert done.returncode == 0, done.stderr
     return report
+
+
+@pytest.fixture(scope="module")
+def report(out: Path) -> Path:
+    return _write_report(out, "report.html")
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +66,9 @@ def _new_page(browser: Browser) -> Page:
     return context.new_page()
 
 
-def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path: Path) -> None:
+def _render(browser: Browser, report: Path, screenshot: Path) -> Page:
+    """Open the report and check it loads quietly and draws every chart as an SVG of real size."""
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
-    assert len(chart_ids) == 8
     events: list[str] = []
     page = _new_page(browser)
     _open(page, report, events)
@@ -71,7 +79,6 @@ def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path
             return [div.id, svgs.length, box ? box.width : 0, box ? box.height : 0];
         })"""
     )
-    screenshot = tmp_path / "report.png"
     page.screenshot(path=screenshot, full_page=True)
     print(f"screenshot: {screenshot}")
 
@@ -80,6 +87,13 @@ def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path
     assert [c[:2] for c in charts] == [[chart_id, 1] for chart_id in chart_ids]
     for chart_id, _, width, height in charts:
         assert width > 100 and height > 100, chart_id
+    assert screenshot.stat().st_size > 50_000
+    return page
+
+
+def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path: Path) -> None:
+    assert len(specs_of(report.read_text(encoding="utf-8"))) == 8
+    page = _render(browser, report, tmp_path / "report.png")
     # The worst-jobs chart names the hostile job on its axis and its owner beside the bar, as
     # text; the page holds its own three scripts and no image.
     for text in (HOSTILE_JOB, HOSTILE_OWNER):
@@ -87,7 +101,19 @@ def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path
         assert (shown.count(), shown.first.is_visible()) == (1, True), text
     assert page.evaluate("document.querySelectorAll('script').length") == 3
     assert page.evaluate("document.querySelectorAll('img').length") == 0
-    assert screenshot.stat().st_size > 50_000
+
+
+def test_the_comparison_renders_in_chromium(out: Path, browser: Browser, tmp_path: Path) -> None:
+    """`--compare` adds three charts (waterfall, slices, ledger moves), drawn like the rest."""
+    periods = ("2026-11-20", "2026-11-21..2026-11-22")
+    report = _write_report(out, "compared.html", "--compare", *periods)
+    chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
+    assert chart_ids[8:] == ["compare-waterfall", "compare-slices", "compare-ledger"]
+    page = _render(browser, report, tmp_path / "compared.png")
+    # The waterfall's steps on its axis: base MPG, the five parts, current MPG.
+    labels = ["base MPG", "mix (wanted)", "mix (profiled)", "SG", "RG", "PG", "current MPG"]
+    shown = page.locator("#compare-waterfall").get_by_text
+    assert [shown(text, exact=True).count() for text in labels] == [1] * len(labels)
 
 
 def test_the_content_security_policy_stops_a_script_that_got_in(

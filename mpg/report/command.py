@@ -1,7 +1,9 @@
 """The `mpg report` subcommand: the fleet report of a published output folder, as one HTML file.
 
-Exit status 0; a user error (no published tables, no rows in the period, an unwritable file) is
-one line and 2, like every `mpg` command.
+`--compare BASE CURRENT` adds `mpg compare`'s explanation of the change in fleet MPG between two
+periods (mpg.report.compare_charts). Exit status 0; a user error (no published tables, no rows in
+the period, a bad or uncomparable pair of periods, an unwritable file) is one line and 2, like
+every `mpg` command.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
+from mpg.compare import compare_periods, parse_period
 from mpg.errors import OptionsError
 from mpg.report.charts import charts
+from mpg.report.compare_charts import comparison_charts
 from mpg.report.data import read_report_data
 from mpg.report.page import render_page
 
@@ -34,13 +38,23 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--file", type=Path, help=f"the HTML file to write (default: DIR/{REPORT_FILE})"
     )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("BASE", "CURRENT"),
+        help="add why fleet MPG changed from BASE to CURRENT, each D1..D2 (as mpg compare)",
+    )
 
 
 def report_command(args: argparse.Namespace) -> int:
     if args.first and args.last and args.first > args.last:
         raise OptionsError(f"--from {args.first} is after --to {args.last}")
     data = read_report_data(args.out, args.first, args.last)
-    page = render_page(f"Fleet goodput, {data.first} to {data.last}", charts(data))
+    section = []
+    if args.compare:
+        base, current = (parse_period(text) for text in args.compare)
+        section = comparison_charts(compare_periods(args.out, base, current))
+    page = render_page(f"Fleet goodput, {data.first} to {data.last}", charts(data) + section)
     target = args.file or args.out / REPORT_FILE
     partial = target.with_name(f".{target.name}.partial")
     partial.write_text(page, encoding="utf-8")

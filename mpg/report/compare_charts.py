@@ -1,0 +1,161 @@
+"""The report's comparison section (`mpg report --compare BASE CURRENT`): the `Comparison` that
+`mpg compare` prints, drawn as three Vega-Lite charts.
+
+The charts are built from the `Comparison` object itself, never recomputed, so the page and the
+terminal cannot disagree. Values stay in MPG units (the axes show them as percent: one point of
+MPG is 1%); slice names come from the logs and travel as data, like every string of the report.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+
+from mpg.compare.comparison import Comparison
+from mpg.compare.decompose import PART_NAMES, SLICE_COLUMNS
+from mpg.compare.render import _PART_LABELS
+from mpg.report.charts import _WIDTH, Chart
+
+_STEP_COLORS = alt.Scale(domain=["MPG", "up", "down"], range=["#4c78a8", "#54a24b", "#e45756"])
+
+
+def waterfall_rows(comparison: Comparison) -> list[dict]:
+    """Base fleet MPG, each part of the change stacked on the last, then current fleet MPG."""
+    d = comparison.decomposition
+    rows = [_step("base", "base MPG", d.base_mpg, 0.0, d.base_mpg)]
+    top = d.base_mpg
+    for name in PART_NAMES:
+        value = getattr(d.totals, name)
+        rows.append(_step(name, _PART_LABELS[name], value, top, top + value))
+        top += value
+    rows.append(_step("current", "current MPG", d.current_mpg, 0.0, d.current_mpg))
+    return rows
+
+
+def _step(step: str, label: str, value: float, start: float, end: float) -> dict:
+    direction = "MPG" if step in ("base", "current") else ("up" if value >= 0 else "down")
+    return {
+        "step": step,
+        "label": label,
+        "value": value,
+        "bar_start": start,
+        "bar_end": end,
+        "direction": direction,
+    }
+
+
+def slice_part_rows(comparison: Comparison) -> list[dict]:
+    """The top contributing slices' parts, one row per slice and part."""
+    return [
+        {
+            **dict(zip(SLICE_COLUMNS, c.slice, strict=True)),
+            "slice": " / ".join(c.slice),
+            "part": _PART_LABELS[name],
+            "value": getattr(c.parts, name),
+        }
+        for c in comparison.top_slices
+        for name in PART_NAMES
+    ]
+
+
+def ledger_move_rows(comparison: Comparison) -> list[dict]:
+    """The fleet's ledger categories that moved most: their share of wanted chip-time in each
+    period, one row per category and period."""
+    periods = {"base": comparison.base_period, "current": comparison.current_period}
+    return [
+        {
+            "category": m.category,
+            "period": f"{period} ({periods[period]})",
+            "share": share,
+            "change": m.change,
+        }
+        for m in comparison.fleet_moves
+        for period, share in (("base", m.base_share), ("current", m.current_share))
+    ]
+
+
+def _waterfall_chart(comparison: Comparison) -> alt.LayerChart:
+    rows = waterfall_rows(comparison)
+    base = alt.Chart(alt.Data(values=rows), width=_WIDTH).encode(
+        x=alt.X(
+            "label:N",
+            sort=[row["label"] for row in rows],
+            title=None,
+            axis=alt.Axis(labelAngle=0, labelLimit=160),
+        )
+    )
+    bars = base.mark_bar().encode(
+        y=alt.Y("bar_start:Q", title="fleet MPG", axis=alt.Axis(format="%")),
+        y2="bar_end:Q",
+        color=alt.Color("direction:N", scale=_STEP_COLORS, legend=None),
+        tooltip=["label:N", alt.Tooltip("value:Q", format="+.3%")],
+    )
+    labels = (
+        base.transform_calculate(top="max(datum.bar_start, datum.bar_end)")
+        .mark_text(dy=-6)
+        .encode(y="top:Q", text=alt.Text("value:Q", format="+.2%"))
+    )
+    return alt.layer(bars, labels)
+
+
+def _slices_chart(comparison: Comparison) -> alt.Chart:
+    order = [" / ".join(c.slice) for c in comparison.top_slices]
+    return (
+        alt.Chart(alt.Data(values=slice_part_rows(comparison)), width=_WIDTH // 2)
+        .mark_bar()
+        .encode(
+            y=alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=400)),
+            x=alt.X("value:Q", stack="zero", title="part of the change", axis=alt.Axis(format="%")),
+            color=alt.Color("part:N", sort=[_PART_LABELS[n] for n in PART_NAMES], title="part"),
+            tooltip=[
+                *(f"{c}:N" for c in SLICE_COLUMNS),
+                "part:N",
+                alt.Tooltip("value:Q", format="+.3%"),
+            ],
+        )
+    )
+
+
+def _ledger_moves_chart(comparison: Comparison) -> alt.Chart:
+    return (
+        alt.Chart(alt.Data(values=ledger_move_rows(comparison)), width=_WIDTH // 2)
+        .mark_bar()
+        .encode(
+            y=alt.Y("category:N", sort=None, title=None),
+            yOffset=alt.YOffset("period:N"),
+            x=alt.X("share:Q", title="share of wanted chip-time", axis=alt.Axis(format="%")),
+            color=alt.Color("period:N", title="period"),
+            tooltip=[
+                "category:N",
+                "period:N",
+                alt.Tooltip("share:Q", format=".2%"),
+                alt.Tooltip("change:Q", format="+.2%"),
+            ],
+        )
+    )
+
+
+def comparison_charts(comparison: Comparison) -> list[Chart]:
+    """The comparison section, in page order."""
+    d = comparison.decomposition
+    periods = f"{comparison.base_period} to {comparison.current_period}"
+    return [
+        Chart(
+            "compare-waterfall",
+            f"Why fleet MPG changed, {periods}",
+            f"Fleet MPG went from {d.base_mpg:.2%} to {d.current_mpg:.2%}: the mix, SG, RG and PG "
+            "parts add up to the change exactly (mpg compare, docs/compare.md).",
+            _waterfall_chart(comparison),
+        ),
+        Chart(
+            "compare-slices",
+            "The slices that moved fleet MPG most",
+            "Each top slice's part of the change, split by part (points of fleet MPG).",
+            _slices_chart(comparison),
+        ),
+        Chart(
+            "compare-ledger",
+            "The ledger categories that moved",
+            "The fleet's categories whose share of wanted chip-time moved most.",
+            _ledger_moves_chart(comparison),
+        ),
+    ]
