@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import json
 from collections import defaultdict
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from mpg.compare import compare_periods, parse_period
+from mpg.compare import Comparison, Sums, compare_periods, decompose, parse_period
+from mpg.compare.comparison import CategoryMove
 from mpg.compare.decompose import PART_NAMES
 from mpg.metrics import LEDGER_CATEGORIES
+from mpg.report.compare_charts import comparison_charts
+from mpg.report.page import render_page
 from tests.conftest import run_mpg
 from tests.report_fleet import (
     HOSTILE_JOB,
@@ -190,6 +194,14 @@ def test_the_comparison_charts_carry_compare_periods_parts(out: Path, compared: 
         *((name, getattr(d.totals, name)) for name in PART_NAMES),
         ("current", d.current_mpg),
     ]
+    # ... which are what `mpg compare --json` prints for the same periods.
+    done = run_mpg("compare", "--out", out, "--base", BASE, "--current", CURRENT, "--json")
+    printed = json.loads(done.stdout)
+    assert [v["value"] for v in steps] == [
+        printed["base"]["mpg"],
+        *(printed["parts"][name] for name in PART_NAMES),
+        printed["current"]["mpg"],
+    ]
     job_days = _by_day(_rows(out, "job_day_goodput_current"))
     assert d.base_mpg == pytest.approx(_ratios(job_days[DAYS[0]])["mpg"], rel=1e-12)
     current_rows = job_days[DAYS[1]] + job_days[DAYS[2]]
@@ -230,6 +242,36 @@ def test_the_comparison_shows_the_ledger_categories_that_moved(out: Path, compar
         period = v["period"].split()[0]
         expected = chip_s[period, v["category"]] / wanted[period]
         assert v["share"] == pytest.approx(expected, rel=1e-12), v
+
+
+def test_a_hand_made_comparison_on_the_page() -> None:
+    """One slice whose RG halves (productive 40 -> 20 of 80 allocated, PG 1/2 both times): MPG
+    0.8 x 0.5 x 0.5 = 0.2 -> 0.8 x 0.25 x 0.5 = 0.1, all of it RG. Its name is markup, which
+    reaches the page only escaped and comes back whole from the specs."""
+    name = ("</script><script>alert(4)</script>", "jax", "<b>tpu</b>")
+    d = decompose({name: Sums(100, 80, 40, 20, 40)}, {name: Sums(100, 80, 20, 10, 20)})
+    comparison = Comparison(
+        metric_version="v1",
+        base_period=parse_period("2026-01-01"),
+        current_period=parse_period("2026-01-02..2026-01-03"),
+        decomposition=d,
+        fleet_moves=(CategoryMove("runtime_idle", 0.1, 0.3),),
+        slice_moves={},
+    )
+    page = render_page("compare", comparison_charts(comparison))
+    assert name[0] not in page and name[2] not in page
+    assert page.lower().count("</script") == 3
+    specs = specs_of(page)
+    steps = specs["compare-waterfall"]["data"]["values"]
+    assert [v["step"] for v in steps] == ["base", *PART_NAMES, "current"]
+    assert [v["value"] for v in steps] == pytest.approx([0.2, 0, 0, 0, -0.1, 0, 0.1], abs=1e-15)
+    bars = specs["compare-slices"]["data"]["values"]
+    assert {v["slice"] for v in bars} == {" / ".join(name)}
+    assert [v["value"] for v in bars] == pytest.approx([0, 0, 0, -0.1, 0], abs=1e-15)
+    assert [(v["period"], v["share"]) for v in specs["compare-ledger"]["data"]["values"]] == [
+        ("base (2026-01-01..2026-01-01)", 0.1),
+        ("current (2026-01-02..2026-01-03)", 0.3),
+    ]
 
 
 @pytest.mark.parametrize(
