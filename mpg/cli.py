@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from mpg import progress
 from mpg.adapters.command import add_import_arguments, import_command
 from mpg.compare.command import add_compare_arguments, compare_command
 from mpg.config import read_config
@@ -251,7 +252,8 @@ def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
     # mpg's own options are checked first: packaging for remote workers takes seconds.
     opts = dataclasses.replace(opts, beam_args=pipeline_args(args, passthrough))
     started = time.monotonic()
-    result = run(opts)
+    with progress.reporting("run"):
+        result = run(opts)
     print(format_headline(result, time.monotonic() - started))
     return 0
 
@@ -270,7 +272,8 @@ def _backfill(args: argparse.Namespace, passthrough: list[str]) -> int:
     )
     opts = dataclasses.replace(opts, beam_args=pipeline_args(args, passthrough))
     started = time.monotonic()
-    results = backfill(opts)
+    with progress.reporting("backfill"):
+        results = backfill(opts)
     if not results:
         print(f"mpg backfill: {args.metric_version} already covers {args.first}..{args.last}")
         return 0

@@ -24,6 +24,7 @@ from pathlib import Path
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from mpg import progress
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError, UserError
 from mpg.metrics import METRIC_VERSIONS
@@ -106,10 +107,14 @@ def backfill(opts: BackfillOptions) -> list[PublishedRun]:
         if previous is None:
             raise UserError(f"nothing to backfill: {opts.out} has no published run with state")
         todo = uncovered(previous.key, opts.metric_version, opts.first, opts.last)
-        for first, last in chunks(todo, opts.chunk_days):
-            published.append(_backfill_chunk(opts, layout, previous, first, last))
-            previous = load_previous(layout.current)
-            assert previous is not None
+        days = sum((b - a).days + 1 for a, b in todo)
+        with progress.phase("days", unit="days", total=days) as step:
+            for first, last in chunks(todo, opts.chunk_days):
+                published.append(_backfill_chunk(opts, layout, previous, first, last))
+                previous = load_previous(layout.current)
+                assert previous is not None
+                step.advance((last - first).days + 1)
+        progress.summary(days, unit="days")
     return published
 
 

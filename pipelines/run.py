@@ -21,6 +21,7 @@ from pathlib import Path
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from mpg import progress
 from mpg.catalog import load_catalog
 from mpg.pipelines import runlog
 from mpg.pipelines.buckets import UpdateContext
@@ -60,15 +61,19 @@ def run(opts: RunOptions) -> PublishedRun:
         )
         record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)
         with recorded(layout, record):
-            plan = plan_run(files, load_previous(layout.current), key, opts.full)
+            with progress.phase("plan", unit="files", total=len(files)) as step:
+                plan = plan_run(files, load_previous(layout.current), key, opts.full)
+                step.done(len(files))
             if plan.up_to_date:
+                progress.summary(0)
                 return _up_to_date(layout, record, len(files), skipped)
             with staged(layout, record) as staging:
-                changed_days = _compute(opts, plan, files, staging, record.run_id)
+                changed_days, read = _compute(opts, plan, files, staging, record.run_id)
                 days = plan.bigquery_days(changed_days)
                 published = publish(
                     layout, staging, record, opts.current_metric_version, opts.bigquery, days
                 )
+            progress.summary(read)
     return PublishedRun(
         run_id=record.run_id,
         database=opts.out / DATABASE,
@@ -105,9 +110,9 @@ def _compute(
     files: list[TraceFile],
     staging: Path,
     run_id: str,
-) -> list[tuple[str, str]]:
+) -> tuple[list[tuple[str, str]], int]:
     """Run the update pipeline into `staging` and finish its state; returns the (table, day)
-    partitions of the job tables whose rows changed."""
+    partitions of the job tables whose rows changed, and the records (lines) it read."""
     previous = plan.previous
     if previous is not None:
         link_snapshot(previous.snapshot, staging)
@@ -127,7 +132,10 @@ def _compute(
         previous_data_end=None if previous is None else previous.data_end,
         coverage=plan.key.coverage,
     )
-    with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
-        build_update(p, plan, ctx, {f.name: f for f in files}, opts.buckets, opts.block_bytes)
-    ingested = json.loads((staging / INGESTED).read_text())
-    return finish_state(staging, finished_manifest(plan, ingested), plan.key)
+    with progress.phase("pipeline") as step:
+        with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
+            build_update(p, plan, ctx, {f.name: f for f in files}, opts.buckets, opts.block_bytes)
+        ingested = json.loads((staging / INGESTED).read_text())
+        step.done(sum(r["lines_read"] for r in ingested))
+    changed = finish_state(staging, finished_manifest(plan, ingested), plan.key)
+    return changed, step.count

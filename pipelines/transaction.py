@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mpg import progress
 from mpg.errors import find_user_error, one_line
 from mpg.pipelines import runlog
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
@@ -81,9 +82,11 @@ def publish(
     With `bigquery`, the tables are loaded there too (only `days` of the partitioned ones, or
     all with None) just before the switch: a failed load fails the run, whose rerun loads again.
     """
-    database = build_database(staging, current_version)
-    checks = _validate(staging, layout, record.run_id)
-    headline, counts = read_headline(database)
+    with progress.phase("publish") as step:  # building and checking: the rest takes no time
+        database = build_database(staging, current_version)
+        checks = _validate(staging, layout, record.run_id)
+        headline, counts = read_headline(database)
+        step.done(pc.sum(counts.column("accepted")).as_py() or 0)
     record = record.ended("published", counts=counts)
     runs = runlog.runs_table(layout.runs, record)
     write_runs(database, runs)

@@ -18,6 +18,10 @@ from tests.bigquery_emulator import Emulator, running_emulator
 FIXTURES = Path(__file__).parent / "fixtures"
 SPEC_EXAMPLES = FIXTURES / "spec_examples"
 
+# Commands show no progress in tests, session fixtures' runs included: stderr holds only what
+# tests assert. tests/test_progress.py asks for it (`env=` below, or its own reporter).
+os.environ["MPG_PROGRESS"] = "none"
+
 
 def run_mpg(
     *args: str | Path, env: dict[str, str] | None = None

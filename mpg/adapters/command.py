@@ -7,6 +7,7 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
+from mpg import progress
 from mpg.adapters import ADAPTERS
 from mpg.adapters.write import format_summary, write_conversion
 from mpg.errors import TraceRootError
@@ -50,7 +51,14 @@ def import_command(args: argparse.Namespace) -> int:
     adapter = _adapter(args.format)
     if args.out.exists() and not args.out.is_dir():
         raise TraceRootError(f"--out {args.out} is a file, not a folder")
-    conversion = adapter.convert(input_files(args.src, adapter.PATTERNS), args)
-    summary = write_conversion(args.out, args.format, conversion)
+    files = input_files(args.src, adapter.PATTERNS)
+    with progress.reporting("import"):
+        with progress.phase("convert") as step:
+            conversion = adapter.convert(files, args)
+            step.done(conversion.read)
+        with progress.phase("write") as step:
+            summary = write_conversion(args.out, args.format, conversion)
+            step.done(summary.converted + summary.quarantined)
+        progress.summary(summary.read)
     print(format_summary(summary, args.out))
     return 0

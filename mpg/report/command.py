@@ -12,6 +12,7 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
+from mpg import progress
 from mpg.compare import compare_periods, parse_period
 from mpg.errors import OptionsError
 from mpg.report.charts import charts
@@ -49,15 +50,23 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 def report_command(args: argparse.Namespace) -> int:
     if args.first and args.last and args.first > args.last:
         raise OptionsError(f"--from {args.first} is after --to {args.last}")
-    data = read_report_data(args.out, args.first, args.last)
-    section = []
-    if args.compare:
-        base, current = (parse_period(text) for text in args.compare)
-        section = comparison_charts(compare_periods(args.out, base, current))
-    page = render_page(f"Fleet goodput, {data.first} to {data.last}", charts(data) + section)
-    target = args.file or args.out / REPORT_FILE
-    partial = target.with_name(f".{target.name}.partial")
-    partial.write_text(page, encoding="utf-8")
-    partial.replace(target)
+    with progress.reporting("report"):
+        with progress.phase("query", unit="days") as step:
+            data = read_report_data(args.out, args.first, args.last)
+            section = []
+            if args.compare:
+                base, current = (parse_period(text) for text in args.compare)
+                section = comparison_charts(compare_periods(args.out, base, current))
+            days = (data.last - data.first).days + 1
+            step.done(days)
+        with progress.phase("render", unit="charts") as step:
+            figures = charts(data) + section
+            page = render_page(f"Fleet goodput, {data.first} to {data.last}", figures)
+            step.done(len(figures))
+        target = args.file or args.out / REPORT_FILE
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_text(page, encoding="utf-8")
+        partial.replace(target)
+        progress.summary(days, unit="days")
     print(f"report: {target} ({len(page.encode('utf-8')) // 1024} KiB)")
     return 0
