@@ -30,7 +30,7 @@ run: $(STAMP)
 chromium:
 	@command -v chromium >/dev/null || { \
 		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
-		$$SUDO apt-get update && $$SUDO apt-get install -y chromium; }
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 test: $(STAMP) $(BQEMU)/.installed chromium
 	$(BIN)/ruff check .

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import logging
 import signal
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from mpg import progress
 from mpg.adapters.command import add_import_arguments, import_command
+from mpg.arguments import day
 from mpg.compare.command import add_compare_arguments, compare_command
 from mpg.config import read_config
 from mpg.errors import OptionsError, find_user_error, one_line
@@ -76,8 +76,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     back.add_argument("--out", type=Path, required=True, help="output folder of earlier runs")
     back.add_argument("--metric-version", required=True, help="the version to fill in, e.g. v2")
-    back.add_argument("--from", dest="first", type=_day, required=True, help="first day (UTC)")
-    back.add_argument("--to", dest="last", type=_day, required=True, help="last day (UTC)")
+    back.add_argument("--from", dest="first", type=day, required=True, help="first day (UTC)")
+    back.add_argument("--to", dest="last", type=day, required=True, help="last day (UTC)")
     back.add_argument(
         "--chunk-days", type=int, default=31, help="days per published step (default 31)"
     )
@@ -108,13 +108,6 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
     return parser
-
-
-def _day(text: str) -> datetime.date:
-    try:
-        return datetime.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a day (YYYY-MM-DD): {text!r}") from None
 
 
 def _add_bigquery_arguments(run: argparse.ArgumentParser) -> None:

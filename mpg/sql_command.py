@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from mpg.arguments import add_out_argument
 from mpg.errors import OptionsError, UserError
 from mpg.explain.store import NoPublishedTablesError
 from mpg.pipelines.layout import DATABASE
@@ -51,9 +52,7 @@ def add_sql_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "query", nargs="?", help="SQL to run (without it: an interactive DuckDB shell)"
     )
-    parser.add_argument(
-        "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
-    )
+    add_out_argument(parser)
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="print CSV (an empty cell is NULL)")
     output.add_argument("--json", action="store_true", help="print a JSON list of objects")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from rich.console import Console
 
+from mpg.arguments import add_metric_version_argument, add_out_argument
 from mpg.compare.comparison import compare_periods
 from mpg.compare.read import parse_period
 from mpg.compare.render import render
@@ -25,13 +25,8 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--base", required=True, help="the period compared against: D1..D2 (UTC days, inclusive)"
     )
     parser.add_argument("--current", required=True, help="the period explained: D3..D4")
-    parser.add_argument(
-        "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
-    )
-    parser.add_argument(
-        "--metric-version",
-        help="metric definition of the figures (default: the current one, DIR/mpg.toml's or v1)",
-    )
+    add_out_argument(parser)
+    add_metric_version_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 

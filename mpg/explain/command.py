@@ -8,34 +8,21 @@ one line and 2, like every `mpg` command.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-from pathlib import Path
 
 from rich.console import Console
 
+from mpg.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.config import read_config
 from mpg.explain.build import explain_job
 from mpg.explain.render import render
 
 
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a day (YYYY-MM-DD): {text!r}") from None
-
-
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--job", required=True, help="job id")
-    parser.add_argument("--day", type=_day, help="one UTC day, YYYY-MM-DD (default: all days)")
-    parser.add_argument(
-        "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
-    )
-    parser.add_argument(
-        "--metric-version",
-        help="metric definition of the figures (default: the current one, DIR/mpg.toml's or v1)",
-    )
+    parser.add_argument("--day", type=day, help="one UTC day, YYYY-MM-DD (default: all days)")
+    add_out_argument(parser)
+    add_metric_version_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
 
 

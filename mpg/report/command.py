@@ -9,10 +9,10 @@ every `mpg` command.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 from pathlib import Path
 
 from mpg import progress
+from mpg.arguments import add_out_argument, day
 from mpg.compare import compare_periods, parse_period
 from mpg.errors import OptionsError
 from mpg.report.charts import charts
@@ -23,19 +23,10 @@ from mpg.report.page import render_page
 REPORT_FILE = "report.html"
 
 
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a day (YYYY-MM-DD): {text!r}") from None
-
-
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
-    )
-    parser.add_argument("--from", dest="first", type=_day, help="first day, UTC (default: all)")
-    parser.add_argument("--to", dest="last", type=_day, help="last day, UTC (default: all)")
+    add_out_argument(parser)
+    parser.add_argument("--from", dest="first", type=day, help="first day, UTC (default: all)")
+    parser.add_argument("--to", dest="last", type=day, help="last day, UTC (default: all)")
     parser.add_argument(
         "--file", type=Path, help=f"the HTML file to write (default: DIR/{REPORT_FILE})"
     )
