@@ -53,6 +53,16 @@ def read_config(out: Path) -> OutputConfig:
     return OutputConfig(current_metric_version=current)
 
 
+def metric_version_to_read(out: Path, asked: str | None) -> str:
+    """The metric version whose figures a reader of `out` shows: the one asked for (a
+    `--metric-version`), else `out`'s current one; an unknown version is a user error."""
+    version = asked or read_config(out).current_metric_version
+    if version not in METRIC_VERSIONS:
+        known = ", ".join(METRIC_VERSIONS)
+        raise OptionsError(f"unknown metric version {version} (known: {known})")
+    return version
+
+
 def _check_keys(path: Path, doc: dict[str, Any]) -> None:
     """Refuse sections and keys this version does not know: a misspelt `current` must not
     quietly leave the views on the default."""

@@ -30,8 +30,7 @@ from rich.text import Text
 
 from mpg.arguments import add_out_argument
 from mpg.errors import OptionsError, UserError
-from mpg.explain.store import NoPublishedTablesError
-from mpg.pipelines.layout import DATABASE
+from mpg.published import duckdb_reason, published_database
 
 # Significant digits of a DOUBLE in the terminal table, as the spec's worked examples give
 # ratios; --csv and --json print every digit.
@@ -59,9 +58,7 @@ def add_sql_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sql_command(args: argparse.Namespace) -> int:
-    database = args.out / DATABASE
-    if not database.is_file():
-        raise NoPublishedTablesError(f"no published tables in {args.out}: run mpg run first")
+    database = published_database(args.out)
     if args.query is None:
         if args.csv or args.json:
             raise OptionsError("--csv and --json print a query's rows: give a query")
@@ -88,8 +85,7 @@ def run_query(database: Path, query: str) -> tuple[list[str], list[str], list[tu
                 return [], [], []
             return result.columns, [str(t) for t in result.types], result.fetchall()
     except duckdb.Error as exc:
-        reason = str(exc).strip().splitlines()[0]  # the rest is an excerpt of the query
-        raise QueryError(f"query failed on {database}: {reason}") from exc
+        raise QueryError(f"query failed on {database}: {duckdb_reason(exc)}") from exc
 
 
 def _cell(value: object) -> Text:

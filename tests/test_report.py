@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -174,6 +175,52 @@ def test_the_period_limits_every_chart(out: Path, tmp_path: Path) -> None:
     assert fleet == pytest.approx(_ratios(day), rel=1e-12)
 
 
+def _opening(page: str) -> str:
+    start = page.index('<p class="opening">') + len('<p class="opening">')
+    return page[start : page.index("</p>", start)]
+
+
+def test_the_opening_line_names_the_metric_version_and_the_periods_goodput(
+    out: Path, page: str
+) -> None:
+    rows = _rows(out, "job_day_goodput_current")
+    r = _ratios(rows)
+    profiled = sum(x["productive_chip_s"] for x in rows if x["pg"] is not None)
+    coverage = profiled / sum(x["productive_chip_s"] for x in rows)
+    hours = sum(x["wanted_chip_s"] for x in rows) / 3600
+    jobs = len({x["job_id"] for x in rows})
+    assert _opening(page) == (
+        f"Metric version v1. From 2026-11-20 to 2026-11-22, {jobs:,} jobs wanted {hours:,.1f} "
+        f"chip-hours: fleet MPG {r['mpg']:.2%} = SG {r['sg']:.2%} x RG {r['rg']:.2%} x "
+        f"PG {r['pg']:.2%} (PG from the {coverage:.1%} of productive chip-time that was profiled)."
+    )
+
+
+def test_the_report_shows_the_metric_version_asked_for(out: Path, tmp_path: Path) -> None:
+    """After a backfill of v2 beside v1, `--metric-version v2` plots v2's job-days (whose PG
+    differs), and says so; the current version (v1) stays the default."""
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy, symlinks=True)  # .mpg/current is a link
+    done = run_mpg(
+        "backfill", "--out", copy, "--metric-version", "v2", "--from", DAYS[0], "--to", DAYS[-1]
+    )
+    assert done.returncode == 0, done.stderr
+    target = tmp_path / "v2.html"
+    done = run_mpg("report", "--out", copy, "--metric-version", "v2", "--file", target)
+    assert done.returncode == 0, done.stderr
+    page = target.read_text(encoding="utf-8")
+    assert _opening(page).startswith("Metric version v2. ")
+    v2 = [r for r in _rows(copy, "job_day_goodput") if r["metric_version"] == "v2"]
+    plotted = {
+        (v["day"], v["metric"]): v["value"] for v in specs_of(page)["fleet"]["data"]["values"]
+    }
+    for day, rows in _by_day(v2).items():
+        for metric, value in _ratios(rows).items():
+            assert plotted[day, metric] == pytest.approx(value, rel=1e-12), (day, metric)
+    v1 = _by_day(_rows(copy, "job_day_goodput_current"))
+    assert all(plotted[day, "pg"] != _ratios(rows)["pg"] for day, rows in v1.items())
+
+
 @pytest.fixture(scope="module")
 def compared(out: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The specs of the report with `--compare BASE CURRENT`."""
@@ -258,7 +305,7 @@ def test_a_hand_made_comparison_on_the_page() -> None:
         fleet_moves=(CategoryMove("runtime_idle", 0.1, 0.3),),
         slice_moves={},
     )
-    page = render_page("compare", comparison_charts(comparison))
+    page = render_page("compare", "", comparison_charts(comparison))
     assert name[0] not in page and name[2] not in page
     assert page.lower().count("</script") == 3
     specs = specs_of(page)
@@ -287,6 +334,7 @@ def test_a_hand_made_comparison_on_the_page() -> None:
             "mpg: error: the periods 2026-11-20..2026-11-21 and 2026-11-21..2026-11-22 overlap",
         ),
         (["--compare", "2026-11-20", "yesterday"], "mpg: error: not a range of days"),
+        (["--metric-version", "v9"], "mpg: error: unknown metric version v9 (known: v1, v2)"),
     ],
 )
 def test_a_bad_period_is_a_user_error(out: Path, args: list[str], message: str) -> None:

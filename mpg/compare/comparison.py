@@ -24,9 +24,8 @@ from mpg.compare.decompose import (
     decompose,
 )
 from mpg.compare.read import Period, read_periods
-from mpg.config import read_config
-from mpg.errors import OptionsError, UserError
-from mpg.metrics import METRIC_VERSIONS
+from mpg.config import metric_version_to_read
+from mpg.errors import UserError
 
 TOP_SLICES = 5
 TOP_CATEGORIES = 3
@@ -128,10 +127,7 @@ def compare_periods(
 ) -> Comparison:
     """The comparison of two periods of `out`'s published tables (the current metric version
     unless one is named); a user error where a period lacks data or a fleet MPG."""
-    version = metric_version or read_config(out).current_metric_version
-    if version not in METRIC_VERSIONS:
-        known = ", ".join(METRIC_VERSIONS)
-        raise OptionsError(f"unknown metric version {version} (known: {known})")
+    version = metric_version_to_read(out, metric_version)
     data = read_periods(out, base, current, version)
     try:
         decomposition = decompose(data.base, data.current)

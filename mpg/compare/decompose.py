@@ -24,6 +24,14 @@ from dataclasses import dataclass
 Slice = tuple[str, str, str]  # workload_class, framework, chip_generation
 SLICE_COLUMNS = ("workload_class", "framework", "chip_generation")
 PART_NAMES = ("mix_wanted", "mix_profiled", "sg", "rg", "pg")
+# How the terminal and the report name each part.
+PART_LABELS = {
+    "mix_wanted": "mix (wanted)",
+    "mix_profiled": "mix (profiled)",
+    "sg": "SG",
+    "rg": "RG",
+    "pg": "PG",
+}
 
 # How far the parts may be from the change in floating point before it is a bug, not rounding.
 ADD_UP_TOLERANCE = 1e-12

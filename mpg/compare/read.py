@@ -1,6 +1,6 @@
 """Reading two periods of the published tables for `mpg compare`.
 
-Figures come from `DIR/mpg.duckdb`, opened read-only (a published snapshot is immutable), through
+Figures come from `DIR/mpg.duckdb`, opened read-only (mpg.published), through
 the queries in `sql/compare/` with the metric version and the days bound as parameters.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import duckdb
 
 from mpg.compare.decompose import Slice, Sums
-from mpg.errors import OptionsError, StoreError, UserError
-from mpg.pipelines.publish import DATABASE
+from mpg.errors import OptionsError, UserError
+from mpg.published import open_published
 from mpg.sqlfiles import load_sql
 
 _RANGE = re.compile(r"(?P<first>[^.]+)\.\.(?P<last>[^.]+)")
@@ -70,9 +70,6 @@ def read_periods(out: Path, base: Period, current: Period, metric_version: str) 
     """Both periods' sums, after checking that every day of each has published job-day rows."""
     if base.first <= current.last and current.first <= base.last:
         raise OptionsError(f"the periods {base} and {current} overlap")
-    database = out / DATABASE
-    if not database.is_file():
-        raise UserError(f"no published tables in {out}: run mpg run first")
     params = {
         "metric_version": metric_version,
         "base_first": base.first,
@@ -80,15 +77,11 @@ def read_periods(out: Path, base: Period, current: Period, metric_version: str) 
         "current_first": current.first,
         "current_last": current.last,
     }
-    try:
-        with duckdb.connect(str(database), read_only=True) as con:
-            for name, period in (("base", base), ("current", current)):
-                _check_days(con, name, period, metric_version)
-            sums = con.execute(load_sql("compare/slice_sums.sql"), params).fetchall()
-            ledger_rows = con.execute(load_sql("compare/ledger_by_slice.sql"), params).fetchall()
-    except duckdb.Error as exc:
-        reason = str(exc).strip().splitlines()[0]
-        raise StoreError(f"cannot read {database}: {reason}") from exc
+    with open_published(out) as con:
+        for name, period in (("base", base), ("current", current)):
+            _check_days(con, name, period, metric_version)
+        sums = con.execute(load_sql("compare/slice_sums.sql"), params).fetchall()
+        ledger_rows = con.execute(load_sql("compare/ledger_by_slice.sql"), params).fetchall()
     by_period: dict[str, dict[Slice, Sums]] = {"base": {}, "current": {}}
     for period, workload, framework, generation, *chip_s in sums:
         by_period[period][(workload, framework, generation)] = Sums(*chip_s)

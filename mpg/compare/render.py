@@ -12,17 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from mpg.compare.comparison import CategoryMove, Comparison
-from mpg.compare.decompose import SLICE_COLUMNS, Parts, Sums
+from mpg.compare.decompose import PART_LABELS, SLICE_COLUMNS, Parts, Sums
 
 TOP_PER_COLUMN = 3  # values of each slice column shown; --json has them all
-
-_PART_LABELS = {
-    "mix_wanted": "mix (wanted)",
-    "mix_profiled": "mix (profiled)",
-    "sg": "SG",
-    "rg": "RG",
-    "pg": "PG",
-}
 
 
 def _points(value: float) -> str:
@@ -120,7 +112,7 @@ def render(comparison: Comparison, console: Console) -> None:
     console.print(top)
     largest = Text("Largest parts: ")
     for i, p in enumerate(comparison.top_parts):
-        largest.append(f"{', ' if i else ''}{_PART_LABELS[p.part]} of ")
+        largest.append(f"{', ' if i else ''}{PART_LABELS[p.part]} of ")
         largest.append(Text(" / ".join(p.slice)))
         largest.append(f" {_points(p.value)}")
     console.print(largest)

@@ -15,13 +15,13 @@ from typing import Any
 import polars as pl
 
 from mpg.catalog import load_catalog
-from mpg.errors import OptionsError, StoreError, UserError
+from mpg.config import metric_version_to_read
+from mpg.errors import StoreError, UserError
 from mpg.explain.attempts import summarise_attempts
 from mpg.explain.ledger import by_category, compare_ledgers, job_days, ratios, waterfall
 from mpg.explain.model import Explanation, JobHeader, Scope, from_epoch_us, to_epoch_us
 from mpg.explain.provenance import figure_records
 from mpg.explain.store import read_published, read_stored_job
-from mpg.metrics import METRIC_VERSIONS
 from mpg.transforms.account import DAY_US, goodput_tables, sweep_chip_time
 
 
@@ -40,9 +40,7 @@ def _scope(days: tuple[dt.date, ...], day: dt.date | None, job: dict[str, Any]) 
 
 def explain_job(out: Path, job_id: str, day: dt.date | None, metric_version: str) -> Explanation:
     """Everything `mpg explain` shows about `job_id` on `day` (None: the job's whole lifetime)."""
-    if metric_version not in METRIC_VERSIONS:
-        known = ", ".join(METRIC_VERSIONS)
-        raise OptionsError(f"unknown metric version {metric_version} (known: {known})")
+    metric_version = metric_version_to_read(out, metric_version)
     published = read_published(out, job_id, metric_version)
     day_rows = published.goodput.filter(pl.col("day").is_not_null())
     days = tuple(day_rows["day"].to_list())

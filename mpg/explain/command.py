@@ -13,7 +13,7 @@ import json
 from rich.console import Console
 
 from mpg.arguments import add_metric_version_argument, add_out_argument, day
-from mpg.config import read_config
+from mpg.config import metric_version_to_read
 from mpg.explain.build import explain_job
 from mpg.explain.render import render
 
@@ -27,7 +27,7 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def explain_command(args: argparse.Namespace) -> int:
-    version = args.metric_version or read_config(args.out).current_metric_version
+    version = metric_version_to_read(args.out, args.metric_version)
     explanation = explain_job(args.out, args.job, args.day, version)
     if args.json:
         print(json.dumps(explanation.to_json(), indent=2))

@@ -12,8 +12,6 @@ to the run, so it takes a scan of the `ts` and `end` columns of the whole store.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,15 +21,11 @@ import pyarrow as pa
 
 from mpg.errors import StoreError, UserError
 from mpg.explain.model import Record, from_epoch_us
-from mpg.pipelines.publish import DATABASE
 from mpg.pipelines.state import load_previous
+from mpg.published import open_published, published_database, reading
 from mpg.schemas import RECORD_SCHEMAS, conform
 from mpg.sqlfiles import load_sql
 from mpg.transforms.reconcile import bucket_of
-
-
-class NoPublishedTablesError(UserError):
-    """The output folder has no mpg.duckdb: `mpg run` has not published there."""
 
 
 class UnknownJobError(UserError):
@@ -62,22 +56,10 @@ class StoredJob:
         return self.scheduler.num_rows + self.runtime.num_rows + self.profiles.num_rows
 
 
-@contextmanager
-def _reading(what: Path) -> Iterator[None]:
-    """DuckDB's errors on a damaged file as one StoreError; its first line names the file."""
-    try:
-        yield
-    except duckdb.Error as exc:
-        reason = str(exc).strip().splitlines()[0]
-        raise StoreError(f"cannot read {what}: {reason}") from exc
-
-
 def read_published(out: Path, job_id: str, metric_version: str) -> PublishedJob:
-    database = out / DATABASE
-    if not database.is_file():
-        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
+    database = published_database(out)
     params = {"job_id": job_id, "metric_version": metric_version}
-    with _reading(database), duckdb.connect(str(database), read_only=True) as con:
+    with open_published(out) as con:
         con.execute(load_sql("publish/macros.sql"))
         goodput = con.sql(load_sql("explain/job_goodput.sql"), params=params).to_arrow_table()
         ledger = con.sql(load_sql("explain/job_ledger.sql"), params=params).to_arrow_table()
@@ -122,7 +104,7 @@ def read_stored_job(out: Path, job_id: str) -> StoredJob:
     """The job's accepted records from its bucket's files, and the run's end of data."""
     tables = {}
     bucket = _bucket(out, job_id)
-    with _reading(out / "records"), duckdb.connect() as con:
+    with reading(out / "records"), duckdb.connect() as con:
         for source, schema in RECORD_SCHEMAS.items():
             files = _store_files(out, source, bucket)
             found = (

@@ -20,7 +20,7 @@ _SLICE_TITLES = {
     "workload_class": "workload class",
     "framework": "framework",
 }
-_WIDTH = 640
+CHART_WIDTH = 640
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def _long(frame: pl.DataFrame, index: list[str]) -> pl.DataFrame:
 def fleet_chart(data: ReportData) -> alt.Chart:
     fleet = data.slice_days.filter(pl.col("slice_kind") == "fleet")
     return (
-        alt.Chart(_values(_long(fleet, ["day"])), width=_WIDTH)
+        alt.Chart(_values(_long(fleet, ["day"])), width=CHART_WIDTH)
         .mark_line(point=True)
         .encode(
             x=_day_axis(),
@@ -80,7 +80,7 @@ def slice_chart(data: ReportData, kind: str) -> alt.FacetChart:
     """MPG, SG, RG and PG of each value of one slice column, one panel per metric."""
     rows = data.slice_days.filter(pl.col("slice_kind") == kind)
     return (
-        alt.Chart(_values(_long(rows, ["day", "slice"])), width=_WIDTH // 4 - 10, height=180)
+        alt.Chart(_values(_long(rows, ["day", "slice"])), width=CHART_WIDTH // 4 - 10, height=180)
         .mark_line(point=True)
         .encode(
             x=_day_axis(),
@@ -95,7 +95,7 @@ def slice_chart(data: ReportData, kind: str) -> alt.FacetChart:
 def size_class_chart(data: ReportData) -> alt.Chart:
     order = data.size_class_days.sort("size_order")["size_class"].unique(maintain_order=True)
     return (
-        alt.Chart(_values(data.size_class_days.rename({"sg": "value"})), width=_WIDTH)
+        alt.Chart(_values(data.size_class_days.rename({"sg": "value"})), width=CHART_WIDTH)
         .mark_line(point=True)
         .encode(
             x=_day_axis(),
@@ -121,7 +121,7 @@ def ledger_area_chart(data: ReportData) -> alt.Chart:
         pl.col("category").replace_strict(order, default=len(order)).alias("order")
     )
     return (
-        alt.Chart(_values(rows), width=_WIDTH)
+        alt.Chart(_values(rows), width=CHART_WIDTH)
         .mark_area()
         .encode(
             x=_day_axis(),
@@ -136,7 +136,7 @@ def ledger_area_chart(data: ReportData) -> alt.Chart:
 def waterfall_chart(data: ReportData) -> alt.Chart:
     order = data.ledger_waterfall["category"].to_list()
     return (
-        alt.Chart(_values(data.ledger_waterfall), width=_WIDTH)
+        alt.Chart(_values(data.ledger_waterfall), width=CHART_WIDTH)
         .mark_bar()
         .encode(
             x=alt.X("category:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40)),
@@ -152,7 +152,7 @@ def waterfall_chart(data: ReportData) -> alt.Chart:
 
 def worst_jobs_chart(data: ReportData) -> alt.LayerChart:
     rows = data.worst_jobs.with_columns(pl.col("owner").fill_null(""))
-    base = alt.Chart(_values(rows), width=_WIDTH // 2).encode(
+    base = alt.Chart(_values(rows), width=CHART_WIDTH // 2).encode(
         y=alt.Y("job_id:N", sort=None, title="job", axis=alt.Axis(labelLimit=400))
     )
     tooltip = [
@@ -171,6 +171,27 @@ def worst_jobs_chart(data: ReportData) -> alt.LayerChart:
     )
     owners = base.mark_text(align="left", dx=4).encode(x="lost_chip_h:Q", text="owner:N")
     return alt.layer(bars, owners)
+
+
+def _percent(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.2%}"
+
+
+def opening_line(data: ReportData) -> str:
+    """The sentence above the charts: the metric version every figure below is of, and the fleet's
+    goodput over the whole period (ratios of the period's chip-time sums, as every roll-up)."""
+    fleet = data.period_fleet.row(0, named=True)
+    coverage = (
+        "no job-day has a program profile, so PG and MPG are unknown"
+        if fleet["pg"] is None
+        else f"PG from the {fleet['pg_coverage']:.1%} of productive chip-time that was profiled"
+    )
+    return (
+        f"Metric version {data.metric_version}. From {data.first} to {data.last}, "
+        f"{fleet['jobs']:,} jobs wanted {fleet['wanted_chip_s'] / 3600:,.1f} chip-hours: "
+        f"fleet MPG {_percent(fleet['mpg'])} = SG {_percent(fleet['sg'])} x "
+        f"RG {_percent(fleet['rg'])} x PG {_percent(fleet['pg'])} ({coverage})."
+    )
 
 
 def charts(data: ReportData) -> list[Chart]:

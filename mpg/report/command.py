@@ -12,10 +12,11 @@ import argparse
 from pathlib import Path
 
 from mpg import progress
-from mpg.arguments import add_out_argument, day
+from mpg.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.compare import compare_periods, parse_period
+from mpg.config import metric_version_to_read
 from mpg.errors import OptionsError
-from mpg.report.charts import charts
+from mpg.report.charts import charts, opening_line
 from mpg.report.compare_charts import comparison_charts
 from mpg.report.data import read_report_data
 from mpg.report.page import render_page
@@ -25,6 +26,7 @@ REPORT_FILE = "report.html"
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     add_out_argument(parser)
+    add_metric_version_argument(parser)
     parser.add_argument("--from", dest="first", type=day, help="first day, UTC (default: all)")
     parser.add_argument("--to", dest="last", type=day, help="last day, UTC (default: all)")
     parser.add_argument(
@@ -41,18 +43,20 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 def report_command(args: argparse.Namespace) -> int:
     if args.first and args.last and args.first > args.last:
         raise OptionsError(f"--from {args.first} is after --to {args.last}")
+    version = metric_version_to_read(args.out, args.metric_version)
     with progress.reporting("report"):
         with progress.phase("query", unit="days") as step:
-            data = read_report_data(args.out, args.first, args.last)
+            data = read_report_data(args.out, version, args.first, args.last)
             section = []
             if args.compare:
                 base, current = (parse_period(text) for text in args.compare)
-                section = comparison_charts(compare_periods(args.out, base, current))
+                section = comparison_charts(compare_periods(args.out, base, current, version))
             days = (data.last - data.first).days + 1
             step.done(days)
         with progress.phase("render", unit="charts") as step:
             figures = charts(data) + section
-            page = render_page(f"Fleet goodput, {data.first} to {data.last}", figures)
+            title = f"Fleet goodput, {data.first} to {data.last}"
+            page = render_page(title, opening_line(data), figures)
             step.done(len(figures))
         target = args.file or args.out / REPORT_FILE
         partial = target.with_name(f".{target.name}.partial")

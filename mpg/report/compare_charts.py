@@ -11,9 +11,8 @@ from __future__ import annotations
 import altair as alt
 
 from mpg.compare.comparison import Comparison
-from mpg.compare.decompose import PART_NAMES, SLICE_COLUMNS
-from mpg.compare.render import _PART_LABELS
-from mpg.report.charts import _WIDTH, Chart
+from mpg.compare.decompose import PART_LABELS, PART_NAMES, SLICE_COLUMNS
+from mpg.report.charts import CHART_WIDTH, Chart
 
 _STEP_COLORS = alt.Scale(domain=["MPG", "up", "down"], range=["#4c78a8", "#54a24b", "#e45756"])
 
@@ -25,7 +24,7 @@ def waterfall_rows(comparison: Comparison) -> list[dict]:
     top = d.base_mpg
     for name in PART_NAMES:
         value = getattr(d.totals, name)
-        rows.append(_step(name, _PART_LABELS[name], value, top, top + value))
+        rows.append(_step(name, PART_LABELS[name], value, top, top + value))
         top += value
     rows.append(_step("current", "current MPG", d.current_mpg, 0.0, d.current_mpg))
     return rows
@@ -49,7 +48,7 @@ def slice_part_rows(comparison: Comparison) -> list[dict]:
         {
             **dict(zip(SLICE_COLUMNS, c.slice, strict=True)),
             "slice": " / ".join(c.slice),
-            "part": _PART_LABELS[name],
+            "part": PART_LABELS[name],
             "value": getattr(c.parts, name),
         }
         for c in comparison.top_slices
@@ -75,7 +74,7 @@ def ledger_move_rows(comparison: Comparison) -> list[dict]:
 
 def _waterfall_chart(comparison: Comparison) -> alt.LayerChart:
     rows = waterfall_rows(comparison)
-    base = alt.Chart(alt.Data(values=rows), width=_WIDTH).encode(
+    base = alt.Chart(alt.Data(values=rows), width=CHART_WIDTH).encode(
         x=alt.X(
             "label:N",
             sort=[row["label"] for row in rows],
@@ -100,12 +99,12 @@ def _waterfall_chart(comparison: Comparison) -> alt.LayerChart:
 def _slices_chart(comparison: Comparison) -> alt.Chart:
     order = [" / ".join(c.slice) for c in comparison.top_slices]
     return (
-        alt.Chart(alt.Data(values=slice_part_rows(comparison)), width=_WIDTH // 2)
+        alt.Chart(alt.Data(values=slice_part_rows(comparison)), width=CHART_WIDTH // 2)
         .mark_bar()
         .encode(
             y=alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=400)),
             x=alt.X("value:Q", stack="zero", title="part of the change", axis=alt.Axis(format="%")),
-            color=alt.Color("part:N", sort=[_PART_LABELS[n] for n in PART_NAMES], title="part"),
+            color=alt.Color("part:N", sort=[PART_LABELS[n] for n in PART_NAMES], title="part"),
             tooltip=[
                 *(f"{c}:N" for c in SLICE_COLUMNS),
                 "part:N",
@@ -117,7 +116,7 @@ def _slices_chart(comparison: Comparison) -> alt.Chart:
 
 def _ledger_moves_chart(comparison: Comparison) -> alt.Chart:
     return (
-        alt.Chart(alt.Data(values=ledger_move_rows(comparison)), width=_WIDTH // 2)
+        alt.Chart(alt.Data(values=ledger_move_rows(comparison)), width=CHART_WIDTH // 2)
         .mark_bar()
         .encode(
             y=alt.Y("category:N", sort=None, title=None),

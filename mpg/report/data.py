@@ -1,6 +1,7 @@
-"""What the report plots, read from `DIR/mpg.duckdb` (read-only, the current metric version).
+"""What the report plots, read from `DIR/mpg.duckdb` (read-only), for one metric version.
 
-Every query is a file under `sql/report/` with the period bound as parameters. Owners are not in
+Every query is a file under `sql/report/` with the metric version and the period bound as
+parameters. Owners are not in
 the published tables, so the worst jobs' owners come from the record store's JOB_SUBMIT records
 (`DIR/records/source=scheduler`); a folder without a record store shows no owners.
 """
@@ -15,9 +16,8 @@ import duckdb
 import polars as pl
 
 from mpg.errors import UserError
-from mpg.explain.store import NoPublishedTablesError, _reading
 from mpg.metrics import LEDGER_CATEGORIES
-from mpg.pipelines.publish import DATABASE
+from mpg.published import open_published, reading
 from mpg.sqlfiles import load_sql
 
 WORST_JOBS = 15
@@ -37,8 +37,10 @@ class EmptyPeriodError(UserError):
 class ReportData:
     """The rows behind each chart (one frame per file of sql/report/), and the period covered."""
 
+    metric_version: str
     first: dt.date
     last: dt.date
+    period_fleet: pl.DataFrame
     slice_days: pl.DataFrame
     size_class_days: pl.DataFrame
     ledger_days: pl.DataFrame
@@ -46,15 +48,15 @@ class ReportData:
     worst_jobs: pl.DataFrame
 
 
-def read_report_data(out: Path, first: dt.date | None, last: dt.date | None) -> ReportData:
-    database = out / DATABASE
-    if not database.is_file():
-        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
-    period = {"first": first, "last": last}
+def read_report_data(
+    out: Path, metric_version: str, first: dt.date | None, last: dt.date | None
+) -> ReportData:
+    period = {"metric_version": metric_version, "first": first, "last": last}
     frames = {}
-    with _reading(database), duckdb.connect(str(database), read_only=True) as con:
+    with open_published(out) as con:
         con.execute(load_sql("publish/macros.sql"))
         for name, params in [
+            ("period_fleet", period),
             ("slice_days", period),
             ("size_class_days", period),
             ("ledger_days", period),
@@ -67,10 +69,11 @@ def read_report_data(out: Path, first: dt.date | None, last: dt.date | None) -> 
     days = frames["slice_days"]["day"]
     if days.is_empty():
         raise EmptyPeriodError(
-            f"no published goodput in {database} from {first or 'the start'} to {last or 'the end'}"
+            f"no published goodput in {out} (metric version {metric_version}) "
+            f"from {first or 'the start'} to {last or 'the end'}"
         )
     frames["worst_jobs"] = _with_owners(out, frames["worst_jobs"])
-    return ReportData(first=days.min(), last=days.max(), **frames)
+    return ReportData(metric_version=metric_version, first=days.min(), last=days.max(), **frames)
 
 
 def _with_owners(out: Path, jobs: pl.DataFrame) -> pl.DataFrame:
@@ -78,7 +81,7 @@ def _with_owners(out: Path, jobs: pl.DataFrame) -> pl.DataFrame:
     files = sorted(str(p) for p in (out / "records").glob("source=scheduler/day=*/*/*.parquet"))
     owners = pl.DataFrame(schema={"job_id": pl.String, "owner": pl.String})
     if files and not jobs.is_empty():
-        with _reading(out / "records"), duckdb.connect() as con:
+        with reading(out / "records"), duckdb.connect() as con:
             found = con.sql(
                 load_sql("report/job_owners.sql"),
                 params={"files": files, "job_ids": jobs["job_id"].to_list()},

@@ -18,8 +18,8 @@ import html
 import json
 from functools import cache
 
+import altair as alt
 import vl_convert
-from altair.utils._importers import vl_version_for_vl_convert
 
 from mpg.report.charts import Chart
 
@@ -47,9 +47,11 @@ p.caption { color: #555; margin: 0.2em 0 0.8em; }
 
 @cache
 def _vega_bundle() -> str:
-    """Vega, Vega-Lite (the version Altair writes specs for, as Altair's own helper names it for
-    vl-convert) and vega-embed, as one script."""
-    bundle = vl_convert.javascript_bundle(vl_version=vl_version_for_vl_convert())
+    """Vega, Vega-Lite (the version Altair writes specs for) and vega-embed, as one script.
+
+    vl-convert names Vega-Lite versions by major and minor: Altair's `v6.4.1` is its `v6_4`."""
+    major, minor = alt.SCHEMA_VERSION.split(".")[:2]
+    bundle = vl_convert.javascript_bundle(vl_version=f"{major}_{minor}")
     if "</script" in bundle.lower():
         raise AssertionError("the Vega bundle contains </script: it cannot be inlined")
     return bundle
@@ -70,8 +72,9 @@ def _sha256(script: str) -> str:
     return f"'sha256-{digest}'"
 
 
-def render_page(title: str, charts: list[Chart]) -> str:
-    """The whole page; `title` and the charts' headings and captions are escaped as HTML."""
+def render_page(title: str, opening: str, charts: list[Chart]) -> str:
+    """The whole page; `title`, the `opening` paragraph and the charts' headings and captions are
+    escaped as HTML."""
     bundle = _vega_bundle()
     specs = script_json({chart.id: chart.spec for chart in charts})
     sections = "\n".join(
@@ -91,6 +94,7 @@ def render_page(title: str, charts: list[Chart]) -> str:
 </head>
 <body>
 <h1>{html.escape(title)}</h1>
+<p class="opening">{html.escape(opening)}</p>
 {sections}
 <script type="application/json" id="mpg-specs">{specs}</script>
 <script>{_BOOT}</script>

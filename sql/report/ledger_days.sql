@@ -1,11 +1,13 @@
 -- Where the fleet's chip-time went, day by day: the chip-time ledger summed over jobs.
 -- grain: one row per day and ledger category (categories with no chip-time that day left out).
--- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive.
--- input: view chip_time_ledger_current.
+-- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
+--   report's period, inclusive.
+-- input: table chip_time_ledger.
 with period as (
     select *
-    from chip_time_ledger_current
-    where ($first is null or day >= $first) and ($last is null or day <= $last)
+    from chip_time_ledger
+    where metric_version = $metric_version
+        and ($first is null or day >= $first) and ($last is null or day <= $last)
 ),
 
 final as (

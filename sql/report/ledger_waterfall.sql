@@ -3,13 +3,15 @@
 -- grain: one row per bar: 'wanted' first, then each category of $losses in that order, then
 -- 'ideal'; each bar spans chip-hours [bar_end, bar_start] (the ledger adds up to wanted exactly,
 -- so the last loss ends where ideal's bar tops out).
--- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive;
+-- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
+--   report's period, inclusive;
 --   $losses (VARCHAR[]): every ledger category but ideal, in the order the bars step down.
--- input: view chip_time_ledger_current.
+-- input: table chip_time_ledger.
 with period as (
     select *
-    from chip_time_ledger_current
-    where ($first is null or day >= $first) and ($last is null or day <= $last)
+    from chip_time_ledger
+    where metric_version = $metric_version
+        and ($first is null or day >= $first) and ($last is null or day <= $last)
 ),
 
 categories as (

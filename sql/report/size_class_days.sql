@@ -1,15 +1,25 @@
 -- Goodput per job size class over time: how well jobs of each size get their chips (SG).
 -- grain: one row per day and size class.
--- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive.
--- input: views job_days_sized and job_size_classes (sql/views/: where the class bounds live);
+-- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
+--   report's period, inclusive.
+-- input: table job_day_goodput; view job_size_classes (sql/views/: where the class bounds live);
 -- the macros of sql/publish/macros.sql.
-with classes as (
+with job_days as (
+    select *
+    from job_day_goodput
+    where metric_version = $metric_version
+        and ($first is null or day >= $first) and ($last is null or day <= $last)
+),
+
+classes as (
     select
-        sized.*,
+        job_days.*,
+        size_classes.size_class,
         size_classes.rank as size_order
-    from job_days_sized as sized
-    inner join job_size_classes as size_classes using (size_class)
-    where ($first is null or sized.day >= $first) and ($last is null or sized.day <= $last)
+    from job_days
+    inner join job_size_classes as size_classes
+        on job_days.chips_requested >= size_classes.min_chips
+        and (size_classes.max_chips is null or job_days.chips_requested <= size_classes.max_chips)
 ),
 
 sums as (

@@ -1,12 +1,14 @@
 -- Goodput over time for the report: the fleet, and each value of one slice column at a time.
 -- grain: one row per day and slice, where a slice is the fleet (slice_kind 'fleet') or one value of
 -- one of chip_generation, workload_class, framework (the other two "all").
--- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive.
--- input: view goodput_by_slice_current (the current metric version).
+-- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
+--   report's period, inclusive.
+-- input: table goodput_by_slice.
 with period as (
     select *
-    from goodput_by_slice_current
-    where ($first is null or day >= $first) and ($last is null or day <= $last)
+    from goodput_by_slice
+    where metric_version = $metric_version
+        and ($first is null or day >= $first) and ($last is null or day <= $last)
 ),
 
 one_slice_column as (

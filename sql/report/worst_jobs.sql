@@ -1,12 +1,14 @@
 -- The jobs that lost the most chip-time over the period: wanted but not productive chip-hours.
 -- grain: one row per job, the $limit jobs with the most lost chip-hours (ties by job_id).
--- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive;
+-- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
+--   report's period, inclusive;
 --   $limit (INTEGER).
--- input: view job_day_goodput_current.
+-- input: table job_day_goodput.
 with period as (
     select *
-    from job_day_goodput_current
-    where ($first is null or day >= $first) and ($last is null or day <= $last)
+    from job_day_goodput
+    where metric_version = $metric_version
+        and ($first is null or day >= $first) and ($last is null or day <= $last)
 ),
 
 jobs as (
