@@ -23,8 +23,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from mpg.compare import Sums, compare_periods, parse_period
-from mpg.compare.decompose import split_a
+from mpg.compare import Comparison, compare_periods, parse_period
+from mpg.compare.decompose import Ratios, split_m
 from mpg.compare.read import Period
 from mpg.errors import OptionsError
 from mpg.pipelines.options import RunOptions
@@ -105,7 +105,7 @@ def worked_example(tmp_path: Path) -> Path:
 
 
 def _parts(part: dict) -> dict[str, float]:
-    return {k: part[k] for k in ("mix_wanted", "mix_profiled", "sg", "rg", "pg", "total")}
+    return {k: part[k] for k in ("mix", "sg", "rg", "pg", "coverage", "total") if k in part}
 
 
 def test_worked_example_by_hand(worked_example: Path) -> None:
@@ -114,16 +114,16 @@ def test_worked_example_by_hand(worked_example: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     got = json.loads(result.stdout)
-    # A = 0.5 in both periods; G = 46/100 -> 80/200; MPG 0.23 -> 0.2
+    # every job-day profiled, so K = 1 and MPG = M* = sum_s w_s m_s: 0.23 -> 0.2
     assert got["base"]["mpg"] == pytest.approx(0.23, abs=1e-15)
     assert got["current"]["mpg"] == pytest.approx(0.2, abs=1e-15)
     assert got["change"] == pytest.approx(-0.03, abs=1e-15)
     expected_totals = {
-        "mix_wanted": 0.03225,
-        "mix_profiled": 0.0075,
+        "mix": 0.0375,
         "sg": 0.0,
-        "rg": -0.03225,
+        "rg": -0.03,
         "pg": -0.0375,
+        "coverage": 0.0,
         "total": -0.03,
     }
     assert _parts(got["parts"]) == pytest.approx(expected_totals, abs=1e-15)
@@ -131,18 +131,15 @@ def test_worked_example_by_hand(worked_example: Path) -> None:
     assert slices == [Y, X]  # by |total|: -0.02375, -0.00625
     y, x = got["slices"]
     assert _parts(y["parts"]) == pytest.approx(
-        {"mix_wanted": 0.01075, "mix_profiled": 0.003, "sg": 0, "rg": 0, "pg": -0.0375,
-         "total": -0.02375},
+        {"mix": 0.01375, "sg": 0, "rg": 0, "pg": -0.0375, "total": -0.02375},
         abs=1e-15,
     )  # fmt: skip
     assert _parts(x["parts"]) == pytest.approx(
-        {"mix_wanted": 0.0215, "mix_profiled": 0.0045, "sg": 0, "rg": -0.03225, "pg": 0,
-         "total": -0.00625},
+        {"mix": 0.02375, "sg": 0, "rg": -0.03, "pg": 0, "total": -0.00625},
         abs=1e-15,
     )  # fmt: skip
     assert [(p["chip_generation"], p["part"]) for p in got["top_parts"]] == [
-        ("gpu-h100", "pg"), ("tpu-v5e", "rg"), ("tpu-v5e", "mix_wanted"),
-        ("gpu-h100", "mix_wanted"), ("tpu-v5e", "mix_profiled"),
+        ("gpu-h100", "pg"), ("tpu-v5e", "rg"), ("tpu-v5e", "mix"), ("gpu-h100", "mix"),
     ]  # fmt: skip
     # X's ledger: lost_progress 0 -> 30%, program_loss 24% -> 12%, runtime_idle 40% -> 30%
     assert [(m["category"], m["base_share"], m["current_share"]) for m in x["ledger_moves"]] == [
@@ -173,7 +170,7 @@ def test_worked_example_terminal(worked_example: Path) -> None:
         "0.300", "0.240", "+1.375", "+0.000", "+0.000", "-3.750", "-2.375"
     ]  # fmt: skip
     assert rows["training / jax / tpu-v5e"][-7:] == [
-        "0.160", "0.080", "+2.600", "+0.000", "-3.225", "+0.000", "-0.625"
+        "0.160", "0.080", "+2.375", "+0.000", "-3.000", "+0.000", "-0.625"
     ]  # fmt: skip
     assert "training / jax / tpu-v5e: lost_progress 0.0% -> 30.0%, program_loss 24.0% -> " in (
         result.stdout
@@ -181,8 +178,8 @@ def test_worked_example_terminal(worked_example: Path) -> None:
 
 
 def test_edges_by_hand(tmp_path: Path) -> None:
-    """E1 moves SG and RG in opposite ways (A unchanged), E2 is never profiled (PG null), E3
-    exists only in the current period."""
+    """E1 moves SG and RG in opposite ways (m unchanged), E2 is never profiled (its PG taken as
+    the fleet's mean PG in both periods), E3 exists only in the current period."""
     e1, e2, e3 = ("training", "jax", "e1"), ("training", "jax", "e2"), ("serving", "jax", "e3")
     out = _write_database(
         tmp_path / "out",
@@ -195,45 +192,52 @@ def test_edges_by_hand(tmp_path: Path) -> None:
         ],
         [],
     )
-    # base: A = 90/200 = 0.45, G = 20/40 = 0.5; current: A = 240/400 = 0.6, G = 100/140 = 5/7
-    a_mean, g_mean = 0.525, 17 / 28
-    by_slice = {c.slice: c.parts for c in compare_periods(out, BASE, CURRENT).decomposition.slices}
+    # base: A = 90/200, G = 20/40 = 0.5, MPG 0.225; current: A = 240/400, G = 100/140, MPG 3/7
+    g = (0.5 + 5 / 7) / 2  # the fleet's mean PG, E2's PG in both periods
+    # M* = sum_s w_s m_s, with m_e1 = 0.5 x 0.8 x 0.5 = 0.2 both, m_e2 = 0.5 g -> g, m_e3 = 0.4
+    m0, m1 = 0.5 * 0.2 + 0.5 * 0.5 * g, 0.25 * 0.2 + 0.25 * g + 0.5 * 0.4
+    k0, k1 = 0.225 / m0, (3 / 7) / m1
+    k, m = (k0 + k1) / 2, (m0 + m1) / 2
+    comparison = compare_periods(out, BASE, CURRENT)
+    by_slice = {c.slice: c.parts for c in comparison.decomposition.slices}
+    sg_rg = 0.375 * 0.2 * math.log(1.6)  # w̄ L(0.2, 0.2) ln(0.8 / 0.5), and -ln(0.5 / 0.8)
     expected = {
-        # w 0.5 -> 0.25, A 0.4 both; SG 0.5 -> 0.8, RG 0.8 -> 0.5: L(0.4, 0.4) = 0.4
-        # v 1 -> 2/7, PG 0.5 both
-        e1: (g_mean * -0.25 * (0.4 - a_mean), a_mean * (-5 / 7) * (0.5 - g_mean),
-             g_mean * 0.375 * 0.4 * math.log(1.6), -g_mean * 0.375 * 0.4 * math.log(1.6), 0.0),
-        # w 0.5 -> 0.25, A 0.5 -> 1 all by RG (SG 1 both); never profiled: no PG part
-        e2: (g_mean * -0.25 * (0.75 - a_mean), 0.0, 0.0, g_mean * 0.375 * 0.5, 0.0),
-        # w 0 -> 0.5 at A 0.5, v 0 -> 5/7 at PG 0.8: all of it mix
-        e3: (g_mean * 0.5 * (0.5 - a_mean), a_mean * (5 / 7) * (0.8 - g_mean), 0.0, 0.0, 0.0),
-    }  # fmt: skip
+        # w 0.5 -> 0.25 at m 0.2; SG 0.5 -> 0.8 and RG 0.8 -> 0.5 cancel
+        e1: (k * -0.25 * (0.2 - m), k * sg_rg, -k * sg_rg, 0.0),
+        # w 0.5 -> 0.25, m 0.5 g -> g all by RG (SG 1 both, PG g both)
+        e2: (k * -0.25 * (0.75 * g - m), 0.0, k * 0.375 * 0.5 * g, 0.0),
+        # w 0 -> 0.5 at m 0.4: all of it mix
+        e3: (k * 0.5 * (0.4 - m), 0.0, 0.0, 0.0),
+    }
     for key, parts in expected.items():
         got = by_slice[key]
-        assert (got.mix_wanted, got.mix_profiled, got.sg, got.rg, got.pg) == pytest.approx(
-            parts, abs=1e-15
-        ), key
-    assert sum(p.total for p in by_slice.values()) == pytest.approx(0.6 * 5 / 7 - 0.225, abs=1e-15)
+        assert (got.mix, got.sg, got.rg, got.pg) == pytest.approx(parts, abs=1e-15), key
+        assert got.coverage == 0
+    totals = comparison.decomposition.totals
+    assert totals.coverage == pytest.approx(m * (k1 - k0), abs=1e-15)
+    assert totals.total == pytest.approx(3 / 7 - 0.225, abs=1e-15)
 
 
 @pytest.mark.parametrize(
     ("base", "current", "expected"),
     [
         # SG 0 in the base (nothing allocated): the whole change is SG's
-        (Sums(100, 0, 0, 0, 0), Sums(100, 50, 25, 0, 0), (0.25, 0.0)),
+        (Ratios(0, 0, 0.5), Ratios(0.5, 0.5, 0.5), (0.125, 0.0, 0.0)),
         # SG positive, RG 0 in the current period: the whole change is RG's
-        (Sums(100, 50, 25, 0, 0), Sums(100, 60, 0, 0, 0), (0.0, -0.25)),
-        (Sums(100, 0, 0, 0, 0), Sums(100, 60, 0, 0, 0), (0.0, 0.0)),
-        # both positive: LMDI, L(0.25, 0.5) x ln(SG ratio) and x ln(RG ratio)
+        (Ratios(0.5, 0.5, 0.4), Ratios(0.6, 0, 0.4), (0.0, -0.1, 0.0)),
+        # PG 0 (ideal time 0) in the base: PG's
+        (Ratios(1, 0.5, 0), Ratios(1, 0.5, 0.2), (0.0, 0.0, 0.1)),
+        (Ratios(0, 0, 0.5), Ratios(0.6, 0, 0.5), (0.0, 0.0, 0.0)),
+        # all positive: LMDI, L(0.25, 0.125) x ln of each ratio's ratio
         (
-            Sums(100, 50, 25, 0, 0),
-            Sums(100, 100, 50, 0, 0),
-            (0.25 / math.log(2) * math.log(2), 0.25 / math.log(2) * math.log(0.5 / 0.5)),
+            Ratios(0.5, 0.5, 0.5),
+            Ratios(1, 0.5, 0.5),
+            (0.125 / math.log(2) * math.log(2), 0.0, 0.0),
         ),
     ],
 )
-def test_split_a_zeros(base: Sums, current: Sums, expected: tuple[float, float]) -> None:
-    assert split_a(base, current) == pytest.approx(expected, abs=1e-15)
+def test_split_m_zeros(base: Ratios, current: Ratios, expected: tuple[float, float, float]) -> None:
+    assert split_m(base, current) == pytest.approx(expected, abs=1e-15)
 
 
 @pytest.mark.parametrize(
@@ -322,9 +326,10 @@ def test_parts_add_up_on_a_simulated_fleet(fleet_out: Path) -> None:
         published = _published_fleet_mpg(fleet_out, days[c0], days[c1])
         assert d.current_mpg == pytest.approx(published, rel=1e-12)
         parts = [c.parts for c in d.slices]
-        assert abs(sum(p.total for p in parts) - d.change) <= 1e-12
+        assert abs(sum(p.total for p in parts) + d.totals.coverage - d.change) <= 1e-12
         assert abs(d.totals.total - d.change) <= 1e-12
-        assert abs(d.totals.mix + d.totals.sg + d.totals.rg + d.totals.pg - d.change) <= 1e-12
+        t = d.totals
+        assert abs(t.mix + t.sg + t.rg + t.pg + t.coverage - d.change) <= 1e-12
 
 
 def _published_fleet_mpg(out: Path, first: dt.date, last: dt.date) -> float:
@@ -348,11 +353,16 @@ def _published_fleet_mpg(out: Path, first: dt.date, last: dt.date) -> float:
 PLANT_DAYS = 7  # the current period: the base days moved a week on
 
 
-def _planted(fleet_out: Path, out: Path, generation: str) -> tuple[list[dict], list[dict]]:
-    """Base: the fleet's first 3 days; current: the same job-days a week later, except that
-    `generation`'s jobs lose half their productive time (ideal with it: PG stays) to lost
-    progress. Returns the base and current job-day rows."""
-    rows = [r for r in _rows(fleet_out, "job_day_goodput")]
+def _planted(
+    fleet_out: Path, out: Path, generation: str, profiled_only: bool = False
+) -> tuple[list[dict], list[dict]]:
+    """Base: the fleet's first 3 days (only the job-days with a PG if `profiled_only`); current:
+    the same job-days a week later, except that `generation`'s jobs lose half their productive
+    time (ideal with it: PG stays) to lost progress. Returns the base and current job-day rows."""
+    rows = [
+        r for r in _rows(fleet_out, "job_day_goodput") if r["pg"] is not None or not profiled_only
+    ]
+    kept = {(r["day"], r["job_id"]) for r in rows}
     first = min(r["day"] for r in rows)
     base = [r for r in rows if r["day"] < first + dt.timedelta(days=3)]
     planted_jobs = {(r["day"], r["job_id"]) for r in base if r["chip_generation"] == generation}
@@ -370,7 +380,7 @@ def _planted(fleet_out: Path, out: Path, generation: str) -> tuple[list[dict], l
     ledger = []
     for r in _rows(fleet_out, "chip_time_ledger"):
         key = (r["day"], r["job_id"])
-        if r["day"] >= first + dt.timedelta(days=3):
+        if r["day"] >= first + dt.timedelta(days=3) or key not in kept:
             continue
         ledger.append(r)
         moved = {**r, "day": r["day"] + dt.timedelta(days=PLANT_DAYS)}
@@ -392,27 +402,28 @@ def _fleet(rows: list[dict]) -> tuple[float, float]:
     return productive / wanted, ideal / sum(r["productive_chip_s"] for r in profiled)
 
 
-def test_planted_loss_is_named_first(fleet_out: Path, tmp_path: Path) -> None:
-    generation = "gpu-h100"
-    base, current = _planted(fleet_out, tmp_path / "planted", generation)
+def _compare_planted(out: Path, base: list[dict]) -> Comparison:
     first = min(r["day"] for r in base)
-    comparison = compare_periods(
-        tmp_path / "planted",
+    return compare_periods(
+        out,
         Period(first, first + dt.timedelta(days=2)),
         Period(first + dt.timedelta(days=PLANT_DAYS), first + dt.timedelta(days=PLANT_DAYS + 2)),
     )
+
+
+def test_planted_loss_is_named_first(fleet_out: Path, tmp_path: Path) -> None:
+    generation = "gpu-h100"
+    base, current = _planted(fleet_out, tmp_path / "planted", generation)
+    comparison = _compare_planted(tmp_path / "planted", base)
     d = comparison.decomposition
-    # independently: wanted time is the same in both periods, so MPG = A x G moves by
-    # G_mean x ΔA (all of it RG: SG is unchanged) plus A_mean x ΔG (PG unchanged within
-    # every slice: only the weights of fleet PG moved, which is mix)
+    # independently: the change is A x G of the rows; no slice's share of wanted time, SG or PG
+    # moved, so there is no mix, SG or PG part: all of it is RG, and coverage where the planted
+    # slices' productive time weighs in the published PG
     (a0, g0), (a1, g1) = _fleet(base), _fleet(current)
-    wanted = sum(r["wanted_chip_s"] for r in base)
     assert d.change == pytest.approx(a1 * g1 - a0 * g0, rel=1e-12)
-    assert d.totals.rg == pytest.approx((g0 + g1) / 2 * (a1 - a0), rel=1e-12)
-    assert d.totals.mix_profiled == pytest.approx((a0 + a1) / 2 * (g1 - g0), rel=1e-12)
-    assert (d.totals.mix_wanted, d.totals.sg, d.totals.pg) == pytest.approx((0, 0, 0), abs=1e-15)
-    # the slice of the planted generation that lost most productive time comes first, its RG
-    # part G_mean x its lost productive time / wanted
+    assert (d.totals.mix, d.totals.sg, d.totals.pg) == pytest.approx((0, 0, 0), abs=1e-15)
+    assert d.totals.rg + d.totals.coverage == pytest.approx(d.change, rel=1e-12)
+    # the slice of the planted generation that lost most productive time comes first
     lost: dict[tuple, float] = {}
     for r in base:
         if r["chip_generation"] == generation:
@@ -420,7 +431,6 @@ def test_planted_loss_is_named_first(fleet_out: Path, tmp_path: Path) -> None:
     worst = max(lost, key=lambda k: lost[k])
     top = d.slices[0]
     assert top.slice == worst
-    assert top.parts.rg == pytest.approx(-(g0 + g1) / 2 * lost[worst] / wanted, rel=1e-12)
     # summed per chip generation, the planted one comes first, with all of the RG part
     generation_first, parts = comparison.by_dimension("chip_generation")[0]
     assert generation_first == generation
@@ -429,12 +439,43 @@ def test_planted_loss_is_named_first(fleet_out: Path, tmp_path: Path) -> None:
     assert (largest.slice, largest.part, largest.value) == (worst, "rg", top.parts.rg)
     # and lost progress is the ledger category that moved most (for the slice, tied with the
     # productive category it came from), by the share of wanted time it gained
+    wanted = sum(r["wanted_chip_s"] for r in base)
     slice_wanted = sum(r["wanted_chip_s"] for r in base if _slice(r) == worst)
     moves = {m.category: m.change for m in comparison.slice_moves[worst]}
     assert moves["lost_progress"] == pytest.approx(lost[worst] / slice_wanted, rel=1e-12)
     assert moves["lost_progress"] == pytest.approx(max(map(abs, moves.values())), rel=1e-12)
     assert comparison.fleet_moves[0].category == "lost_progress"
     assert comparison.fleet_moves[0].change == pytest.approx(sum(lost.values()) / wanted, rel=1e-12)
+
+
+def test_planted_loss_on_a_profiled_fleet_is_the_textbook_shift_share(
+    fleet_out: Path, tmp_path: Path
+) -> None:
+    """Every job-day profiled: fleet MPG is ideal / wanted, the wanted-weighted mean of the
+    slices' MPG, so each planted slice's RG part is its lost ideal chip-time over the fleet's
+    wanted chip-time (plain Python over the rows), and there is no coverage part."""
+    generation = "tpu-v5e"
+    base, current = _planted(fleet_out, tmp_path / "planted", generation, profiled_only=True)
+    comparison = _compare_planted(tmp_path / "planted", base)
+    d = comparison.decomposition
+    wanted = sum(r["wanted_chip_s"] for r in base)
+    ideal = sum(r["ideal_chip_s"] for r in base)
+    assert (d.base_mpg, d.current_mpg) == pytest.approx(
+        (ideal / wanted, sum(r["ideal_chip_s"] for r in current) / wanted), rel=1e-12
+    )
+    lost: dict[tuple, float] = {}
+    for r in base:
+        if r["chip_generation"] == generation:
+            lost[_slice(r)] = lost.get(_slice(r), 0.0) + r["ideal_chip_s"] / 2
+    assert len(lost) >= 2
+    parts = {c.slice: c.parts for c in d.slices}
+    for key, chip_s in lost.items():
+        assert (parts[key].mix, parts[key].sg, parts[key].pg) == pytest.approx((0, 0, 0), abs=1e-15)
+        assert parts[key].rg == pytest.approx(-chip_s / wanted, rel=1e-12), key
+    assert all(p.total == pytest.approx(0, abs=1e-15) for k, p in parts.items() if k not in lost)
+    assert d.totals.coverage == pytest.approx(0, abs=1e-15)
+    assert d.totals.rg == pytest.approx(-sum(lost.values()) / wanted, rel=1e-12)
+    assert comparison.by_dimension("chip_generation")[0][0] == generation
 
 
 def _slice(row: dict) -> tuple[str, str, str]:

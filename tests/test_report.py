@@ -16,7 +16,7 @@ import pytest
 
 from mpg.compare import Comparison, Sums, compare_periods, decompose, parse_period
 from mpg.compare.comparison import CategoryMove
-from mpg.compare.decompose import PART_NAMES
+from mpg.compare.decompose import FLEET_PART_NAMES, PART_NAMES
 from mpg.metrics import LEDGER_CATEGORIES
 from mpg.report.compare_charts import comparison_charts
 from mpg.report.page import render_page
@@ -238,7 +238,7 @@ def test_the_comparison_charts_carry_compare_periods_parts(out: Path, compared: 
     steps = compared["compare-waterfall"]["data"]["values"]
     assert [(v["step"], v["value"]) for v in steps] == [
         ("base", d.base_mpg),
-        *((name, getattr(d.totals, name)) for name in PART_NAMES),
+        *((name, getattr(d.totals, name)) for name in FLEET_PART_NAMES),
         ("current", d.current_mpg),
     ]
     # ... which are what `mpg compare --json` prints for the same periods.
@@ -246,7 +246,7 @@ def test_the_comparison_charts_carry_compare_periods_parts(out: Path, compared: 
     printed = json.loads(done.stdout)
     assert [v["value"] for v in steps] == [
         printed["base"]["mpg"],
-        *(printed["parts"][name] for name in PART_NAMES),
+        *(printed["parts"][name] for name in FLEET_PART_NAMES),
         printed["current"]["mpg"],
     ]
     job_days = _by_day(_rows(out, "job_day_goodput_current"))
@@ -256,7 +256,7 @@ def test_the_comparison_charts_carry_compare_periods_parts(out: Path, compared: 
     # Each part's bar starts where the last one ended, and the last ends at current MPG.
     assert [(v["bar_start"], v["bar_end"]) for v in steps[:2]] == [
         (0, d.base_mpg),
-        (d.base_mpg, d.base_mpg + d.totals.mix_wanted),
+        (d.base_mpg, d.base_mpg + d.totals.mix),
     ]
     for before, after in itertools.pairwise(steps[1:-1]):
         assert after["bar_start"] == before["bar_end"]
@@ -310,11 +310,11 @@ def test_a_hand_made_comparison_on_the_page() -> None:
     assert page.lower().count("</script") == 3
     specs = specs_of(page)
     steps = specs["compare-waterfall"]["data"]["values"]
-    assert [v["step"] for v in steps] == ["base", *PART_NAMES, "current"]
-    assert [v["value"] for v in steps] == pytest.approx([0.2, 0, 0, 0, -0.1, 0, 0.1], abs=1e-15)
+    assert [v["step"] for v in steps] == ["base", *FLEET_PART_NAMES, "current"]
+    assert [v["value"] for v in steps] == pytest.approx([0.2, 0, 0, -0.1, 0, 0, 0.1], abs=1e-15)
     bars = specs["compare-slices"]["data"]["values"]
     assert {v["slice"] for v in bars} == {" / ".join(name)}
-    assert [v["value"] for v in bars] == pytest.approx([0, 0, 0, -0.1, 0], abs=1e-15)
+    assert [v["value"] for v in bars] == pytest.approx([0, 0, -0.1, 0], abs=1e-15)
     assert [(v["period"], v["share"]) for v in specs["compare-ledger"]["data"]["values"]] == [
         ("base (2026-01-01..2026-01-01)", 0.1),
         ("current (2026-01-02..2026-01-03)", 0.3),

@@ -110,8 +110,8 @@ def test_the_comparison_renders_in_chromium(out: Path, browser: Browser, tmp_pat
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
     assert chart_ids[8:] == ["compare-waterfall", "compare-slices", "compare-ledger"]
     page = _render(browser, report, tmp_path / "compared.png")
-    # The waterfall's steps on its axis: base MPG, the five parts, current MPG.
-    labels = ["base MPG", "mix (wanted)", "mix (profiled)", "SG", "RG", "PG", "current MPG"]
+    # The waterfall's steps on its axis: base MPG, the five parts (coverage the last), current MPG.
+    labels = ["base MPG", "mix", "SG", "RG", "PG", "PG coverage", "current MPG"]
     shown = page.locator("#compare-waterfall").get_by_text
     assert [shown(text, exact=True).count() for text in labels] == [1] * len(labels)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mpg.compare.decompose import (
+    FLEET_PART_NAMES,
     PART_NAMES,
     SLICE_COLUMNS,
     Decomposition,
@@ -34,7 +35,7 @@ TOP_PARTS = 5
 
 @dataclass(frozen=True)
 class PartOfSlice:
-    """One cell of the decomposition: a slice's mix_wanted, mix_profiled, sg, rg or pg part."""
+    """One cell of the decomposition: a slice's mix, sg, rg or pg part."""
 
     slice: Slice
     part: str
@@ -82,7 +83,7 @@ class Comparison:
     def by_dimension(self, column: str) -> tuple[tuple[str, Parts], ...]:
         """The slices' parts summed per value of one slice column (say, per chip generation),
         largest |total| first: a change spread over a generation's slices shows whole here.
-        They add up to the fleet's parts as the slices' do."""
+        They add up to the fleet's parts but coverage, as the slices' do."""
         index = SLICE_COLUMNS.index(column)
         sums: dict[str, Parts] = {}
         for c in self.decomposition.slices:
@@ -96,7 +97,7 @@ class Comparison:
             "base": _period_json(self.base_period, d.base),
             "current": _period_json(self.current_period, d.current),
             "change": d.change,
-            "parts": _parts_json(d.totals),
+            "parts": _parts_json(d.totals, FLEET_PART_NAMES),
             "ledger_moves": [_move_json(m) for m in self.fleet_moves],
             "top_parts": [
                 {**dict(zip(SLICE_COLUMNS, p.slice, strict=True)), "part": p.part, "value": p.value}
@@ -205,8 +206,8 @@ def _period_json(period: Period, sums: Sums) -> dict[str, Any]:
     return {"first": str(period.first), "last": str(period.last), **_ratios_json(sums)}
 
 
-def _parts_json(parts: Parts) -> dict[str, float]:
-    return {"mix": parts.mix, **{n: getattr(parts, n) for n in PART_NAMES}, "total": parts.total}
+def _parts_json(parts: Parts, names: tuple[str, ...] = PART_NAMES) -> dict[str, float]:
+    return {**{n: getattr(parts, n) for n in names}, "total": parts.total}
 
 
 def _move_json(move: CategoryMove) -> dict[str, Any]:

@@ -1,12 +1,14 @@
 """The change in fleet MPG between two periods, split exactly into mix, SG, RG and PG parts.
 
 The fleet MPG decomposed is the one the tables publish for any roll-up: SG x RG x PG of sums, PG
-over the job-days that have one. That is `A x G`, with `A = productive / wanted` (SG x RG) a
-wanted-time-weighted mean of the slices' A, and `G` (PG) a mean of the slices' PG weighted by
-profiled productive time. So `ΔMPG = Ḡ ΔA + Ā ΔG` (bars: the two periods' mean), each split by a
-shift-share over slices into a mix part and a within-slice part, the within part of A split into
-SG and RG with log-mean (LMDI) weights. The parts add up to the change exactly; docs/compare.md
-has the derivation, the edge cases and a worked example.
+over the job-days that have one. Written as `K x M*`: `M* = sum_s w_s m_s` is the textbook
+shift-share form, the slices' MPG `m_s` weighted by their share `w_s` of wanted chip-time, and
+`K = MPG / M*` is the published formula's correction for PG coverage (1 where every slice's
+productive time is profiled alike). So `ΔMPG = K̄ ΔM* + M̄* ΔK` (bars: the two periods' mean):
+`ΔM*` splits by a centred shift-share into each slice's mix part (`Δw_s`) and its own change
+(`Δm_s`), which splits into SG, RG and PG with log-mean (LMDI) weights; `M̄* ΔK` is the fleet's
+coverage part. The parts add up to the change exactly; docs/compare.md has the derivation, the
+edge cases and a worked example.
 
     >>> base = {("training", "jax", "tpu-v5e"): Sums(100, 80, 40, 20, 40)}
     >>> now = {("training", "jax", "tpu-v5e"): Sums(100, 80, 20, 10, 20)}
@@ -18,20 +20,16 @@ has the derivation, the edge cases and a worked example.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 Slice = tuple[str, str, str]  # workload_class, framework, chip_generation
 SLICE_COLUMNS = ("workload_class", "framework", "chip_generation")
-PART_NAMES = ("mix_wanted", "mix_profiled", "sg", "rg", "pg")
+# A slice's parts, and the fleet's: the slices' summed, and coverage, which is the fleet's only.
+PART_NAMES = ("mix", "sg", "rg", "pg")
+FLEET_PART_NAMES = (*PART_NAMES, "coverage")
 # How the terminal and the report name each part.
-PART_LABELS = {
-    "mix_wanted": "mix (wanted)",
-    "mix_profiled": "mix (profiled)",
-    "sg": "SG",
-    "rg": "RG",
-    "pg": "PG",
-}
+PART_LABELS = {"mix": "mix", "sg": "SG", "rg": "RG", "pg": "PG", "coverage": "PG coverage"}
 
 # How far the parts may be from the change in floating point before it is a bug, not rounding.
 ADD_UP_TOLERANCE = 1e-12
@@ -98,28 +96,24 @@ ZERO = Sums(0.0, 0.0, 0.0, 0.0, 0.0)
 
 @dataclass(frozen=True)
 class Parts:
-    """One slice's (or the fleet's) share of the change in fleet MPG, in MPG units.
+    """A slice's (or the fleet's) share of the change in fleet MPG, in MPG units.
 
-    `mix_wanted`: the slice's share of wanted chip-time moved; `mix_profiled`: its share of
-    profiled productive chip-time (the weights of fleet PG) moved; `sg`, `rg`, `pg`: its own
-    ratios moved."""
+    `mix`: the slice's share of wanted chip-time moved (workload mix); `sg`, `rg`, `pg`: its own
+    ratios moved; `coverage` (the fleet's only, 0 for a slice): how PG's coverage is spread over
+    the slices moved, which the published formula values."""
 
-    mix_wanted: float = 0.0
-    mix_profiled: float = 0.0
+    mix: float = 0.0
     sg: float = 0.0
     rg: float = 0.0
     pg: float = 0.0
-
-    @property
-    def mix(self) -> float:
-        return self.mix_wanted + self.mix_profiled
+    coverage: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.mix_wanted + self.mix_profiled + self.sg + self.rg + self.pg
+        return self.mix + self.sg + self.rg + self.pg + self.coverage
 
     def __add__(self, other: Parts) -> Parts:
-        return Parts(*(getattr(self, n) + getattr(other, n) for n in PART_NAMES))
+        return Parts(*(getattr(self, n) + getattr(other, n) for n in FLEET_PART_NAMES))
 
 
 @dataclass(frozen=True)
@@ -135,7 +129,7 @@ class Decomposition:
     base: Sums  # the fleet's sums
     current: Sums
     slices: tuple[SliceChange, ...]  # by |total part|, largest first
-    totals: Parts
+    totals: Parts  # the slices' parts summed, and the coverage part
 
     @property
     def base_mpg(self) -> float:
@@ -161,44 +155,66 @@ def log_mean(x: float, y: float) -> float:
     return x if x == y else (x - y) / (math.log(x) - math.log(y))
 
 
-def split_a(base: Sums, current: Sums) -> tuple[float, float]:
-    """ΔA of one slice (A = SG x RG) as (SG part, RG part), adding up to it exactly.
+@dataclass(frozen=True)
+class Ratios:
+    """A slice's SG, RG and PG in a period as the decomposition takes them (PG imputed where the
+    slice has no profile, docs/compare.md), and their product m."""
 
-    Both periods' A positive: LMDI, `L(A1, A0) x ln(SG1/SG0)` and the same for RG. One A zero:
-    the whole change goes to the ratio that is zero in that period (SG if it is, else RG), the
-    limit of LMDI as that ratio tends to zero. Both zero: no change."""
-    a0, a1 = base.a, current.a
-    if a0 > 0 and a1 > 0:
-        weight = log_mean(a1, a0)
-        sg = weight * math.log(_positive(current.sg) / _positive(base.sg))
-        rg = weight * math.log(_positive(current.rg) / _positive(base.rg))
-        return sg, rg
-    if a0 == a1:
-        return 0.0, 0.0
-    zero_side = base if a0 == 0 else current
-    return (a1 - a0, 0.0) if zero_side.all_allocated == 0 else (0.0, a1 - a0)
+    sg: float
+    rg: float
+    pg: float
+
+    def __iter__(self) -> Iterator[float]:
+        return iter((self.sg, self.rg, self.pg))
+
+    @property
+    def product(self) -> float:
+        return self.sg * self.rg * self.pg
 
 
-def _positive(value: float | None) -> float:
-    assert value is not None and value > 0, "a positive A has positive SG and RG"
-    return value
+def split_m(m0: Ratios, m1: Ratios) -> tuple[float, float, float]:
+    """Δm of one slice (m = SG x RG x PG) as (SG part, RG part, PG part), adding up to it exactly.
+
+    Both periods' m positive: LMDI, `L(m1, m0) x ln(SG1 / SG0)` and the same for RG and PG. One
+    m zero: the whole change goes to the first ratio (SG, RG, PG) that is zero in that period,
+    the limit of LMDI as that ratio tends to zero. Equal: no change."""
+    p0, p1 = m0.product, m1.product
+    if p0 > 0 and p1 > 0:
+        weight = log_mean(p1, p0)
+        sg, rg, pg = (weight * math.log(x1 / x0) for x0, x1 in zip(m0, m1, strict=True))
+        return sg, rg, pg
+    if p0 == p1:
+        return 0.0, 0.0, 0.0
+    zero_side = m0 if p0 == 0 else m1
+    parts = [0.0, 0.0, 0.0]
+    parts[next(i for i, x in enumerate(zero_side) if x == 0)] = p1 - p0
+    return parts[0], parts[1], parts[2]
 
 
 def decompose(base: Mapping[Slice, Sums], current: Mapping[Slice, Sums]) -> Decomposition:
     """Split `MPG(current) - MPG(base)` of the fleet made of these slices (slices without wanted
-    chip-time in a period may be absent from its mapping) into per-slice Parts; raises
-    UndefinedMPGError where a period's fleet MPG is undefined, and AssertionError if the parts
-    fail to add up to the change (a bug)."""
+    chip-time in a period may be absent from its mapping) into per-slice Parts and the fleet's
+    coverage part; raises UndefinedMPGError where a period's fleet MPG is undefined, and
+    AssertionError if the parts fail to add up to the change (a bug)."""
     fleet0, fleet1 = _fleet(base, "base"), _fleet(current, "current")
-    a_mean = (fleet0.a + fleet1.a) / 2
     g_mean = (_defined(fleet0.pg) + _defined(fleet1.pg)) / 2
+    keys = sorted(base.keys() | current.keys())
+    pairs = {key: (base.get(key, ZERO), current.get(key, ZERO)) for key in keys}
+    ratios = {key: _ratios(s0, s1, g_mean) for key, (s0, s1) in pairs.items()}
+    m_star = [
+        sum(p[i].wanted / fleet.wanted * ratios[k][i].product for k, p in pairs.items())
+        for i, fleet in enumerate((fleet0, fleet1))
+    ]
+    k0, k1 = (_correction(f, m) for f, m in zip((fleet0, fleet1), m_star, strict=True))
+    k_mean, m_mean = (k0 + k1) / 2, (m_star[0] + m_star[1]) / 2
     changes = []
-    for key in sorted(base.keys() | current.keys()):
-        s0, s1 = base.get(key, ZERO), current.get(key, ZERO)
-        changes.append(
-            SliceChange(key, s0, s1, _slice_parts(s0, s1, fleet0, fleet1, a_mean, g_mean))
-        )
-    totals = sum((c.parts for c in changes), Parts())
+    for key, (s0, s1) in pairs.items():
+        r0, r1 = ratios[key]
+        w0, w1 = s0.wanted / fleet0.wanted, s1.wanted / fleet1.wanted
+        mix = k_mean * (w1 - w0) * ((r0.product + r1.product) / 2 - m_mean)
+        own = (k_mean * (w0 + w1) / 2 * part for part in split_m(r0, r1))
+        changes.append(SliceChange(key, s0, s1, Parts(mix, *own)))
+    totals = sum((c.parts for c in changes), Parts(coverage=m_mean * (k1 - k0)))
     decomposition = Decomposition(
         base=fleet0,
         current=fleet1,
@@ -208,6 +224,38 @@ def decompose(base: Mapping[Slice, Sums], current: Mapping[Slice, Sums]) -> Deco
     gap = abs(totals.total - decomposition.change)
     assert gap <= ADD_UP_TOLERANCE, f"parts miss the change in MPG by {gap}"
     return decomposition
+
+
+def _ratios(s0: Sums, s1: Sums, g_mean: float) -> tuple[Ratios, Ratios]:
+    """A slice's ratios in each period. A slice absent from a period (no wanted chip-time) takes
+    the other period's ratios there, so all of its change is mix (it entered or left); a slice
+    without a profile in a period takes its PG from the other period, or the fleet's mean PG
+    where it has none in either, so its own PG part is zero and the published formula's
+    valuation of its unprofiled time shows in the coverage part."""
+    sg0, sg1 = s0.sg, s1.sg
+    rg0, rg1 = s0.rg or 0.0, s1.rg or 0.0  # no all-allocated time: SG is 0 and decides
+    pg0, pg1 = s0.pg, s1.pg
+    pg0, pg1 = (
+        pg0 if pg0 is not None else pg1 if pg1 is not None else g_mean,
+        pg1 if pg1 is not None else pg0 if pg0 is not None else g_mean,
+    )
+    r0 = Ratios(sg0, rg0, pg0) if sg0 is not None else None
+    r1 = Ratios(sg1, rg1, pg1) if sg1 is not None else None
+    return _defined_ratios(r0 or r1), _defined_ratios(r1 or r0)
+
+
+def _defined_ratios(ratios: Ratios | None) -> Ratios:
+    assert ratios is not None, "a slice has wanted chip-time in one period at least"
+    return ratios
+
+
+def _correction(fleet: Sums, m_star: float) -> float:
+    """K = MPG / M*: 1 where M* is 0 (MPG is then 0 too: every slice's m is)."""
+    mpg = _defined_mpg(fleet)
+    if m_star == 0:
+        assert mpg == 0, "M* is 0 only where every slice's m, so the fleet's MPG, is"
+        return 1.0
+    return mpg / m_star
 
 
 def _fleet(slices: Mapping[Slice, Sums], period: str) -> Sums:
@@ -229,27 +277,3 @@ def _fleet(slices: Mapping[Slice, Sums], period: str) -> Sums:
 def _defined(value: float | None) -> float:
     assert value is not None
     return value
-
-
-def _slice_parts(
-    s0: Sums, s1: Sums, fleet0: Sums, fleet1: Sums, a_mean: float, g_mean: float
-) -> Parts:
-    """One slice's parts. A slice absent from a period (no wanted, or no profiled, chip-time)
-    takes the other period's ratio there, so that all of its change is mix (entry or exit)."""
-    w0, w1 = s0.wanted / fleet0.wanted, s1.wanted / fleet1.wanted
-    a0 = s0.a if s0.wanted > 0 else s1.a
-    a1 = s1.a if s1.wanted > 0 else s0.a
-    sg = rg = 0.0
-    if s0.wanted > 0 and s1.wanted > 0:
-        sg_a, rg_a = split_a(s0, s1)
-        sg, rg = g_mean * (w0 + w1) / 2 * sg_a, g_mean * (w0 + w1) / 2 * rg_a
-    mix_wanted = g_mean * (w1 - w0) * ((a0 + a1) / 2 - a_mean)
-
-    v0, v1 = s0.profiled / fleet0.profiled, s1.profiled / fleet1.profiled
-    mix_profiled = pg = 0.0
-    if v0 > 0 or v1 > 0:
-        g0 = _defined(s0.pg if v0 > 0 else s1.pg)
-        g1 = _defined(s1.pg if v1 > 0 else s0.pg)
-        mix_profiled = a_mean * (v1 - v0) * ((g0 + g1) / 2 - g_mean)
-        pg = a_mean * (v0 + v1) / 2 * (g1 - g0)
-    return Parts(mix_wanted=mix_wanted, mix_profiled=mix_profiled, sg=sg, rg=rg, pg=pg)

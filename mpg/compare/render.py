@@ -74,11 +74,11 @@ def render(comparison: Comparison, console: Console) -> None:
     totals = _table("Where the change came from (MPG points)", "part", "points")
     t = d.totals
     for name, value in (
-        ("mix: share of wanted chip-time", t.mix_wanted),
-        ("mix: share of profiled productive chip-time", t.mix_profiled),
+        ("mix: slices' shares of wanted chip-time", t.mix),
         ("SG within slices", t.sg),
         ("RG within slices", t.rg),
         ("PG within slices", t.pg),
+        ("PG coverage: how profiling is spread over slices", t.coverage),
         ("total", t.total),
     ):
         totals.add_row(name, _points(value))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import altair as alt
 
 from mpg.compare.comparison import Comparison
-from mpg.compare.decompose import PART_LABELS, PART_NAMES, SLICE_COLUMNS
+from mpg.compare.decompose import FLEET_PART_NAMES, PART_LABELS, PART_NAMES, SLICE_COLUMNS
 from mpg.report.charts import CHART_WIDTH, Chart
 
 _STEP_COLORS = alt.Scale(domain=["MPG", "up", "down"], range=["#4c78a8", "#54a24b", "#e45756"])
@@ -22,7 +22,7 @@ def waterfall_rows(comparison: Comparison) -> list[dict]:
     d = comparison.decomposition
     rows = [_step("base", "base MPG", d.base_mpg, 0.0, d.base_mpg)]
     top = d.base_mpg
-    for name in PART_NAMES:
+    for name in FLEET_PART_NAMES:
         value = getattr(d.totals, name)
         rows.append(_step(name, PART_LABELS[name], value, top, top + value))
         top += value
