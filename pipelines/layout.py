@@ -26,7 +26,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from mpg.errors import UserError
+from mpg.errors import StoreError, UserError
 
 DATABASE = "mpg.duckdb"
 REPORT = "validation_report.md"
@@ -84,10 +84,18 @@ class OutputLayout:
             yield
 
     def clear_leftovers(self) -> None:
-        """Remove what killed runs left: staging folders and snapshots no longer needed.
+        """Check the layout, then remove what killed runs left: staging folders and snapshots no
+        longer needed.
 
         Call with the lock held: then no other run is alive to own them.
         """
+        if self.current.exists() and not self.current.is_symlink():
+            # A copy that followed the links (shutil.copytree, cp -L) made `current` a folder:
+            # the next commit could not switch it, and which snapshot is current is lost.
+            raise StoreError(
+                f"{self.current} is a folder, not a link to a snapshot: the output folder was "
+                "copied with its links followed; copy it keeping links (cp -a, rsync -a)"
+            )
         shutil.rmtree(self.staging_root, ignore_errors=True)
         for legacy in self.out.glob(".staging-*"):  # the layout before snapshots
             shutil.rmtree(legacy, ignore_errors=True)

@@ -141,6 +141,25 @@ def test_a_run_is_refused_while_another_process_writes_the_folder(
     assert run_mpg("run", "--traces", fleet, "--out", out).returncode == 0  # the lock died with it
 
 
+def test_a_copy_that_followed_the_links_is_a_one_line_error(
+    baseline: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """`shutil.copytree` (and `cp -L`) turn `.mpg/current` into a folder; a run on the copy says
+    how to copy instead, and a copy that keeps the links runs."""
+    previous, _ = baseline
+    followed, kept = tmp_path / "followed", tmp_path / "kept"
+    shutil.copytree(previous, followed)
+    shutil.copytree(previous, kept, symlinks=True)
+    done = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", followed)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"mpg: error: {followed / '.mpg' / 'current'} is a folder, not a link to a snapshot: the "
+        "output folder was copied with its links followed; copy it keeping links (cp -a, "
+        "rsync -a)\n"
+    )
+    assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", kept).returncode == 0
+
+
 _FULL_DISK = """
 import json, os, subprocess, sys, pathlib
 disk = pathlib.Path(sys.argv[1])
