@@ -17,6 +17,7 @@ import duckdb
 
 from mpg.errors import StoreError, UserError
 from mpg.pipelines.layout import DATABASE
+from mpg.sqlfiles import load_sql
 
 
 class NoPublishedTablesError(UserError):
@@ -47,7 +48,9 @@ def reading(what: Path) -> Iterator[None]:
 
 @contextmanager
 def open_published(out: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to `out`'s published tables; DuckDB's errors become StoreError."""
+    """A read-only connection to `out`'s published tables, with the goodput macros
+    (sql/publish/macros.sql) that readers' queries call; DuckDB's errors become StoreError."""
     database = published_database(out)
     with reading(database), duckdb.connect(str(database), read_only=True) as con:
+        con.execute(load_sql("publish/macros.sql"))
         yield con

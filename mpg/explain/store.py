@@ -60,7 +60,6 @@ def read_published(out: Path, job_id: str, metric_version: str) -> PublishedJob:
     database = published_database(out)
     params = {"job_id": job_id, "metric_version": metric_version}
     with open_published(out) as con:
-        con.execute(load_sql("publish/macros.sql"))
         goodput = con.sql(load_sql("explain/job_goodput.sql"), params=params).to_arrow_table()
         ledger = con.sql(load_sql("explain/job_ledger.sql"), params=params).to_arrow_table()
     if goodput.num_rows == 0:

@@ -54,7 +54,6 @@ def read_report_data(
     period = {"metric_version": metric_version, "first": first, "last": last}
     frames = {}
     with open_published(out) as con:
-        con.execute(load_sql("publish/macros.sql"))
         for name, params in [
             ("period_fleet", period),
             ("slice_days", period),

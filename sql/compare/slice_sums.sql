@@ -5,7 +5,7 @@
 -- (DATE, each range inclusive).
 -- `ideal_chip_s` and `profiled_chip_s` cover only the job-days that have a PG, as PG's numerator
 -- and denominator do in goodput_by_slice (sql/publish/goodput_by_slice.sql).
--- input: table job_day_goodput.
+-- input: table job_day_goodput; the macros of sql/publish/macros.sql.
 with job_days as (
     select * from job_day_goodput
     where metric_version = $metric_version
@@ -31,7 +31,7 @@ final as (
         sum(all_allocated_chip_s) as all_allocated_chip_s,
         sum(productive_chip_s) as productive_chip_s,
         coalesce(sum(ideal_chip_s) filter (where pg is not null), 0) as ideal_chip_s,
-        coalesce(sum(productive_chip_s) filter (where pg is not null), 0) as profiled_chip_s
+        mpg_profiled_sum(productive_chip_s, pg) as profiled_chip_s
     from in_periods
     where period is not null
     group by period, workload_class, framework, chip_generation

@@ -18,7 +18,7 @@ sums as (
         coalesce(sum(all_allocated_chip_s), 0) as all_allocated_chip_s,
         coalesce(sum(productive_chip_s), 0) as productive_chip_s,
         coalesce(sum(ideal_chip_s), 0) as ideal_chip_s,
-        coalesce(sum(productive_chip_s) filter (where pg is not null), 0) as profiled_chip_s
+        mpg_profiled_sum(productive_chip_s, pg) as profiled_chip_s
     from job_days
 ),
 

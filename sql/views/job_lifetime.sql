@@ -25,7 +25,7 @@ sums as (
         sum(all_allocated_chip_s) as all_allocated_chip_s,
         sum(productive_chip_s) as productive_chip_s,
         sum(ideal_chip_s) as ideal_chip_s,
-        coalesce(sum(productive_chip_s) filter (where pg is not null), 0) as profiled_chip_s
+        mpg_profiled_sum(productive_chip_s, pg) as profiled_chip_s
     from job_days
     group by job_id, metric_version
 ),
