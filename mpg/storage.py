@@ -31,6 +31,7 @@ import posixpath
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -42,7 +43,7 @@ from mpg.errors import StoreError
 SCHEMES = ("gs", "s3")
 
 
-class PreconditionFailed(StoreError):
+class PreconditionFailedError(StoreError):
     """A conditional write found the object changed since it was read (another writer won)."""
 
 
@@ -101,7 +102,7 @@ class Storage:
         elif parsed.scheme in ("", "file"):
             self.scheme = "file"
             local = parsed.path if parsed.scheme == "file" else root
-            self._base = os.path.abspath(local)
+            self._base = str(Path(local).absolute())
             self.uri = self._base
         else:
             raise StoreError(f"{root}: unsupported scheme {parsed.scheme}:// (local, gs://, s3://)")
@@ -132,7 +133,7 @@ class Storage:
 
     def child(self, path: str) -> Storage:
         """The storage rooted at `path` under this root."""
-        return Storage(f"{self.uri}/{path}" if self.remote else os.path.join(self.uri, path))
+        return Storage(f"{self.uri}/{path}" if self.remote else str(Path(self.uri) / path))
 
     def uri_of(self, path: str) -> str:
         """A full URI for messages and for other tools (pyiceberg, BigQuery loads)."""
@@ -213,16 +214,15 @@ class Storage:
             with self.fs.open_output_stream(self.full(path)) as stream:
                 yield stream
             return
-        target = self.full(path)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        temporary = f"{os.path.dirname(target)}/.{os.path.basename(target)}.{uuid.uuid4().hex}"
+        target = Path(self.full(path))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
         try:
-            with self.fs.open_output_stream(temporary) as stream:
+            with self.fs.open_output_stream(str(temporary)) as stream:
                 yield stream
-            os.replace(temporary, target)
+            temporary.replace(target)
         except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+            temporary.unlink(missing_ok=True)
             raise
 
     def write_bytes(self, path: str, data: bytes) -> None:
@@ -262,7 +262,7 @@ class Storage:
 
     def write_if(self, path: str, data: bytes, version: str | None) -> str:
         """Write `path` only if it is still at `version` (None: only if it does not exist);
-        returns the new version, or raises PreconditionFailed."""
+        returns the new version, or raises PreconditionFailedError."""
         from mpg import storage_preconditions
 
         return storage_preconditions.write_if(self, path, data, version)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -25,39 +25,37 @@ def _digest(data: bytes) -> str:
 
 
 @contextlib.contextmanager
-def _local_lock(target: str) -> Iterator[None]:
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    sidecar = f"{os.path.dirname(target)}/.{os.path.basename(target)}.lock"
-    with open(sidecar, "a+") as handle:
+def _local_lock(target: Path) -> Iterator[None]:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.with_name(f".{target.name}.lock").open("a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
 
-def _read_local(target: str) -> bytes | None:
+def _read_local(target: Path) -> bytes | None:
     try:
-        with open(target, "rb") as handle:
-            return handle.read()
+        return target.read_bytes()
     except FileNotFoundError:
         return None
 
 
 def read_versioned(store: Storage, path: str) -> tuple[bytes | None, str | None]:
     if store.scheme == "file":
-        data = _read_local(store.full(path))
+        data = _read_local(Path(store.full(path)))
         return data, None if data is None else _digest(data)
     raise NotImplementedError(f"conditional reads on {store.scheme}://")
 
 
 def write_if(store: Storage, path: str, data: bytes, version: str | None) -> str:
-    from mpg.storage import PreconditionFailed
+    from mpg.storage import PreconditionFailedError
 
     if store.scheme == "file":
-        target = store.full(path)
+        target = Path(store.full(path))
         with _local_lock(target):
             current = _read_local(target)
             found = None if current is None else _digest(current)
             if found != version:
-                raise PreconditionFailed(
+                raise PreconditionFailedError(
                     f"{target} changed since it was read (another writer published)"
                 )
             store.write_bytes(path, data)
