@@ -32,9 +32,10 @@ from mpg.config import read_config
 from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.explain.command import add_explain_arguments, explain_command
 from mpg.pipelines.bigquery_target import BigQueryTarget
-from mpg.pipelines.layout import REPORT
 from mpg.pipelines.options import RunOptions
-from mpg.pipelines.publish import PublishedRun
+from mpg.pipelines.result import RunResult
+from mpg.pipelines.store import REPORT
+from mpg.storage import Storage
 from mpg.report.command import add_report_arguments, report_command
 from mpg.simulate import simulate
 from mpg.sql_command import add_sql_arguments, sql_command
@@ -51,10 +52,20 @@ def _parser() -> argparse.ArgumentParser:
         "so is --project.",
     )
     run.add_argument(
-        "--traces", type=Path, required=True, help="trace root (scheduler/, runtime/, profiles/)"
+        "--traces",
+        required=True,
+        help="trace root (scheduler/, runtime/, profiles/): a folder, gs://... or s3://...",
     )
-    run.add_argument("--out", type=Path, required=True, help="output folder (mpg.duckdb, Parquet)")
-    run.add_argument("--buckets", type=int, default=64, help="job buckets: the unit of parallelism")
+    run.add_argument(
+        "--out", required=True, help="output folder (tables, mpg.duckdb): a folder, gs://, s3://"
+    )
+    run.add_argument(
+        "--buckets",
+        type=int,
+        default=None,
+        help="job buckets, the unit of parallelism (default: as many as the data needs)",
+    )
+    run.add_argument("--records-per-bucket", type=int, default=None, help=argparse.SUPPRESS)
     run.add_argument(
         "--metric-version",
         action="append",
@@ -74,7 +85,9 @@ def _parser() -> argparse.ArgumentParser:
         help="compute a metric version over past days from the stored records",
         description="Unknown options (--runner, ...) are passed to Apache Beam.",
     )
-    back.add_argument("--out", type=Path, required=True, help="output folder of earlier runs")
+    back.add_argument(
+        "--out", required=True, help="output folder of earlier runs (a folder, gs://, s3://)"
+    )
     back.add_argument("--metric-version", required=True, help="the version to fill in, e.g. v2")
     back.add_argument("--from", dest="first", type=day, required=True, help="first day (UTC)")
     back.add_argument("--to", dest="last", type=day, required=True, help="last day (UTC)")
@@ -154,7 +167,7 @@ def _fmt(value: object) -> str:
     return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def format_headline(result: PublishedRun, seconds: float) -> str:
+def format_headline(result: RunResult, seconds: float) -> str:
     rows = result.headline.to_pylist()
     lines = [
         f"mpg run {result.run_id}: {result.files} trace files in {seconds:.1f} s "
@@ -198,7 +211,7 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
         lines.append("")
         lines.append(
             f"expectations: {result.expectations} checked, {result.warnings} warnings "
-            f"-> {result.database.parent / REPORT}"
+            f"-> {Storage(result.out).uri_of(REPORT)}"
         )
     if result.bigquery is not None:
         b = result.bigquery
@@ -209,7 +222,7 @@ def format_headline(result: PublishedRun, seconds: float) -> str:
     return "\n".join(lines)
 
 
-def _import_run() -> Callable[[RunOptions], PublishedRun]:
+def _import_run() -> Callable[[RunOptions], RunResult]:
     """Import the Beam pipeline, only for commands that run one.
 
     Importing Beam without its GCP extras logs a warning on the root logger about apitools, which
@@ -231,6 +244,8 @@ def _import_run() -> Callable[[RunOptions], PublishedRun]:
 def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
     run = _import_run()
     extra = {"block_bytes": args.block_bytes} if args.block_bytes else {}
+    if args.records_per_bucket:
+        extra["records_per_bucket"] = args.records_per_bucket
     config = read_config(args.out)
     opts = RunOptions(
         traces=args.traces,

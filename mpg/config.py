@@ -18,6 +18,7 @@ from typing import Any
 
 from mpg.errors import OptionsError
 from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
+from mpg.storage import Storage
 
 CONFIG_FILE = "mpg.toml"
 _KNOWN = {"metrics": {"current"}}  # section -> its keys: anything else is a typo, refused
@@ -34,13 +35,15 @@ class OutputConfig:
         return tuple(dict.fromkeys((DEFAULT_METRIC_VERSION, self.current_metric_version)))
 
 
-def read_config(out: Path) -> OutputConfig:
-    """`out/mpg.toml`, validated; the defaults where there is no such file."""
-    path = out / CONFIG_FILE
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, NotADirectoryError):  # no file, or no folder yet (or not one)
+def read_config(out: str | Path) -> OutputConfig:
+    """`out/mpg.toml` (`out` a folder or a gs:// or s3:// prefix), validated; the defaults where
+    there is no such file."""
+    store = Storage(out)
+    path = store.uri_of(CONFIG_FILE)
+    if store.info(CONFIG_FILE) is None:  # no file, or no folder yet (or not one)
         return OutputConfig()
+    try:
+        doc = tomllib.loads(store.read_text(CONFIG_FILE))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise OptionsError(f"{path}: cannot be read as TOML: {exc}") from exc
     _check_keys(path, doc)
@@ -53,7 +56,7 @@ def read_config(out: Path) -> OutputConfig:
     return OutputConfig(current_metric_version=current)
 
 
-def metric_version_to_read(out: Path, asked: str | None) -> str:
+def metric_version_to_read(out: str | Path, asked: str | None) -> str:
     """The metric version whose figures a reader of `out` shows: the one asked for (a
     `--metric-version`), else `out`'s current one; an unknown version is a user error."""
     version = asked or read_config(out).current_metric_version
@@ -63,7 +66,7 @@ def metric_version_to_read(out: Path, asked: str | None) -> str:
     return version
 
 
-def _check_keys(path: Path, doc: dict[str, Any]) -> None:
+def _check_keys(path: str, doc: dict[str, Any]) -> None:
     """Refuse sections and keys this version does not know: a misspelt `current` must not
     quietly leave the views on the default."""
     for section, body in doc.items():

@@ -1,10 +1,15 @@
 """Opening what `mpg run --out DIR` published, for the commands that read it (explain, sql,
 compare, report).
 
-`DIR/mpg.duckdb` is opened read-only: a published snapshot never changes, and a reader never
-locks out a run (docs/operations.md). Every reader meets the same two failures the same way: a
-folder with no database is one line saying to run `mpg run`, and a damaged file is DuckDB's first
-line of error naming the file (the rest of DuckDB's message is an excerpt of the query).
+Every reader starts from `DIR/current.json`, the current snapshot (`mpg.pipelines.snapshot`).
+A local folder has that snapshot as one DuckDB file, `DIR/mpg.duckdb`, opened read-only: a
+published file never changes and a reader never locks out a run. A folder on object storage (or
+a local one whose database file is behind its snapshot, or held by another process) is read as
+DuckDB views over the snapshot's data files. Either way the connection has every published
+table, the `*_current` views, the goodput macros and the analysts' views.
+
+Every reader meets the same failures the same way: a folder never published to is one line
+saying to run `mpg run`, and a damaged file is DuckDB's first line of error naming it.
 """
 
 from __future__ import annotations
@@ -16,20 +21,11 @@ from pathlib import Path
 import duckdb
 
 from mpg.errors import StoreError, UserError
-from mpg.pipelines.layout import DATABASE
 from mpg.sqlfiles import load_sql
 
 
 class NoPublishedTablesError(UserError):
-    """The output folder has no mpg.duckdb: `mpg run` has not published there."""
-
-
-def published_database(out: Path) -> Path:
-    """`out`'s mpg.duckdb, which must exist."""
-    database = out / DATABASE
-    if not database.is_file():
-        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
-    return database
+    """The output folder has no current snapshot: `mpg run` has not published there."""
 
 
 def duckdb_reason(exc: duckdb.Error) -> str:
@@ -38,7 +34,7 @@ def duckdb_reason(exc: duckdb.Error) -> str:
 
 
 @contextmanager
-def reading(what: Path) -> Iterator[None]:
+def reading(what: str | Path) -> Iterator[None]:
     """DuckDB's errors while reading `what` as one StoreError naming it."""
     try:
         yield
@@ -46,11 +42,51 @@ def reading(what: Path) -> Iterator[None]:
         raise StoreError(f"cannot read {what}: {duckdb_reason(exc)}") from exc
 
 
+def published_location(out: str | Path) -> str:
+    """What a reader of `out` reads: its database file, or the folder itself on object storage
+    (for messages)."""
+    from mpg.pipelines.store import DATABASE, OutputStore
+
+    store = OutputStore(str(out))
+    return store.uri if store.remote else store.storage.full(DATABASE)
+
+
+def _database_snapshot(path: str) -> str | None:
+    """The run whose snapshot a database file holds; None if it cannot be opened (held by a
+    read-write session, say)."""
+    try:
+        with duckdb.connect(path, read_only=True) as con:
+            row = con.sql(
+                "select run_id from runs where outcome = 'published' "
+                "order by started_at desc limit 1"
+            ).fetchone()
+    except duckdb.Error:
+        return None
+    return None if row is None else row[0]
+
+
 @contextmanager
-def open_published(out: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to `out`'s published tables, with the goodput macros
+def open_published(out: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to `out`'s current snapshot, with the goodput macros
     (sql/publish/macros.sql) that readers' queries call; DuckDB's errors become StoreError."""
-    database = published_database(out)
-    with reading(database), duckdb.connect(str(database), read_only=True) as con:
-        con.execute(load_sql("publish/macros.sql"))
+    from mpg.pipelines.snapshot import read_current
+    from mpg.pipelines.store import DATABASE, OutputStore
+
+    store = OutputStore(str(out))
+    current, _ = read_current(store)
+    if current is None:
+        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
+    database = store.storage.full(DATABASE)
+    if not store.remote and Path(database).is_file() and _database_snapshot(database) == current.run_id:
+        with reading(database), duckdb.connect(database, read_only=True) as con:
+            con.execute(load_sql("publish/macros.sql"))
+            yield con
+        return
+    from mpg.pipelines.database import add_views, view_tables
+    from mpg.schemas import DATA_FILES
+
+    files = store.read_parquet(current.state["files"], DATA_FILES)
+    with reading(store.uri), duckdb.connect() as con:
+        view_tables(con, store, files)
+        add_views(con, current.key.current_metric_version)
         yield con

@@ -1,13 +1,16 @@
-"""The `mpg sql` subcommand: ad-hoc SQL on a run's `mpg.duckdb`, with the views of sql/views/.
+"""The `mpg sql` subcommand: ad-hoc SQL on the published tables, with the views of sql/views/.
 
     mpg sql --out out "select * from worst_jobs limit 10"    a table in the terminal
     mpg sql --out out --csv "select * from fleet_mpg_by_day"  CSV (or --json) for scripts
-    mpg sql --out out                                          DuckDB's own shell on the file
+    mpg sql --out gs://bucket/mpg --json "select ..."         a folder on object storage
+    mpg sql --out out                                          DuckDB's own shell on mpg.duckdb
 
-The database is opened read-only: a published snapshot never changes, and a reader never locks
-out a run (docs/operations.md). A query that fails (a typo, a missing column, a write) is one
-line and exit 2. The interactive shell is DuckDB's `duckdb` command (the duckdb-cli package),
-started with `-readonly` in place of this process; without it, one line says how to get it.
+The current snapshot is read as `mpg.published.open_published` opens it (a local folder's
+`mpg.duckdb` read-only, object storage through views over the data files): a published snapshot
+never changes, and a reader never locks out a run (docs/operations.md). Only queries run: a
+statement that would write is refused, like one that fails (a typo, a missing column), in one
+line with exit 2. The interactive shell is DuckDB's `duckdb` command (the duckdb-cli package),
+started with `-readonly` on a local folder's `mpg.duckdb` in place of this process.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from rich.text import Text
 
 from mpg.arguments import add_out_argument
 from mpg.errors import OptionsError, UserError
-from mpg.published import duckdb_reason, published_database
+from mpg.published import duckdb_reason, open_published, published_location
 
 # Significant digits of a DOUBLE in the terminal table, as the spec's worked examples give
 # ratios; --csv and --json print every digit.
@@ -58,12 +61,11 @@ def add_sql_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sql_command(args: argparse.Namespace) -> int:
-    database = published_database(args.out)
     if args.query is None:
         if args.csv or args.json:
             raise OptionsError("--csv and --json print a query's rows: give a query")
-        _exec_shell(database)
-    columns, types, rows = run_query(database, args.query)
+        _exec_shell(_shell_database(args.out))
+    columns, types, rows = run_query(args.out, args.query)
     if args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
@@ -75,17 +77,33 @@ def sql_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_query(database: Path, query: str) -> tuple[list[str], list[str], list[tuple]]:
-    """Column names, DuckDB type names and rows of `query` on `database`, opened read-only;
-    no columns for a statement that returns no rows."""
-    try:
-        with duckdb.connect(str(database), read_only=True) as con:
+# What a query may be: it reads. (A local mpg.duckdb is opened read-only anyway; views over
+# object storage live in a connection of this process, which a write would quietly change.)
+_READING = {"SELECT", "EXPLAIN", "PRAGMA", "SET"}
+
+
+def _check_reads(con: duckdb.DuckDBPyConnection, query: str, where: str) -> None:
+    for statement in con.extract_statements(query):
+        kind = statement.type.name
+        if kind not in _READING:
+            raise QueryError(
+                f"query failed on {where}: only queries run here, not {kind} statements"
+            )
+
+
+def run_query(out: str | Path, query: str) -> tuple[list[str], list[str], list[tuple]]:
+    """Column names, DuckDB type names and rows of `query` on `out`'s published tables; no
+    columns for a statement that returns no rows."""
+    where = published_location(out)
+    with open_published(out) as con:
+        try:
+            _check_reads(con, query, where)
             result = con.sql(query)
             if result is None:
                 return [], [], []
             return result.columns, [str(t) for t in result.types], result.fetchall()
-    except duckdb.Error as exc:
-        raise QueryError(f"query failed on {database}: {duckdb_reason(exc)}") from exc
+        except duckdb.Error as exc:
+            raise QueryError(f"query failed on {where}: {duckdb_reason(exc)}") from exc
 
 
 def _cell(value: object) -> Text:
@@ -124,7 +142,20 @@ def duckdb_shell() -> str | None:
     return str(beside) if beside.is_file() else shutil.which("duckdb")
 
 
-def _exec_shell(database: Path) -> NoReturn:
+def _shell_database(out: str | Path) -> str:
+    """A local folder's current database file, for DuckDB's shell."""
+    with open_published(out):
+        pass  # the folder has been published to
+    where = published_location(out)
+    if not Path(where).is_file():
+        raise OptionsError(
+            f"DuckDB's shell opens a local folder's mpg.duckdb; {out} has none: pass a query "
+            '(mpg sql --out ... "SELECT ...")'
+        )
+    return where
+
+
+def _exec_shell(database: str) -> NoReturn:
     shell = duckdb_shell()
     if shell is None:
         raise ShellMissingError(

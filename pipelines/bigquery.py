@@ -19,9 +19,9 @@ from __future__ import annotations
 import io
 from collections.abc import Collection
 from datetime import date
-from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import requests
 from google.api_core.client_options import ClientOptions
@@ -35,9 +35,8 @@ from sqlglot import exp
 from mpg.errors import OptionsError
 from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
-from mpg.pipelines.io import read_parquet
-from mpg.pipelines.publish import current_view_statements
-from mpg.schemas import concat
+from mpg.pipelines.database import current_view_statements
+from mpg.pipelines.store import OutputStore
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_schema, table_layout
 from mpg.sqlfiles import parse_sql, sql_text
 
@@ -45,14 +44,14 @@ _STAGING_PREFIX = "_mpg_staged_"
 
 
 def publish_bigquery(
-    tables_dir: Path,
+    store: OutputStore,
+    files: pa.Table,
     target: BigQueryTarget,
     days: Collection[date] | None,
     *,
-    runs: pa.Table,
     current_version: str,
 ) -> BigQueryLoad:
-    """Publish the Parquet tables under `tables_dir` and the `runs` table to `target`.
+    """Publish a snapshot's tables (their data files: DATA_FILES) to `target`.
 
     `days=None` replaces every table whole; otherwise exactly `days` of the day-partitioned tables
     are replaced (a listed day without rows is emptied). The `*_current` views then select
@@ -64,7 +63,7 @@ def publish_bigquery(
         client = _client(target)
         client.create_dataset(target.dataset_id, exists_ok=True, retry=_retry(target))
         loads = [
-            _publish_table(client, target, name, _local_rows(tables_dir, name, runs, days), days)
+            _publish_table(client, target, name, _local_rows(store, files, name, days), days)
             for name in BIGQUERY_TABLES
         ]
         _create_current_views(client, target, current_version)
@@ -97,25 +96,17 @@ def _retry(target: BigQueryTarget) -> Retry:
 
 
 def _local_rows(
-    tables_dir: Path, name: str, runs: pa.Table, days: Collection[date] | None
+    store: OutputStore, files: pa.Table, name: str, days: Collection[date] | None
 ) -> tuple[pa.Table, int]:
     """Table `name`'s rows to publish (of `days` only, if it has days) and how many day
-    partitions they came from. `runs` comes in memory: its Parquet would differ between runs
-    (ids, times), so it is not kept in tables/."""
+    partitions they came from, read from the snapshot's data files (DATA_FILES)."""
     schema = BIGQUERY_TABLES[name]
-    if name == "runs":
-        return runs, 0
-    folder = tables_dir / name
-    if table_layout(name).partition_by is None:
-        files = sorted(folder.glob("*.parquet"))
-        return concat((read_parquet(f, schema) for f in files), schema), 0
-    partitions = [
-        p
-        for p in sorted(folder.glob("day=*"))
-        if days is None or date.fromisoformat(p.name.removeprefix("day=")) in days
-    ]
-    files = [f for p in partitions for f in sorted(p.glob("*.parquet"))]
-    return concat((read_parquet(f, schema) for f in files), schema), len(partitions)
+    rows = files.filter(pc.equal(files.column("table"), name)).to_pylist()
+    if table_layout(name).partition_by is not None and days is not None:
+        rows = [r for r in rows if r["day"] in days]
+    paths = sorted(r["path"] for r in rows)
+    partitions = len({r["day"] for r in rows}) if table_layout(name).partition_by else 0
+    return store.read_parquets(paths, schema), partitions
 
 
 def _publish_table(

@@ -1,30 +1,27 @@
-"""Reading trace files and writing partitioned Parquet: the I/O around the pure transforms.
+"""Reading trace files: finding them under a trace root and cutting them into blocks of lines.
 
-Trace files are read as *blocks* of whole lines (about `block_bytes` each) so a file of any size
-streams through bounded memory, and `.jsonl.gz` is decompressed on the fly. A line longer than
-`MAX_LINE_BYTES` is never held whole: it becomes one quarantined record. Writers name every file
-after what it holds (a bucket, an input file), so a retried step overwrites rather than
-duplicates.
+A trace root is any storage root (`mpg.storage`: a folder, `gs://`, `s3://`). Trace files are read
+as *blocks* of whole lines (about `block_bytes` each) so a file of any size streams through
+bounded memory, and `.jsonl.gz` is decompressed on the fly. A line longer than `MAX_LINE_BYTES` is
+never held whole: it becomes one quarantined record. The worker that reads a file also hashes its
+bytes as stored, so no process ever reads the fleet's files just to know them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from mpg.errors import StoreError, TraceFileError, TraceRootError, find_user_error
-from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, SOURCES, concat, conform
+from mpg.errors import TraceFileError, TraceRootError
+from mpg.schemas import QUARANTINE, SOURCES, conform
+from mpg.storage import Storage
 from mpg.transforms.parse import line_bounds, split_lines
-from mpg.transforms.reconcile import JobRecords
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 DEFAULT_BLOCK_BYTES = 32 * 1024 * 1024
@@ -43,9 +40,17 @@ EXCERPT_BYTES = 1024
 
 @dataclass(frozen=True)
 class TraceFile:
+    """One input file, as a listing of its trace root describes it."""
+
     source: str
-    path: str  # absolute path, for reading
+    root: str  # the trace root's URI
     name: str  # path relative to the trace root, as written to the quarantine and provenance
+    size: int
+    mtime_ns: int
+
+    def open(self) -> pa.NativeFile:
+        """Its bytes as stored (not decompressed)."""
+        return Storage(self.root).open_input_stream(self.name)
 
 
 @dataclass(frozen=True)
@@ -63,40 +68,61 @@ class LineBlock:
     problem: str | None = None
 
 
-def discover_trace_files(root: Path) -> tuple[list[TraceFile], list[str]]:
+def discover_trace_files(root: str) -> tuple[list[TraceFile], list[str]]:
     """The trace files under `root/<source>/` (any depth) and the names of other files skipped."""
-    if not root.is_dir():
-        raise TraceRootError(f"trace root {root} does not exist or is not a directory")
-    if not any((root / s).is_dir() for s in SOURCES):
+    store = Storage(root)
+    listed = {source: store.list(source) for source in SOURCES}
+    if not any(listed.values()):
+        if not store.exists() or (not store.remote and not store.is_dir()):
+            raise TraceRootError(f"trace root {store.uri} does not exist or is not a directory")
         raise TraceRootError(
-            f"trace root {root} has none of the source folders {', '.join(SOURCES)}"
+            f"trace root {store.uri} has none of the source folders {', '.join(SOURCES)}"
         )
     files: list[TraceFile] = []
     skipped: list[str] = []
-    for source in SOURCES:
-        folder = root / source
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
-            name = path.relative_to(root).as_posix()
-            if path.name.endswith(TRACE_SUFFIXES):
-                files.append(TraceFile(source=source, path=str(path.resolve()), name=name))
+    for source, entries in listed.items():
+        for entry in entries:
+            if entry.path.endswith(TRACE_SUFFIXES):
+                files.append(TraceFile(source, store.uri, entry.path, entry.size, entry.mtime_ns))
             else:
-                skipped.append(name)
+                skipped.append(entry.path)
     if not files:
         raise TraceRootError(
-            f"trace root {root} holds no *.jsonl or *.jsonl.gz files under {', '.join(SOURCES)}"
+            f"trace root {store.uri} holds no *.jsonl or *.jsonl.gz files under "
+            f"{', '.join(SOURCES)}"
         )
     return files, skipped
 
 
-def _decompressed(path: str) -> Iterator[bytes]:
-    """The bytes of a file, gunzipped (every member of a multi-member gzip) when named .gz.
+class Digest(Protocol):
+    """What `read_line_blocks` feeds the stored bytes to (a `hashlib` object)."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+
+def _decompressed(file: TraceFile, digest: Digest | None) -> Iterator[bytes]:
+    """The bytes of a file, gunzipped (every member of a multi-member gzip) when named .gz; the
+    bytes as stored go through `digest` on the way, all of them even past a damaged stream.
 
     Raises zlib.error or EOFError on a corrupt or truncated stream, after yielding everything that
     could be decompressed before the damage.
     """
-    with Path(path).open("rb") as handle:
+    with file.open() as handle:
         pieces = iter(lambda: handle.read(_INFLATE_BYTES), b"")
-        yield from _inflate(pieces) if path.endswith(".gz") else pieces
+        if digest is not None:
+            pieces = _digested(pieces, digest)
+        try:
+            yield from _inflate(pieces) if file.name.endswith(".gz") else pieces
+        except (zlib.error, EOFError):
+            for _ in pieces:  # the rest still counts towards the file's hash
+                pass
+            raise
+
+
+def _digested(pieces: Iterator[bytes], digest: Digest) -> Iterator[bytes]:
+    for piece in pieces:
+        digest.update(piece)
+        yield piece
 
 
 def _inflate(pieces: Iterator[bytes]) -> Iterator[bytes]:
@@ -135,7 +161,9 @@ def _salvage(inflater: zlib._Decompress, piece: bytes) -> Iterator[bytes]:  # ty
 
 
 def read_line_blocks(
-    file: TraceFile, block_bytes: int = DEFAULT_BLOCK_BYTES
+    file: TraceFile,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    digest: Digest | None = None,
 ) -> Iterator[LineBlock]:
     """Blocks of whole lines, each ending at a line break (the last one at end of file).
 
@@ -143,11 +171,12 @@ def read_line_blocks(
     over-long line only its first bytes are kept while its end is looked for. A corrupt or
     truncated gzip stream keeps every whole line before the damage, and its unreadable rest is one
     record. A file that cannot be read at all (permissions, I/O error, gone) stops the run:
-    guessing would be silent loss.
+    guessing would be silent loss. `digest`, when given, sees every stored byte of a file read to
+    its end (a damaged gzip stream's rest included).
     """
     lines = _LineCutter(file)
     try:
-        for chunk in _decompressed(file.path):
+        for chunk in _decompressed(file, digest):
             yield from lines.feed(chunk, block_bytes)
     except (zlib.error, EOFError) as exc:
         yield from lines.close(problem=f"unreadable file: {exc}")
@@ -243,37 +272,6 @@ def _blocks(file: TraceFile, first_line: int, data: bytes) -> Iterator[LineBlock
         yield LineBlock(file, first_line + first, data if first == 0 else data[starts[first] :])
 
 
-def record_store_file(bucket: int) -> str:
-    """A bucket's file inside one `records/source=S/day=D/` partition."""
-    return f"bucket={bucket:04d}/part-0.parquet"
-
-
-def stored_buckets(store: Path) -> list[int]:
-    """The job buckets that have records in the store (from its folder names)."""
-    names = {p.name for p in store.glob("source=*/day=*/bucket=*")}
-    return sorted(int(n.removeprefix("bucket=")) for n in names)
-
-
-def read_job_bucket(bucket: int, store: str) -> JobRecords:
-    """Every stored record of one job bucket, all days, as one table per source."""
-    tables = {}
-    for source in SOURCES:
-        files = sorted(Path(store).glob(f"source={source}/day=*/{record_store_file(bucket)}"))
-        schema = RECORD_SCHEMAS[source]
-        tables[source] = concat((read_parquet(f, schema) for f in files), schema)
-    return JobRecords(bucket=bucket, **tables)
-
-
-def read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
-    """One stored Parquet file; a damaged one is a StoreError naming it, not a traceback."""
-    try:
-        return pq.read_table(path, schema=schema)
-    except (pa.ArrowInvalid, OSError) as exc:
-        if isinstance(exc, OSError) and find_user_error(exc) is not None:
-            raise  # the machine's problem (permissions, I/O), reported as such
-        raise StoreError(f"cannot read Parquet file {path}: {exc}") from exc
-
-
 def recover_raw_text(file: TraceFile, refs: pa.Table) -> pa.Table:
     """QUARANTINE rows for QUARANTINE_REF rows that point into `file`: its lines read again.
 
@@ -301,42 +299,3 @@ def recover_raw_text(file: TraceFile, refs: pa.Table) -> pa.Table:
 def stable_id(text: str) -> str:
     """A short, stable name for a file written on behalf of `text` (an input file, say)."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-
-
-def write_parquet(table: pa.Table, path: Path) -> None:
-    """Write `table` to `path` under a temporary name, then rename it into place.
-
-    The rename replaces the directory entry and never writes into an existing file: a path in a
-    staging folder may be a hard link to a published snapshot's file, which must not change.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        pq.write_table(table, temporary, compression="zstd")
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        # Arrow's errors carry the errno but not the file name (a full disk, say): add it.
-        if exc.filename is None and exc.errno is not None:
-            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
-        raise
-    temporary.replace(path)
-
-
-def day_of(values: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-    """The UTC day (date32) of timestamps; dates pass through."""
-    if pa.types.is_timestamp(values.type):
-        return pc.cast(pc.floor_temporal(values, unit="day"), pa.date32())
-    return values
-
-
-def write_by_day(table: pa.Table, day_column: str, folder: Path, basename: str) -> list[Path]:
-    """Write `table` as `folder/day=YYYY-MM-DD/basename`, one file per UTC day present."""
-    if table.num_rows == 0:
-        return []
-    days = day_of(table.column(day_column))
-    written = []
-    for day in pc.unique(days).to_pylist():
-        path = folder / f"day={day.isoformat()}" / basename
-        write_parquet(table.filter(pc.equal(days, pa.scalar(day, pa.date32()))), path)
-        written.append(path)
-    return written

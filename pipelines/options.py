@@ -8,13 +8,14 @@ command runs locally or on a distributed runner.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from mpg.config import CONFIG_FILE
 from mpg.errors import OptionsError
 from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
 from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
+from mpg.pipelines.state import RECORDS_PER_BUCKET
+from mpg.pipelines.store import CONFIG
+from mpg.storage import Storage
 
 # Beam's default runner first tries to download the Prism runner; name one that runs in-process.
 DEFAULT_BEAM_ARGS = ("--runner=FnApiRunner",)
@@ -22,9 +23,10 @@ DEFAULT_BEAM_ARGS = ("--runner=FnApiRunner",)
 
 @dataclass(frozen=True)
 class RunOptions:
-    traces: Path
-    out: Path
-    buckets: int = 64
+    traces: str  # a folder, or a gs:// or s3:// prefix
+    out: str  # likewise
+    buckets: int | None = None  # job buckets; None: as many as the data needs
+    records_per_bucket: int = RECORDS_PER_BUCKET
     metric_versions: tuple[str, ...] = (DEFAULT_METRIC_VERSION,)
     current_metric_version: str = DEFAULT_METRIC_VERSION  # what the *_current views show
     block_bytes: int = DEFAULT_BLOCK_BYTES
@@ -34,8 +36,10 @@ class RunOptions:
     bigquery: BigQueryTarget | None = None
 
     def __post_init__(self) -> None:
-        if not 1 <= self.buckets <= 1_000_000:
+        if self.buckets is not None and not 1 <= self.buckets <= 1_000_000:
             raise OptionsError(f"--buckets must be between 1 and 1000000, not {self.buckets}")
+        if self.records_per_bucket < 1:
+            raise OptionsError("--records-per-bucket must be at least 1")
         unknown = [v for v in self.metric_versions if v not in METRIC_VERSIONS]
         if unknown:
             raise OptionsError(
@@ -44,13 +48,15 @@ class RunOptions:
         if self.current_metric_version not in self.metric_versions:
             raise OptionsError(
                 f"the current metric version {self.current_metric_version} (from "
-                f"{self.out / CONFIG_FILE}, v1 without it) is not among those this run computes "
+                f"{Storage(self.out).uri_of(CONFIG)}, v1 without it) is not among those this run "
+                f"computes "
                 f"({', '.join(self.metric_versions)}): add --metric-version "
                 f"{self.current_metric_version}"
             )
         if self.block_bytes < 1024:
             raise OptionsError("--block-bytes must be at least 1024")
-        if self.out.resolve() == self.traces.resolve():
+        out, traces = Storage(self.out), Storage(self.traces)
+        if out.uri == traces.uri:
             raise OptionsError("--out must not be the trace root itself")
-        if self.out.exists() and not self.out.is_dir():
+        if not out.remote and out.exists() and not out.is_dir():
             raise OptionsError(f"--out {self.out} exists and is not a folder")

@@ -1,197 +1,177 @@
-"""Build a run's `mpg.duckdb` from its staged Parquet, ready for `OutputLayout.commit`.
+"""Publishing a staged snapshot: check it, commit its tables, switch to it at one instant.
 
-The database is a new file in the staging folder, never the published one opened for writing:
-DuckDB locks a file while a writer has it open, and analysts keep theirs open. Table DDL comes
-from `mpg.schemas`; rows go in ordered by each table's key, so the same input always gives the
-same tables. The output expectation suites (`mpg.quality`) run on the staged database, and their
-results, with the source suites', are stored beside the tables. The run's `runs` table (the run
-log as of this run) is written last.
+    published = publish(store, staged, previous, version, record, current_version, bigquery)
+
+1. The snapshot's tables go into a new DuckDB file (the database a local folder publishes; for
+   object storage, a temporary one), and the output expectation suites run on it: a failed
+   fail-severity expectation stops here, nothing published, the report kept in the run log.
+2. The results and the run log become tables too; with `--publish bigquery`, the changed
+   partitions are loaded there (a failed load fails the run, whose rerun loads again).
+3. Each changed table is committed as an Iceberg snapshot, the state files are written, and
+   `current.json` is replaced on the condition that it still names the snapshot the run started
+   from: that is the switch. A local folder's `mpg.duckdb` and report follow.
+4. Whatever no kept snapshot (this one and the one before) references is removed.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+import datetime
+import tempfile
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from sqlglot import exp
 
-from mpg.errors import StoreError
-from mpg.metrics import METRIC_VERSIONS
-from mpg.pipelines.bigquery_target import BigQueryLoad
-from mpg.pipelines.io import read_parquet, write_by_day, write_parquet
-from mpg.pipelines.layout import DATABASE, REPORT, SOURCE_RESULTS
-from mpg.pipelines.views import create_views
-from mpg.quality import render_report, validate_outputs
-from mpg.schemas import RUNS, TABLE_KEYS, TABLES, VALIDATION_RESULTS, concat, conform
+from mpg import progress
+from mpg.pipelines import runlog
+from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
+from mpg.pipelines.database import add_views, copy_tables, writing
+from mpg.pipelines.finish import Staged, data_files_after
+from mpg.pipelines.iceberg import TableChange, commit_tables
+from mpg.pipelines.snapshot import Snapshot, switch
+from mpg.pipelines.store import DATABASE, REPORT, OutputStore
+from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
+from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, TABLES, VALIDATION_RESULTS, concat
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import load_sql, render_sql
+from mpg.sqlfiles import load_sql
 
 
 @dataclass(frozen=True)
-class PublishedRun:
-    run_id: str
-    database: Path
-    headline: pa.Table  # sql/report/headline.sql
-    counts: pa.Table  # RECORD_COUNTS
-    files: int
-    skipped: list[str]
-    expectations: int = 0  # checked by the quality suites
-    warnings: int = 0  # of them, failed with severity warn (a failed "fail" stops the run)
-    plan: str = ""  # what the run did, in words ("up to date", "2 new ... trace files", ...)
-    parsed: int = 0  # trace files parsed by this run
-    retracted: int = 0  # files ingested before that changed or disappeared
-    changed_days: list[tuple[str, str]] = field(default_factory=list)  # (job table, day)
-    bigquery: BigQueryLoad | None = None  # what was loaded, with --publish bigquery
-
-    @property
-    def up_to_date(self) -> bool:
-        return self.plan == "up to date"
+class Published:
+    record: runlog.RunRecord  # ended "published"
+    snapshot: Snapshot
+    headline: pa.Table
+    counts: pa.Table
+    expectations: int
+    warnings: int
+    bigquery: BigQueryLoad | None  # what was loaded there, if anywhere
 
 
-def _parquet_files(folder: Path) -> list[str]:
-    return sorted(str(p) for p in folder.rglob("*.parquet")) if folder.is_dir() else []
-
-
-def _load(con: duckdb.DuckDBPyConnection, table: str, folder: Path) -> None:
-    files = _parquet_files(folder)
-    if not files:
-        return
-    try:
-        rows = con.from_parquet(files).select(*[f'"{c}"' for c in TABLES[table].names])
-        rows.order(", ".join(f'"{c}"' for c in TABLE_KEYS[table])).insert_into(table)
-    except duckdb.InvalidInputException as exc:
-        raise StoreError(f"a staged Parquet file of {table} cannot be read: {exc}") from exc
-
-
-# The oldest DuckDB that can open `mpg.duckdb`: analysts' CLIs and BI tools lag the library.
-READABLE_BY = "v1.0.0"
+def read_headline(con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, pa.Table]:
+    """The headline (fleet and per-generation ratios per day) and the record counts."""
+    headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
+    return headline, con.table("record_counts").order("source").to_arrow_table()
 
 
 @contextlib.contextmanager
-def _writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to the new database; DuckDB's I/O errors (a full disk) name the file."""
-    try:
-        with duckdb.connect(
-            str(path), config={"storage_compatibility_version": READABLE_BY}
-        ) as con:
-            # One thread: floating-point sums (the slices) then add up in one order, so the same
-            # input gives the same bits on every run. The tables here are small (job-days).
-            con.execute("SET threads = 1")
-            yield con
-    except duckdb.IOException as exc:
-        raise StoreError(f"cannot write {path}: {exc}") from exc
+def _database_file(store: OutputStore, run_id: str) -> Iterator[str]:
+    """Where the new database is built: in the run's staging folder locally (renamed into place
+    later), in a temporary folder for object storage (used for the checks only)."""
+    if not store.remote:
+        path = store.storage.full(f"{store.staging(run_id)}/{DATABASE}")
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="mpg-") as folder:
+        yield f"{folder}/{DATABASE}"
 
 
-def current_view_statements(
-    version: str, dialect: str, table: Callable[[str], exp.Table] = exp.to_table
-) -> list[str]:
-    """One `<table>_current` view per metric-versioned table (sql/publish/current_views.sql),
-    for `dialect`, with tables named by `table`.
+def _validate(
+    con: duckdb.DuckDBPyConnection, store: OutputStore, staged: Staged, record: runlog.RunRecord
+) -> tuple[pa.Table, str]:
+    """The output suites on the staged tables, with the source suites' results; a failed
+    fail-severity expectation stops the run, its report kept in the run log."""
+    counts = con.table("record_counts").to_arrow_table()
+    results = concat([staged.source_results, validate_outputs(con, counts)], VALIDATION_RESULTS)
+    report = render_report(results)
+    if fatal_failures(results).num_rows:
+        where = f"runs/{record.run_id}-validation.md"
+        store.storage.write_text(where, report)
+        raise_for_failures(results, Path(store.storage.uri_of(where)))
+    return results, report
 
-    `version` goes into the view as a literal (no engine binds a parameter in a view), placed
-    by sqlglot in the parsed statement, never by formatting text; and it must be a name of
-    METRIC_VERSIONS (code, not input): anything else is a bug in the caller.
-    """
-    if version not in METRIC_VERSIONS:
-        raise ValueError(f"not a metric version: {version!r}")
-    return [
-        render_sql(
-            "publish/current_views.sql",
-            dialect,
-            tables={
-                "versioned_table": table(name),
-                "versioned_table_current": table(f"{name}_current"),
-            },
-            literals={"current_version": version},
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    con.execute(create_table_sql(table, PUBLISHED[table]))
+    con.from_arrow(rows).insert_into(table)
+
+
+def _referenced(store: OutputStore, snapshot: Snapshot) -> set[str]:
+    """Every file a snapshot needs: its state, data files, segments and Iceberg metadata."""
+    files = store.read_parquet(snapshot.state["files"], DATA_FILES).column("path").to_pylist()
+    segments = pq.read_table(store.storage.open_input(snapshot.state["segments"]))
+    return {
+        *snapshot.own_files(),
+        store.state(snapshot.run_id, "snapshot.json"),
+        *files,
+        *segments.column("path").to_pylist(),
+    }
+
+
+def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str | None) -> int:
+    """Remove what no kept snapshot references: older snapshots' files and killed runs'."""
+    referenced: set[str] = set()
+    for snapshot in kept:
+        referenced |= _referenced(store, snapshot)
+    return store.collect(referenced, keep_staging)
+
+
+def publish(
+    store: OutputStore,
+    staged: Staged,
+    previous: Snapshot | None,
+    version: str | None,
+    record: runlog.RunRecord,
+    current_version: str,
+    bigquery: BigQueryTarget | None = None,
+    bigquery_days: Collection[datetime.date] | None = None,
+) -> Published:
+    """Check, commit and switch to the staged snapshot; returns what was published."""
+    run_id = staged.run_id
+    whole: dict[str, str | None] = {}
+    with _database_file(store, run_id) as database:
+        with progress.phase("publish") as step, writing(database) as con:
+            copy_tables(con, store, staged.files, list(TABLES))
+            add_views(con, current_version)
+            results, report = _validate(con, store, staged, record)
+            whole["validation_results"] = _write_whole(store, run_id, "validation_results", results)
+            _insert(con, "validation_results", results)
+            headline, counts = read_headline(con)
+            step.done(pc.sum(counts.column("accepted")).as_py() or 0)
+            record = record.ended("published", counts=counts)
+            runs = runlog.runs_table(store, record)
+            whole["runs"] = _write_whole(store, run_id, "runs", runs)
+            _insert(con, "runs", runs)
+        files = data_files_after(staged.files, DATA_FILES.empty_table(), whole)
+        load = None
+        if bigquery is not None:
+            from mpg.pipelines.bigquery import publish_bigquery  # ~1 s to import the client
+
+            load = publish_bigquery(
+                store, files, bigquery, bigquery_days, current_version=current_version
+            )
+        changes = [*staged.changes, *(TableChange(t, (p,) if p else (), None) for t, p in whole.items())]
+        tables, metadata = commit_tables(store, previous.tables if previous else {}, changes)
+        state = {**staged.state, "files": store.state(run_id, "files.parquet")}
+        store.write_parquet(files, state["files"])
+        snapshot = Snapshot(
+            run_id=run_id,
+            key=staged.key,
+            tables=tables,
+            state=state,
+            metadata_files=metadata,
+            previous=None if previous is None else previous.run_id,
         )
-        for name, schema in TABLES.items()
-        if "metric_version" in schema.names
-    ]
+        switch(store, snapshot, version)
+        if not store.remote:
+            Path(database).replace(store.storage.full(DATABASE))
+    store.storage.write_text(REPORT, report)
+    runlog.write_record(store, record)
+    collect_garbage(store, [snapshot, *([previous] if previous else [])], keep_staging=None)
+    warnings = pc.sum(pc.invert(results.column("success"))).as_py() or 0
+    return Published(record, snapshot, headline, counts, results.num_rows, warnings, load)
 
 
-def build_database(staging: Path, current_version: str) -> Path:
-    """`staging/mpg.duckdb` with every published table, the `*_current` views showing
-    `current_version`'s rows, the analysts' views over them (`mpg.pipelines.views`), and the
-    slices as Parquet beside it."""
-    path = staging / DATABASE
-    tables = staging / "tables"
-    with _writing(path) as con:
-        for name, schema in TABLES.items():
-            con.execute(create_table_sql(name, schema))
-        for name in ("job_day_goodput", "chip_time_ledger", "quarantine", "record_counts"):
-            _load(con, name, tables / name)
-        con.execute(load_sql("publish/macros.sql"))
-        con.sql(load_sql("publish/goodput_by_slice.sql")).insert_into("goodput_by_slice")
-        slices = conform(con.table("goodput_by_slice").to_arrow_table(), TABLES["goodput_by_slice"])
-        for statement in current_view_statements(current_version, "duckdb"):
-            con.execute(statement)
-        create_views(con)
-    write_by_day(slices, "day", tables / "goodput_by_slice", "part-0.parquet")
+def _write_whole(store: OutputStore, run_id: str, table: str, rows: pa.Table) -> str | None:
+    """An unpartitioned table's one data file for this run (None when it has no rows)."""
+    if rows.num_rows == 0:
+        return None
+    path = store.data_file(table, run_id)
+    store.write_parquet(rows.cast(PUBLISHED[table]), path)
     return path
 
-
-def _observed_counts(staging: Path, counted: pa.Table) -> pa.Table:
-    """The run's counts as its outputs show them: accepted is what the record store holds (from
-    the Parquet footers), so a record counted but never written shows up as a difference."""
-    stored: Counter[str] = Counter()
-    for path in (staging / "records").glob("source=*/day=*/bucket=*/*.parquet"):
-        stored[path.parents[2].name.removeprefix("source=")] += pq.read_metadata(path).num_rows
-    accepted = pa.array([stored[s] for s in counted.column("source").to_pylist()], pa.int64())
-    return counted.set_column(counted.schema.get_field_index("accepted"), "accepted", accepted)
-
-
-def validate_database(staging: Path) -> pa.Table:
-    """Run the output suites on the staged database and store every result beside the tables.
-
-    The source suites' results (combined over buckets by the account pipeline) and the output
-    suites' go into the `validation_results` table, `tables/validation_results/` and the readable
-    `validation_report.md`; the caller decides whether a failure stops the run.
-    """
-    database = staging / DATABASE
-    sources = staging / SOURCE_RESULTS
-    parts = [read_parquet(sources, VALIDATION_RESULTS)] if sources.exists() else []
-    with _writing(database) as con:
-        counted = con.table("record_counts").to_arrow_table()
-        parts.append(validate_outputs(con, _observed_counts(staging, counted)))
-        results = concat(parts, VALIDATION_RESULTS)
-        con.execute(create_table_sql("validation_results", VALIDATION_RESULTS))
-        con.from_arrow(results).insert_into("validation_results")
-    write_parquet(results, staging / "tables" / "validation_results" / "part-0.parquet")
-    (staging / REPORT).write_text(render_report(results))
-    return results
-
-
-def write_runs(database: Path, runs: pa.Table) -> None:
-    """The `runs` table, written last: it records this run as published, with its counts."""
-    with _writing(database) as con:
-        con.execute(create_table_sql("runs", RUNS))
-        con.from_arrow(runs).insert_into("runs")
-
-
-def read_headline(database: Path) -> tuple[pa.Table, pa.Table]:
-    """The headline (fleet and per-generation ratios per day) and the record counts."""
-    with duckdb.connect(str(database), read_only=True) as con:
-        return _headline(con)
-
-
-def read_published_headline(snapshot: Path) -> tuple[pa.Table, pa.Table]:
-    """The same from a published snapshot's Parquet, not its database file, which an analyst's
-    read-write `duckdb` session may hold locked against every other process."""
-    tables = snapshot / "tables"
-    with duckdb.connect() as con:
-        for name in ("goodput_by_slice", "record_counts"):
-            files = _parquet_files(tables / name)
-            rows = con.from_parquet(files) if files else con.from_arrow(TABLES[name].empty_table())
-            rows.create_view(name)
-        return _headline(con)
-
-
-def _headline(con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, pa.Table]:
-    headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
-    return headline, con.table("record_counts").order("source").to_arrow_table()

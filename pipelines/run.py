@@ -1,141 +1,290 @@
 """`mpg run`: trace files -> validated, accounted, published goodput tables, kept up to date.
 
-    mpg run --traces data/sample_traces --out out [--buckets 64] [--full] [beam options...]
+    mpg run --traces data/sample_traces --out out [--full] [beam options...]
+    mpg run --traces gs://fleet-logs/traces --out gs://fleet-goodput/mpg --runner=DataflowRunner ...
 
-A run compares the trace root with what the current snapshot has ingested (`pipelines/state.py`)
-and, with nothing new, changed or removed, publishes nothing. Otherwise its staging folder starts
-as links to the current snapshot, and one Beam pipeline (`pipelines/update.py`) parses the new
-files and brings the touched job buckets up to date: parsed store, record store, job tables,
-quarantine. A first run is the same pipeline over an empty state. Then `publish` builds the
-DuckDB file there and runs the output suites: a failed one stops the run here. Otherwise the
-finished folder becomes the current snapshot in one rename (`pipelines/layout.py`): a run that
-fails or is killed at any point leaves the previous tables current and readable, and the next
-run does the work again. Every run is recorded in `DIR/runs/` (`pipelines/runlog.py`).
+A run takes the output folder's lease, compares the trace root with what the current snapshot
+ingested (`mpg.pipelines.plan`) and, with nothing new, changed or removed, publishes nothing.
+Otherwise one Beam pipeline (`mpg.pipelines.update`) parses the new files and brings the changed
+jobs up to date; the launcher merges the per-job state (`mpg.pipelines.finish`) and publishes the
+new snapshot in one switch (`mpg.pipelines.publish`). A run that fails or is killed at any point
+leaves the previous snapshot current, and the next one removes what it left. Every run is
+recorded in `DIR/runs/` (`mpg.pipelines.runlog`).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import contextlib
+from collections.abc import Iterator
 
 import apache_beam as beam
+import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg import progress
 from mpg.catalog import load_catalog
+from mpg.errors import find_user_error, one_line
 from mpg.pipelines import runlog
-from mpg.pipelines.buckets import UpdateContext
-from mpg.pipelines.io import TraceFile, discover_trace_files
-from mpg.pipelines.layout import DATABASE, OutputLayout, link_snapshot
-from mpg.pipelines.options import RunOptions
-from mpg.pipelines.publish import PublishedRun, read_published_headline
-from mpg.pipelines.state import (
-    INGESTED,
-    Plan,
-    StateKey,
-    finish_state,
-    finished_manifest,
-    load_previous,
-    parse_quarantine_prefix,
-    plan_run,
+from mpg.pipelines.accounting import Accounting
+from mpg.pipelines.buckets import RecordStore
+from mpg.pipelines.database import table_files
+from mpg.pipelines.days import DayTables
+from mpg.pipelines.finish import (
+    DAY_TABLES,
+    Staged,
+    data_files_after,
+    index_sums,
+    live_segments,
+    merge_index,
+    record_counts,
+    table_changes,
 )
-from mpg.pipelines.transaction import publish, recorded, staged
-from mpg.pipelines.update import build_update
+from mpg.pipelines.io import TraceFile, discover_trace_files
+from mpg.pipelines.options import RunOptions
+from mpg.pipelines.plan import RunPlan, job_work, plan_run, planned_jobs
+from mpg.pipelines.publish import Published, collect_garbage, publish
+from mpg.pipelines.quarantine import QuarantineSources, assemble_quarantine
+from mpg.pipelines.result import RunResult
+from mpg.pipelines.snapshot import Snapshot, read_current, read_snapshot
+from mpg.pipelines.state import StateKey, finished_manifest
+from mpg.pipelines.store import LOCK, OutputStore
+from mpg.pipelines.update import (
+    FILE_STATS,
+    SOURCE_RESULTS,
+    TABLE_CHANGES,
+    UpdatePlan,
+    build_update,
+    result_path,
+)
+from mpg.schemas import DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, VALIDATION_RESULTS
+from mpg.storage import Storage
+from mpg.storage_lock import hold_lease
 from mpg.version import code_version
 
 
-def run(opts: RunOptions) -> PublishedRun:
-    """Bring the output folder up to date with the trace root: ingest what is new into a staging
-    folder under `opts.out`, then publish it. With nothing new, publish nothing."""
+@contextlib.contextmanager
+def recorded(store: OutputStore, record: runlog.RunRecord) -> Iterator[None]:
+    """Write the run's record as started; any failure inside (Ctrl-C and SIGTERM included:
+    `interrupted`) is written to the run log before it propagates, and the run's scratch goes."""
+    runlog.write_record(store, record)
+    try:
+        yield
+    except BaseException as exc:
+        error = find_user_error(exc)
+        message = one_line(error) if error else f"{type(exc).__name__}: {exc}"
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        ended = record.ended("interrupted" if interrupted else "failed", message=message)
+        with contextlib.suppress(Exception):  # a full disk must not hide the first error
+            runlog.write_record(store, ended)
+            store.storage.delete_prefix(store.staging(record.run_id))
+        raise
+
+
+def kept_snapshots(store: OutputStore, current: Snapshot | None) -> list[Snapshot]:
+    """The current snapshot and the one before it (kept for readers that started on it)."""
+    if current is None:
+        return []
+    before = read_snapshot(store, current.previous) if current.previous else None
+    return [current, *([before] if before else [])]
+
+
+@contextlib.contextmanager
+def writing(store: OutputStore, run_id: str) -> Iterator[tuple[Snapshot | None, str | None]]:
+    """Hold the folder's lease; settle what killed runs left (their records, their files);
+    yield the current snapshot and the version of `current.json` to publish over."""
+    with hold_lease(store.storage, LOCK, owner=run_id):
+        current, version = read_current(store)
+        kept = kept_snapshots(store, current)
+        runlog.settle_unfinished(store, {s.run_id for s in kept})
+        collect_garbage(store, kept, keep_staging=None)
+        yield current, version
+
+
+def run(opts: RunOptions) -> RunResult:
+    """Bring the output folder up to date with the trace root; with nothing new, publish
+    nothing."""
     files, skipped = discover_trace_files(opts.traces)
-    layout = OutputLayout(opts.out)
-    with layout.locked():
-        layout.clear_leftovers()
-        runlog.settle_unfinished(layout.runs, layout.snapshot_ids())
-        key = StateKey(
-            buckets=opts.buckets,
-            code_version=code_version(),
-            metric_versions=opts.metric_versions,
-            current_metric_version=opts.current_metric_version,
-            bigquery="" if opts.bigquery is None else opts.bigquery.location,
+    store = OutputStore(opts.out)
+    record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)
+    key = StateKey(
+        code_version=code_version(),
+        metric_versions=opts.metric_versions,
+        current_metric_version=opts.current_metric_version,
+        bigquery="" if opts.bigquery is None else opts.bigquery.location,
+    )
+    with writing(store, record.run_id) as (current, version), recorded(store, record):
+        with progress.phase("plan", unit="files", total=len(files)) as step:
+            plan = plan_run(store, files, current, version, key, opts.full)
+            step.done(len(files))
+        if plan.up_to_date:
+            progress.summary(0)
+            ended = record.ended("up-to-date", message="no new, changed or removed trace files")
+            runlog.write_record(store, ended)
+            return RunResult.nothing_new(store, ended.run_id, current, len(files), skipped)
+        staged, read = _compute(opts, plan, store, record.run_id)
+        changed = sorted({d for _, d in staged.changed_days})
+        published = publish(
+            store,
+            staged,
+            plan.current,
+            plan.version,
+            record,
+            plan.key.current_metric_version,
+            opts.bigquery,
+            plan.bigquery_days(changed),
         )
-        record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)
-        with recorded(layout, record):
-            with progress.phase("plan", unit="files", total=len(files)) as step:
-                plan = plan_run(files, load_previous(layout.current), key, opts.full)
-                step.done(len(files))
-            if plan.up_to_date:
-                progress.summary(0)
-                return _up_to_date(layout, record, len(files), skipped)
-            with staged(layout, record) as staging:
-                changed_days, read = _compute(opts, plan, files, staging, record.run_id)
-                days = plan.bigquery_days(changed_days)
-                published = publish(
-                    layout, staging, record, opts.current_metric_version, opts.bigquery, days
-                )
-            progress.summary(read)
-    return PublishedRun(
-        run_id=record.run_id,
-        database=opts.out / DATABASE,
+        progress.summary(read)
+    return _result(store, published, plan, staged, len(files), skipped)
+
+
+def _result(
+    store: OutputStore, published: Published, plan: RunPlan, staged: Staged, files: int,
+    skipped: list[str],
+) -> RunResult:  # fmt: skip
+    return RunResult(
+        run_id=published.record.run_id,
+        out=store.uri,
         headline=published.headline,
         counts=published.counts,
-        files=len(files),
+        files=files,
         skipped=skipped,
         expectations=published.expectations,
         warnings=published.warnings,
         plan=plan.reason,
-        parsed=len(plan.new),
-        retracted=len(plan.retracted),
-        changed_days=changed_days,
+        parsed=len(plan.delta.new),
+        retracted=len(plan.delta.retracted),
+        changed_days=[(t, d.isoformat()) for t, d in staged.changed_days],
         bigquery=published.bigquery,
     )
 
 
-def _up_to_date(
-    layout: OutputLayout, record: runlog.RunRecord, files: int, skipped: list[str]
-) -> PublishedRun:
-    """A run with nothing to do: recorded as such; the headline is the current snapshot's."""
-    record = record.ended("up-to-date", message="no new, changed or removed trace files")
-    runlog.write_record(layout.runs, record)
-    headline, counts = read_published_headline(layout.current.resolve())
-    database = layout.out / DATABASE
-    return PublishedRun(
-        record.run_id, database, headline, counts, files, skipped, plan="up to date"
-    )
-
-
 def _compute(
-    opts: RunOptions,
-    plan: Plan,
-    files: list[TraceFile],
-    staging: Path,
-    run_id: str,
-) -> tuple[list[tuple[str, str]], int]:
-    """Run the update pipeline into `staging` and finish its state; returns the (table, day)
-    partitions of the job tables whose rows changed, and the records (lines) it read."""
+    opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str
+) -> tuple[Staged, int]:
+    """Run the update pipeline and merge its results into the new snapshot's state; returns it
+    and the lines the run read."""
     previous = plan.previous
-    if previous is not None:
-        link_snapshot(previous.snapshot, staging)
-        for name in plan.retracted:
-            for path in (staging / "tables" / "quarantine").glob(
-                f"{parse_quarantine_prefix(name)}*"
-            ):
-                path.unlink()
-    ctx = UpdateContext(
-        staging=str(staging),
-        previous=None if previous is None else str(previous.snapshot),
+    work = job_work(store, previous, plan.delta.retracted)
+    buckets = opts.buckets or work.buckets(plan.delta.new, opts.records_per_bucket)
+    files = (
+        store.read_parquet(previous.state["files"], DATA_FILES)
+        if previous
+        else DATA_FILES.empty_table()
+    )
+    catalog = load_catalog()
+    records = RecordStore(
+        store, run_id, buckets, previous.state["jobs"] if previous else None,
+        frozenset(plan.delta.retracted),
+    )  # fmt: skip
+    previous_buckets = work.previous_buckets(buckets)
+    ends = [b.data_end for b in previous_buckets if b.data_end is not None]
+    quarantine_file = table_files(files, "quarantine")
+    update = UpdatePlan(
+        store=store,
         run_id=run_id,
-        live=plan.live(),
-        new=frozenset(f.file.name for f in plan.new),
-        catalog=load_catalog(),
-        metric_versions=plan.key.computed_versions,
-        previous_data_end=None if previous is None else previous.data_end,
-        coverage=plan.key.coverage,
+        new=plan.delta.new,
+        planned=tuple(planned_jobs(store, run_id, work, buckets)),
+        previous_buckets=tuple(previous_buckets),
+        previous_end=max(ends) if ends else None,
+        records=records,
+        accounting=Accounting(catalog, plan.key.computed_versions, plan.key.coverage),
+        days=DayTables(store, run_id, _day_files(files)),
+        quarantine=QuarantineSources(
+            store,
+            run_id,
+            {f.name: f for f in plan.delta.new} | _unchanged_files(plan, opts.traces),
+            quarantine_file[0] if quarantine_file else None,
+            frozenset(plan.delta.kept.column("name").to_pylist()),
+        ),
+        block_bytes=opts.block_bytes,
     )
     with progress.phase("pipeline") as step:
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
-            build_update(p, plan, ctx, {f.name: f for f in files}, opts.buckets, opts.block_bytes)
-        ingested = json.loads((staging / INGESTED).read_text())
-        step.done(sum(r["lines_read"] for r in ingested))
-    changed = finish_state(staging, finished_manifest(plan, ingested), plan.key)
-    return changed, step.count
+            build_update(p, update)
+        stats = store.read_parquet(result_path(store, run_id, FILE_STATS), MANIFEST)
+        step.done(pc.sum(stats.column("lines_read")).as_py() or 0)
+    staged = _finish(store, plan, update, work, files, stats)
+    return staged, step.count
+
+
+def _day_files(files: pa.Table) -> dict:
+    rows = files.filter(pc.is_in(files.column("table"), pa.array(DAY_TABLES)))
+    return {(r["table"], r["day"]): r["path"] for r in rows.to_pylist()}
+
+
+def _unchanged_files(plan: RunPlan, traces: str) -> dict[str, TraceFile]:
+    """Input files ingested before (their text may be needed for a job reconciled again)."""
+    root = Storage(traces).uri
+    return {
+        r["name"]: TraceFile(r["source"], root, r["name"], r["size"], r["mtime_ns"])
+        for r in plan.delta.kept.to_pylist()
+    }
+
+
+def _finish(
+    store: OutputStore,
+    plan: RunPlan,
+    update: UpdatePlan,
+    work,
+    files: pa.Table,
+    stats: pa.Table,
+) -> Staged:
+    run_id = update.run_id
+    state = {
+        "manifest": store.state(run_id, "manifest.parquet"),
+        "jobs": store.state(run_id, "jobs.parquet"),
+        "segments": store.state(run_id, "segments.parquet"),
+    }
+    manifest = finished_manifest(plan.delta.kept, stats.to_pylist())
+    store.write_parquet(manifest, state["manifest"])
+    staging = store.staging(run_id)
+    parts = [e.path for e in store.storage.list(f"{staging}/index")]
+    merge_index(store, update.records.index, parts, work.retracted, state["jobs"])
+    previous_segments = (
+        store.read_parquet(plan.previous.state["segments"], SEGMENTS)
+        if plan.previous
+        else SEGMENTS.empty_table()
+    )
+    store.write_parquet(
+        live_segments(store, state["jobs"], previous_segments, run_id), state["segments"]
+    )
+    reconciled = _reconciled_jobs(store, staging)
+    new_parts = [e.path for e in store.storage.list(f"{staging}/refused")]
+    new_parts += [e.path for e in store.storage.list(f"{staging}/recovered")]
+    quarantine = store.data_file("quarantine", run_id)
+    rows = assemble_quarantine(
+        store, update.quarantine.previous, plan.delta.retracted, reconciled, new_parts, quarantine
+    )
+    counts = record_counts(manifest, index_sums(store, state["jobs"]))
+    counts_file = store.data_file("record_counts", run_id)
+    store.write_parquet(counts, counts_file)
+    whole = {"quarantine": quarantine if rows else None, "record_counts": counts_file}
+    if not rows:
+        store.storage.delete([quarantine])
+    changes = store.read_parquet(result_path(store, run_id, TABLE_CHANGES), DATA_FILES)
+    everything = plan.previous is None
+    return Staged(
+        run_id=run_id,
+        key=plan.key,
+        state=state,
+        files=data_files_after(files, changes, whole),
+        changes=table_changes(changes, whole, everything),
+        source_results=store.read_parquet(
+            result_path(store, run_id, SOURCE_RESULTS), VALIDATION_RESULTS
+        ),
+        changed_days=tuple(
+            (r["table"], r["day"])
+            for r in changes.to_pylist()
+            if r["table"] in ("job_day_goodput", "chip_time_ledger")
+        ),
+    )
+
+
+def _reconciled_jobs(store: OutputStore, staging: str) -> pa.Table:
+    """The jobs whose refusals this run decided again (every accounted job of every bucket)."""
+    ids = []
+    for entry in store.storage.list(f"{staging}/jobs"):
+        jobs = store.read_scratch(entry.path)
+        ids.append(jobs.filter(jobs.column("accounted")).select(["job_id"]))
+    return pa.concat_tables(ids) if ids else JOB_INDEX.empty_table().select(["job_id"])

@@ -2,10 +2,10 @@
 
 A run writes its record when it starts (outcome `running`) and again when it ends (`published`
 or `failed`, with the message). A run killed outright cannot write its end: the next run, which
-holds the folder's lock and so knows nobody else is alive, marks such records `interrupted`.
+holds the folder's lease and so knows nobody else is alive, marks such records `interrupted`.
 Each published snapshot carries the log as of its publication in its `runs` table; the JSON files
-stay the complete record, failed runs included. Records are written to a temporary name and
-renamed, so a reader never sees half of one.
+stay the complete record, failed runs included. Each record is written whole (`mpg.storage`), so
+a reader never sees half of one.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 
 from mpg.pipelines.io import TraceFile
+from mpg.pipelines.store import RUNS as RUNS_FOLDER
+from mpg.pipelines.store import OutputStore
 from mpg.schemas import RUNS
 from mpg.version import code_version
 
@@ -37,12 +38,9 @@ def new_run_id(started: datetime.datetime) -> str:
 def fingerprint(files: list[TraceFile]) -> tuple[int, str]:
     """Total bytes and a digest of the inputs' names, sizes and modification times."""
     digest = hashlib.sha256()
-    total = 0
     for f in files:
-        stat = Path(f.path).stat()
-        total += stat.st_size
-        digest.update(f"{f.name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return total, digest.hexdigest()[:16]
+        digest.update(f"{f.name}\0{f.size}\0{f.mtime_ns}\n".encode())
+    return sum(f.size for f in files), digest.hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -64,7 +62,7 @@ class RunRecord:
     @classmethod
     def start(
         cls,
-        traces: Path | None,
+        traces: str | None,
         files: list[TraceFile],
         metric_versions: tuple[str, ...],
         command: str = "run",
@@ -74,7 +72,7 @@ class RunRecord:
         return cls(
             run_id=new_run_id(started),
             started_at=started,
-            traces="" if traces is None else str(traces),
+            traces=traces or "",
             input_files=len(files),
             input_bytes=total,
             inputs_fingerprint=digest,
@@ -94,37 +92,31 @@ class RunRecord:
         )
 
 
-def _write_json(runs: Path, fields: dict[str, object]) -> None:
-    runs.mkdir(parents=True, exist_ok=True)
-    temporary = runs / f".{fields['run_id']}.json.tmp"
-    try:
-        temporary.write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n")
-    except OSError as exc:  # a full disk fails the write without naming the file
-        raise OSError(exc.errno, exc.strerror, str(temporary)) from exc
-    temporary.replace(runs / f"{fields['run_id']}.json")
+def _write_json(store: OutputStore, fields: dict[str, object]) -> None:
+    text = json.dumps(fields, indent=2, sort_keys=True) + "\n"
+    store.storage.write_text(OutputStore.run_record(str(fields["run_id"])), text)
 
 
-def write_record(runs: Path, record: RunRecord) -> None:
+def write_record(store: OutputStore, record: RunRecord) -> None:
     fields = dataclasses.asdict(record)
     for name in ("started_at", "ended_at"):
         fields[name] = fields[name].isoformat() if fields[name] else None
-    _write_json(runs, fields)
+    _write_json(store, fields)
 
 
-def read_records(runs: Path) -> list[dict[str, object]]:
+def read_records(store: OutputStore) -> list[dict[str, object]]:
     """Every run record, oldest first (run ids sort by start time)."""
-    if not runs.is_dir():
-        return []
-    return [json.loads(p.read_text()) for p in sorted(runs.glob("*.json"))]
+    paths = [e.path for e in store.storage.list(RUNS_FOLDER) if e.path.endswith(".json")]
+    return [json.loads(store.storage.read_text(p)) for p in sorted(paths)]
 
 
-def settle_unfinished(runs: Path, published: set[str]) -> None:
+def settle_unfinished(store: OutputStore, published: set[str]) -> None:
     """Records still `running` belong to runs that died: call only with the folder's lock held.
 
     A run killed after switching to its snapshot but before recording its end did publish (its
     snapshot's `runs` table says so); any other is `interrupted`.
     """
-    for fields in read_records(runs):
+    for fields in read_records(store):
         if fields["outcome"] != "running":
             continue
         if fields["run_id"] in published:
@@ -132,12 +124,12 @@ def settle_unfinished(runs: Path, published: set[str]) -> None:
         else:
             fields["outcome"] = "interrupted"
             fields["message"] = "the process ended before the run finished (killed or crashed)"
-        _write_json(runs, fields)
+        _write_json(store, fields)
 
 
-def runs_table(runs: Path, current: RunRecord) -> pa.Table:
+def runs_table(store: OutputStore, current: RunRecord) -> pa.Table:
     """The `runs` table: the log on disk with `current` (not yet written as ended) in its place."""
-    rows = [r for r in read_records(runs) if r["run_id"] != current.run_id]
+    rows = [r for r in read_records(store) if r["run_id"] != current.run_id]
     for row in rows:
         row.setdefault("command", "run")  # records written before runs had a command
     rows.append(dataclasses.asdict(current))

@@ -1,243 +1,189 @@
-r"""The run's Beam pipeline: new trace files -> an updated record store and job tables.
+r"""The run's Beam pipeline: new trace files -> an updated record store and job-table partitions.
 
-    new files | ReadLineBlocks | ParseTraceRecords | WriteParseQuarantine
-                                                   | DescribeFiles
-    (parsed, retracted buckets) | UpdateJobBuckets | (with previous bucket ends) FindEndOfData
-    (updates, idle buckets, end of data) | AccountChangedJobs  (mpg.pipelines.job_tables)
-    updates | ValidateRecords (the source suites, on the records reconciled again)
-    quarantine work | RecoverQuarantinedText
+    new files | IngestTraceFiles -> (bucket, ParsedRef)            mpg.pipelines.ingest
+    (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords     mpg.pipelines.buckets
+    (updates, previous buckets) | CoGroupByKey | EndOfData, BucketsToAccount
+    (buckets, end of data) | AccountJobs -> (day, DayRef)            mpg.pipelines.accounting
+    (day, DayRef) | MergeJobTableDays | WriteTableChanges            mpg.pipelines.days
+    quarantine references | RecoverQuarantinedText                   mpg.pipelines.quarantine
+    files | WriteFileStats;  source suites | WriteSourceResults
 
-The staging folder starts as links to the previous snapshot (`layout.link_snapshot`); this pipeline
-replaces what changes. Computing from scratch is the same pipeline over an empty state. Scratch
-results for the launcher (what each parsed file held, which days changed) go to `work/`.
+Only references (scratch file names, batch numbers, day numbers) and small summaries cross a
+shuffle or reach a side input: records move through files of the output folder, so a worker holds
+one block or one bucket at a time and the runner's own memory does not grow with the fleet. The
+same graph runs in-process, on worker processes, through Beam's portable job service and on
+Dataflow; only the options differ. Step labels are stable (runners key state by them).
+
+The pipeline ends in sinks (`Write...`): what the launcher then commits is what they wrote.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
-from pathlib import Path
+from dataclasses import dataclass
 
 import apache_beam as beam
-import pyarrow.compute as pc
+import pyarrow as pa
 
-from mpg.pipelines.buckets import (
-    BucketUpdate,
-    UpdateContext,
-    update_bucket_records,
-    write_bucket_quarantine,
-)
-from mpg.pipelines.io import TraceFile, read_line_blocks, write_parquet
-from mpg.pipelines.job_tables import account_bucket
-from mpg.pipelines.layout import SOURCE_RESULTS
-from mpg.pipelines.state import CHANGED_DAYS, INGESTED, Plan, parse_quarantine_prefix
-from mpg.transforms.parse import ParsedBlock
-from mpg.transforms.reconcile import JobRecords, bucket_of
-from mpg.transforms.steps import ParseTraceRecords, ValidateRecords, split_by_bucket
+from mpg.pipelines.accounting import Accounting, AccountJobs
+from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
+from mpg.pipelines.days import DayChange, DayTables, MergeJobTableDays
+from mpg.pipelines.ingest import FileStats, IngestTraceFiles
+from mpg.pipelines.io import TraceFile
+from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
+from mpg.pipelines.store import OutputStore
+from mpg.schemas import DATA_FILES, MANIFEST, VALIDATION_RESULTS
 
-# Per input file: (lines read, quarantined at parsing, job buckets its records went to).
-FileStats = tuple[int, int, frozenset[int]]
+# Where the sinks write, under the run's scratch.
+FILE_STATS = "file-stats"
+TABLE_CHANGES = "table-changes"
+SOURCE_RESULTS = "source-results"
 
 
-def _write_parse_quarantine(parsed: ParsedBlock, staging: str) -> None:
-    if parsed.quarantine.num_rows:
-        first = parsed.quarantine.column("line")[0].as_py()
-        name = f"{parse_quarantine_prefix(parsed.file)}{first}.parquet"
-        write_parquet(parsed.quarantine, Path(staging) / "tables" / "quarantine" / name)
+@dataclass(frozen=True)
+class PreviousBucket:
+    """A bucket of this run's layout as the previous job index has it."""
+
+    bucket: int
+    data_end: int | None  # the latest accepted instant of its jobs
+    open_jobs: int
 
 
-def _describe(parsed: ParsedBlock, buckets: int) -> tuple[str, FileStats]:
-    touched = pc.unique(bucket_of(parsed.records.column("job_id"), buckets)).to_pylist()
-    return parsed.file, (parsed.lines_read, parsed.quarantine.num_rows, frozenset(touched))
+@dataclass(frozen=True)
+class UpdatePlan:
+    """Everything the pipeline is built from: decided by the launcher before it starts."""
 
-
-def _add_stats(stats: Iterable[FileStats]) -> FileStats:
-    lines, quarantined, touched = 0, 0, frozenset[int]()
-    for s in stats:
-        lines, quarantined, touched = lines + s[0], quarantined + s[1], touched | s[2]
-    return lines, quarantined, touched
-
-
-def write_json(rows: list, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(rows, sort_keys=True, default=str))
-
-
-def _write_ingested(stats: list[tuple[str, FileStats]], staging: str) -> None:
-    rows = [
-        {"name": n, "lines_read": s[0], "quarantined": s[1], "buckets": sorted(s[2])}
-        for n, s in stats
-    ]
-    write_json(rows, Path(staging) / INGESTED)
-
-
-class _UpdateBuckets(beam.DoFn):
-    def __init__(self, ctx: UpdateContext) -> None:
-        self._ctx = ctx
-
-    def process(self, element) -> Iterator:
-        bucket, parts = element
-        for out in update_bucket_records(self._ctx, bucket, parts):
-            if isinstance(out, BucketUpdate):
-                yield out
-            else:
-                yield beam.pvalue.TaggedOutput("quarantine", out)
-
-
-class DescribeFiles(beam.PTransform):
-    """ParsedBlocks -> `work/ingested.json`: per parsed file, what the manifest records."""
-
-    def __init__(self, buckets: int, staging: str) -> None:
-        super().__init__()
-        self._buckets, self._staging = buckets, staging
-
-    def expand(self, parsed):
-        return (
-            parsed
-            | "DescribeBlocks" >> beam.Map(_describe, self._buckets)
-            | "SumPerFile" >> beam.CombinePerKey(_add_stats)
-            | "GatherFileStats" >> beam.combiners.ToList()
-            | "WriteFileStats" >> beam.Map(_write_ingested, self._staging)
-        )
-
-
-class UpdateJobBuckets(beam.PTransform):
-    """(ParsedBlocks, retracted bucket numbers) -> BucketUpdate per touched bucket (main output)
-    and quarantine work per input file (`quarantine`). The only shuffle of records: Arrow tables,
-    one per block and bucket."""
-
-    def __init__(self, ctx: UpdateContext, buckets: int) -> None:
-        super().__init__()
-        self._ctx, self._buckets = ctx, buckets
-
-    def expand(self, inputs):
-        parsed, retracted = inputs
-        return (
-            (
-                parsed | "KeyByJobBucket" >> beam.FlatMap(split_by_bucket, self._buckets),
-                retracted | "KeyRetracted" >> beam.Map(lambda b: (b, None)),
-            )
-            | "TouchedBuckets" >> beam.Flatten()
-            | "GroupByJobBucket" >> beam.GroupByKey()
-            | "UpdateBucketRecords"
-            >> beam.ParDo(_UpdateBuckets(self._ctx)).with_outputs("quarantine", main="updates")
-        )
-
-
-def _resolve_ends(element: tuple[int, Iterable[tuple]]) -> Iterator:
-    """Per bucket: its end of data now (the new one if touched, else the previous one), and the
-    untouched buckets with open jobs, which the end of data may move."""
-    bucket, values = element
-    values = list(values)
-    new = [v[1] for v in values if v[0] == "new"]
-    if new:
-        yield new[0]
-        return
-    _, end, open_jobs = values[0]
-    yield end
-    if open_jobs:
-        yield beam.pvalue.TaggedOutput("idle", bucket)
+    store: OutputStore
+    run_id: str
+    new: tuple[TraceFile, ...]
+    planned: tuple[tuple[int, str], ...]  # (bucket, scratch file of jobs to rewrite)
+    previous_buckets: tuple[PreviousBucket, ...]
+    previous_end: int | None
+    records: RecordStore
+    accounting: Accounting
+    days: DayTables
+    quarantine: QuarantineSources
+    block_bytes: int
 
 
 def _latest(values: Iterable[int | None]) -> int | None:
     return max((v for v in values if v is not None), default=None)
 
 
-def _new_end(update: BucketUpdate) -> tuple[int, tuple]:
-    return update.records.bucket, ("new", update.records.data_end)
+def _update(element: tuple[int, Iterable], records: RecordStore) -> BucketUpdate:
+    bucket, inputs = element
+    return update_bucket(records, bucket, inputs)
 
 
-def _old_end(bucket_end: tuple[int, int | None, int]) -> tuple[int, tuple]:
-    bucket, end, open_jobs = bucket_end
-    return bucket, ("old", end, open_jobs)
+def _keyed(update: BucketUpdate) -> tuple[int, BucketUpdate]:
+    return update.bucket, update
 
 
-class FindEndOfData(beam.PTransform):
-    """(BucketUpdates, previous (bucket, end, open jobs)) -> the end of data over every bucket
-    (main output), and the untouched buckets with open jobs (`idle`)."""
-
-    def expand(self, inputs):
-        updates, previous = inputs
-        ends = (
-            (
-                updates | "NewEnds" >> beam.Map(_new_end),
-                previous | "OldEnds" >> beam.Map(_old_end),
-            )
-            | "AllBuckets" >> beam.Flatten()
-            | "GroupBuckets" >> beam.GroupByKey()
-            | "ResolveEnds" >> beam.FlatMap(_resolve_ends).with_outputs("idle", main="ends")
-        )
-        return ends.ends | "Latest" >> beam.CombineGlobally(_latest), ends.idle
+def _refs_path(update: BucketUpdate, store: OutputStore, run_id: str) -> str:
+    return store.scratch(run_id, "quarantine-refs", f"b{update.bucket:05d}")
 
 
-class AccountChangedJobs(beam.PTransform):
-    """(BucketUpdates, idle bucket numbers, end of data) -> `work/changed_days.json`: the job
-    tables rewritten where their rows change."""
+def _bucket_end(element: tuple[int, dict[str, list]]) -> int | None:
+    """A bucket's end of data: its update's, else the previous index's."""
+    _, found = element
+    if found["update"]:
+        return found["update"][0].data_end
+    return found["previous"][0].data_end if found["previous"] else None
 
-    def __init__(self, ctx: UpdateContext) -> None:
+
+def _to_account(element: tuple[int, dict[str, list]]) -> Iterator[BucketUpdate | int]:
+    """A bucket's update, or its number when nothing touched it but it has open jobs."""
+    bucket, found = element
+    if found["update"]:
+        yield found["update"][0]
+    elif found["previous"] and found["previous"][0].open_jobs:
+        yield bucket
+
+
+class _WriteTable(beam.PTransform):
+    """A sink: every element of a small PCollection as rows of one scratch table."""
+
+    def __init__(self, store: OutputStore, path: str, schema: pa.Schema, rows) -> None:
         super().__init__()
-        self._ctx = ctx
+        self._store, self._path, self._schema, self._rows = store, path, schema, rows
 
-    def expand(self, inputs):
-        updates, idle, data_end = inputs
-        return (
-            (updates, idle)
-            | "BucketsToAccount" >> beam.Flatten()
-            | "AccountBucket"
-            >> beam.FlatMap(account_bucket, self._ctx, beam.pvalue.AsSingleton(data_end))
-            | "GatherChangedDays" >> beam.combiners.ToList()
-            | "WriteChangedDays" >> beam.Map(write_json, self._ctx.out / CHANGED_DAYS)
-        )
+    def expand(self, pcoll):
+        return pcoll | "Gather" >> beam.combiners.ToList() | "Write" >> beam.Map(self._write)
+
+    def _write(self, elements: list) -> None:
+        table = pa.Table.from_pylist(self._rows(elements), schema=self._schema)
+        self._store.write_parquet(table, self._path)
 
 
-class RecoverQuarantinedText(beam.PTransform):
-    """Quarantine work per input file -> `tables/quarantine/part-bNNNN-<file>.parquet`: each file
-    read once, for the rows whose raw text is not known yet."""
-
-    def __init__(self, ctx: UpdateContext, files: dict[str, TraceFile]) -> None:
-        super().__init__()
-        self._ctx, self._files = ctx, files
-
-    def expand(self, work):
-        return (
-            work
-            | "GroupByFile" >> beam.GroupByKey()
-            | "WriteBucketQuarantine" >> beam.Map(write_bucket_quarantine, self._ctx, self._files)
-        )
+def _file_rows(stats: list[FileStats]) -> list[dict[str, object]]:
+    return [s.row() for s in sorted(stats, key=lambda s: s.name)]
 
 
-def _records(update: BucketUpdate) -> JobRecords:
-    return update.records
+def _change_rows(changes: list[DayChange]) -> list[dict[str, object]]:
+    rows = [{"table": c.table, "day": c.day, "path": c.path or "", "rows": c.rows} for c in changes]
+    return sorted(rows, key=lambda r: (r["table"], r["day"]))
 
 
-def build_update(
-    p: beam.Pipeline,
-    plan: Plan,
-    ctx: UpdateContext,
-    files: dict[str, TraceFile],
-    buckets: int,
-    block_bytes: int,
-) -> None:
-    """Compose the update on `p` (`files`: every input file, by name); step labels are stable
-    (runners key state by them)."""
-    parsed = (
+def _result_rows(parts: list[pa.Table]) -> list[dict[str, object]]:
+    return [row for part in parts for row in part.to_pylist()]
+
+
+def result_path(store: OutputStore, run_id: str, name: str) -> str:
+    return f"{store.staging(run_id)}/results/{name}.parquet"
+
+
+def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
+    """Compose the update on `p`."""
+    store, run_id = plan.store, plan.run_id
+    ingested = (
         p
-        | "ListNewTraceFiles" >> beam.Create([f.file for f in plan.new])
-        | "ReadLineBlocks" >> beam.FlatMap(read_line_blocks, block_bytes)
-        | "ParseTraceRecords" >> ParseTraceRecords(ctx.catalog)
+        | "ListNewTraceFiles" >> beam.Create(list(plan.new))
+        | "IngestTraceFiles"
+        >> IngestTraceFiles(
+            store, run_id, plan.accounting.catalog, plan.records.buckets, plan.block_bytes
+        )
     )
-    _ = parsed | "WriteParseQuarantine" >> beam.Map(_write_parse_quarantine, ctx.staging)
-    _ = parsed | "DescribeFiles" >> DescribeFiles(buckets, ctx.staging)
-    retracted = p | "ListRetractedBuckets" >> beam.Create(plan.retracted_buckets())
-    updated = (parsed, retracted) | "UpdateJobBuckets" >> UpdateJobBuckets(ctx, buckets)
-    previous = [] if plan.previous is None else plan.previous.bucket_ends()
-    old_ends = p | "ListPreviousBuckets" >> beam.Create(previous)
-    data_end, idle = (updated.updates, old_ends) | "FindEndOfData" >> FindEndOfData()
-    _ = (updated.updates, idle, data_end) | "AccountChangedJobs" >> AccountChangedJobs(ctx)
+    planned = p | "ListPlannedJobs" >> beam.Create(list(plan.planned))
+    updates = (
+        (ingested["parsed"], planned)
+        | "BucketInputs" >> beam.Flatten()
+        | "GroupByJobBucket" >> beam.GroupByKey()
+        | "UpdateJobRecords" >> beam.Map(_update, plan.records)
+    )
+    previous = p | "ListPreviousBuckets" >> beam.Create(
+        [(b.bucket, b) for b in plan.previous_buckets]
+    )
+    buckets = {
+        "update": updates | "KeyUpdates" >> beam.Map(lambda u: (u.bucket, u)),
+        "previous": previous,
+    } | "JoinBuckets" >> beam.CoGroupByKey()
+    data_end = (
+        buckets
+        | "BucketEnds" >> beam.Map(_bucket_end)
+        | "EndOfData" >> beam.CombineGlobally(_latest)
+    )
+    to_account = buckets | "BucketsToAccount" >> beam.FlatMap(_to_account)
+    accounted = (to_account, data_end) | "AccountJobs" >> AccountJobs(
+        plan.records, plan.accounting, plan.previous_end
+    )
     _ = (
-        updated.updates
-        | "ReconciledRecords" >> beam.Map(_records)
-        | "ValidateRecords" >> ValidateRecords(ctx.catalog)
-        | "WriteSourceResults" >> beam.Map(write_parquet, ctx.out / SOURCE_RESULTS)
+        accounted["days"]
+        | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
+        | "WriteTableChanges"
+        >> _WriteTable(store, result_path(store, run_id, TABLE_CHANGES), _CHANGES, _change_rows)
     )
-    _ = updated.quarantine | "RecoverQuarantinedText" >> RecoverQuarantinedText(ctx, files)
+    _ = accounted["checked"] | "WriteSourceResults" >> _WriteTable(
+        store, result_path(store, run_id, SOURCE_RESULTS), VALIDATION_RESULTS, _result_rows
+    )
+    _ = (
+        updates
+        | "QuarantineRefs" >> beam.Map(_refs_path, store, run_id)
+        | "RecoverQuarantinedText" >> RecoverQuarantinedText(plan.quarantine)
+    )
+    _ = ingested["files"] | "WriteFileStats" >> _WriteTable(
+        store, result_path(store, run_id, FILE_STATS), MANIFEST, _file_rows
+    )
+
+
+# What `WriteTableChanges` writes: DATA_FILES with an empty path for a day that lost its file.
+_CHANGES = DATA_FILES

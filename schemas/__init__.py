@@ -99,6 +99,9 @@ QUARANTINE = _schema(
     _req("line", pa.int64()),
     _req("reason", pa.string()),
     _req("raw", pa.string()),
+    # The job a record was refused for after parsing (unknown job, conflicting lifecycle event);
+    # NULL for a record the parser refused (it is nobody's until it parses).
+    _opt("job_id", pa.string()),
 )
 
 JOB_DAY_GOODPUT = _schema(
@@ -194,7 +197,8 @@ VALIDATION_RESULTS = _schema(
 # (`mpg.pipelines.state`). Internal: not published as tables, and free to change with the code
 # (a run of other code recomputes everything).
 #
-# One row per ingested input file, identified by its content hash.
+# One row per ingested input file. A file is known by its name, size and modification time
+# (what a listing of any store gives); its SHA-256 is computed by the worker that parses it.
 MANIFEST = _schema(
     _req("source", pa.string()),
     _req("name", pa.string()),  # relative to the trace root, as in provenance
@@ -203,30 +207,48 @@ MANIFEST = _schema(
     _req("sha256", pa.string()),
     _req("lines_read", pa.int64()),
     _req("quarantined", pa.int64()),  # at parsing
-    _req("buckets", pa.list_(pa.int32())),  # the job buckets its records went to
 )
 
-# Per job bucket and source: how its records were disposed of after parsing; with the bucket's
-# end of data and how many of its jobs are open (their chip-time runs to the end of data).
-BUCKET_STATE = _schema(
-    _req("bucket", pa.int32()),
-    _req("source", pa.string()),
-    _req("accepted", pa.int64()),
-    _req("duplicates", pa.int64()),
-    _req("quarantined", pa.int64()),
-    _opt("data_end", UTC_US),
-    _req("open_jobs", pa.int64()),
-)
+# The job hash: CRC-32 of the job id's UTF-8 bytes. Job buckets are ranges of it, and the record
+# store is sorted by it, so a bucket's jobs are one contiguous run of every stored file.
+JOB_HASH = _req("job_hash", pa.int64())
 
-# Per job: whether it is open, and the days it occupies in the record store and in the job tables,
-# so that recomputing a job rewrites exactly the day partitions it can change.
+# One row per job id the record store holds (jobs without a valid JOB_SUBMIT included): where
+# its parsed records are, how they were disposed of, and what it published. Sorted by job_hash.
+_COUNTED = ("rows", "accepted", "duplicates", "quarantined")
+# JOB_INDEX columns that say where a job is stored and what it published, not what it holds.
+_PLACED = ("job_hash", "segment", "first_output_day", "last_output_day")
 JOB_INDEX = _schema(
+    JOB_HASH,
     _req("job_id", pa.string()),
-    _req("open", pa.bool_()),
-    _req("first_record_day", pa.date32()),
-    _req("last_record_day", pa.date32()),
+    _req("segment", pa.string()),  # the record-store segment holding every parsed record
+    *[_req(f"{what}_{source}", pa.int64()) for what in _COUNTED for source in SOURCES],
+    _req("submitted", pa.bool_()),  # has an accepted JOB_SUBMIT
+    _req("open", pa.bool_()),  # submitted, and no accepted JOB_END: wanted to the end of data
+    _opt("data_end", UTC_US),  # latest accepted scheduler ts or span end of the job
     _opt("first_output_day", pa.date32()),
     _opt("last_output_day", pa.date32()),
+)
+
+# What reconciling decided per job id (`mpg.transforms.reconcile.reconcile_jobs`): the part of
+# JOB_INDEX that does not depend on where records are stored or what was published.
+JOB_COUNTS = _schema(*[f for f in JOB_INDEX if f.name not in _PLACED])
+
+# One row per segment file of the record store: its parsed rows when written (the live ones are
+# counted in JOB_INDEX; a segment mostly dead is compacted).
+SEGMENTS = _schema(
+    _req("segment", pa.string()),
+    _req("source", pa.string()),
+    _req("path", pa.string()),
+    _req("rows", pa.int64()),
+)
+
+# One row per data file of a published table in a snapshot (`day` NULL for unpartitioned tables).
+DATA_FILES = _schema(
+    _req("table", pa.string()),
+    _opt("day", pa.date32()),
+    _req("path", pa.string()),
+    _req("rows", pa.int64()),
 )
 
 # The published tables, in the order they are created.
@@ -248,9 +270,22 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "record_counts": ("source",),
 }
 
+# Every table a snapshot publishes (as Iceberg tables, in mpg.duckdb and to BigQuery): the
+# spec's and mpg's own, and what the run found (its expectation results and the run log).
+PUBLISHED: dict[str, pa.Schema] = {
+    **TABLES,
+    "validation_results": VALIDATION_RESULTS,
+    "runs": RUNS,
+}
+
 # A quarantine row decided after parsing (unknown job, conflicting lifecycle event), before its
 # raw text is read back from the input file: raw text never travels through the shuffle.
 QUARANTINE_REF = _schema(*[f for f in QUARANTINE if f.name != "raw"])
+
+# Parsed records as the record store keeps them: with their job hash, sorted by it.
+STORED_SCHEMAS: dict[str, pa.Schema] = {
+    source: _schema(JOB_HASH, *schema) for source, schema in RECORD_SCHEMAS.items()
+}
 
 
 def concat(tables: Iterable[pa.Table], schema: pa.Schema) -> pa.Table:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from google.cloud.bigquery import SchemaField
 
-from mpg.schemas import RUNS, TABLE_KEYS, TABLES, VALIDATION_RESULTS
+from mpg.schemas import PUBLISHED, TABLE_KEYS
 
 _BIGQUERY_TYPES: dict[pa.DataType, str] = {
     pa.string(): "STRING",
@@ -34,11 +34,7 @@ _BIGQUERY_TYPES: dict[pa.DataType, str] = {
 }
 
 # Every table mpg publishes, as in the DuckDB file (docs/tables.md), in the order they are written.
-BIGQUERY_TABLES: dict[str, pa.Schema] = {
-    **TABLES,
-    "validation_results": VALIDATION_RESULTS,
-    "runs": RUNS,
-}
+BIGQUERY_TABLES: dict[str, pa.Schema] = PUBLISHED
 
 # The column every day-partitioned table is partitioned by (a UTC DATE).
 DAY = "day"

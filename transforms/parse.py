@@ -150,6 +150,7 @@ def _quarantine_rows(source: str, file: str, rejected: pa.Table, lines: pa.Table
             "line": rejected.column("line"),
             "reason": rejected.column("reason"),
             "raw": raw,
+            "job_id": pa.nulls(n, pa.string()),
         },
         schema=QUARANTINE,
     )
@@ -159,6 +160,13 @@ def quarantine_row(source: str, file: str, line: int, reason: str, raw: str) -> 
     """One quarantine row for a record the reader set aside (an over-long line, a corrupt gzip
     stream's unreadable rest)."""
     return pa.table(
-        {"source": [source], "file": [file], "line": [line], "reason": [reason], "raw": [raw]},
+        {
+            "source": [source],
+            "file": [file],
+            "line": [line],
+            "reason": [reason],
+            "raw": [raw],
+            "job_id": pa.nulls(1, pa.string()),
+        },
         schema=QUARANTINE,
     )

@@ -1,7 +1,7 @@
-"""Per job bucket: drop exact duplicates, then quarantine what no job can own.
+"""Per job: drop exact duplicates, then quarantine what no job can own.
 
-Every record of a job lands in the same bucket (`bucket_of`), so these checks need no shuffle of
-individual records:
+Every record of a job lands in the same job bucket (a range of `job_hash_of`), and the checks
+look at one job's records at a time, so they need no shuffle of individual records:
 - exact duplicates (exporters retry) count once: the copy with the smallest (file, line) is kept;
 - a job with several different `JOB_SUBMIT`s keeps the earliest; so does one with several
   `JOB_END`s; a `JOB_END` before the job's `JOB_SUBMIT` cannot be placed in time. The others go
@@ -21,7 +21,14 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from mpg.schemas import QUARANTINE_REF, RECORD_ORDER, RECORD_SCHEMAS, SOURCES, conform
+from mpg.schemas import (
+    JOB_COUNTS,
+    QUARANTINE_REF,
+    RECORD_ORDER,
+    RECORD_SCHEMAS,
+    SOURCES,
+    conform,
+)
 
 _PROVENANCE = ("file", "line")
 
@@ -31,37 +38,40 @@ CONFLICTING_END = "conflicting JOB_END: this job has an earlier, different JOB_E
 END_BEFORE_SUBMIT = "out of range: JOB_END is earlier than the job's JOB_SUBMIT"
 
 
-def bucket_of(job_ids: pa.Array | pa.ChunkedArray, buckets: int) -> pa.Array:
-    """A stable bucket per job id: CRC-32 of its UTF-8 bytes modulo `buckets`.
+def job_hash_of(job_ids: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Each job id's hash: CRC-32 of its UTF-8 bytes (an int64 in [0, 2**32)).
 
-    CRC-32 is fixed by its standard, so the same job lands in the same bucket in every process,
-    version and runner. It is computed once per distinct id, not per record.
+    CRC-32 is fixed by its standard, so a job has the same hash in every process, version and
+    runner. It is computed once per distinct id, not per record.
     """
     encoded = pa.chunked_array([job_ids]) if isinstance(job_ids, pa.Array) else job_ids
     encoded = encoded.combine_chunks().dictionary_encode()
     per_id = np.fromiter(
-        (zlib.crc32(s.encode("utf-8")) % buckets for s in encoded.dictionary.to_pylist()),
-        dtype=np.int32,
+        (zlib.crc32(s.encode("utf-8")) for s in encoded.dictionary.to_pylist()),
+        dtype=np.int64,
         count=len(encoded.dictionary),
     )
-    return pa.array(per_id[encoded.indices.to_numpy(zero_copy_only=False)], pa.int32())
+    return pa.array(per_id[encoded.indices.to_numpy(zero_copy_only=False)], pa.int64())
 
 
-@dataclass(frozen=True)
-class SourceCounts:
-    """How one source's records of one bucket were disposed of after parsing."""
+HASH_SPACE = 1 << 32
 
-    source: str
-    accepted: int
-    duplicates: int
-    quarantined: int
+
+def bucket_of_hash(hashes: np.ndarray, buckets: int) -> np.ndarray:
+    """The job bucket of each hash: `buckets` equal ranges of the hash space, so a bucket's jobs
+    are one contiguous run of anything sorted by job hash."""
+    return (hashes * buckets) >> 32
+
+
+def hash_range(bucket: int, buckets: int) -> tuple[int, int]:
+    """The job hashes of one bucket, [low, high): the inverse of `bucket_of_hash`."""
+    return -(-bucket * HASH_SPACE // buckets), -(-(bucket + 1) * HASH_SPACE // buckets)
 
 
 @dataclass(frozen=True)
 class JobRecords:
-    """The accepted records (RECORD_SCHEMAS, no raw text) of the jobs of one bucket."""
+    """Accepted records (RECORD_SCHEMAS, no raw text) of some jobs: one bucket's, or one job's."""
 
-    bucket: int
     scheduler: pa.Table
     runtime: pa.Table
     profiles: pa.Table
@@ -72,32 +82,26 @@ class JobRecords:
         ]
 
     @classmethod
+    def empty(cls) -> JobRecords:
+        return cls(**{s: RECORD_SCHEMAS[s].empty_table() for s in SOURCES})
+
+    @classmethod
     def merged(cls, parts: Sequence[JobRecords]) -> JobRecords:
-        """Several buckets' records as one (numbered after the first), for a check whose cost is
-        per call rather than per record."""
-        return cls(
-            bucket=parts[0].bucket,
-            **{s: pa.concat_tables([p.table(s) for p in parts]) for s in SOURCES},
-        )
+        """Several parts' records as one, for a check whose cost is per call, not per record."""
+        return cls(**{s: pa.concat_tables([p.table(s) for p in parts]) for s in SOURCES})
 
     @property
-    def data_end(self) -> int | None:
-        """Latest `ts` or `end` among accepted scheduler events and spans, in epoch microseconds."""
-        ends = [
-            t.column(c).cast(pa.int64()).to_numpy().max()
-            for t, c in ((self.scheduler, "ts"), (self.runtime, "end"))
-            if t.num_rows
-        ]
-        return int(max(ends)) if ends else None
+    def records(self) -> int:
+        return sum(self.table(s).num_rows for s in SOURCES)
 
 
 @dataclass(frozen=True)
-class BucketRecords:
-    """What reconciling one bucket decided: the accepted records, and what was not accepted."""
+class Reconciled:
+    """What reconciling some jobs' parsed records decided."""
 
     records: JobRecords
-    quarantine: pa.Table  # QUARANTINE_REF: raw text is read back later (RecoverRawText)
-    counts: tuple[SourceCounts, ...]
+    quarantine: pa.Table  # QUARANTINE_REF: raw text is read back later from the input file
+    jobs: pa.Table  # JOB_COUNTS: one row per job id, how its records were disposed of
 
 
 def _dedup(frame: pl.DataFrame) -> pl.DataFrame:
@@ -118,13 +122,61 @@ def _first_per_job(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def _quarantined(source: str, frame: pl.DataFrame, reason: str) -> pl.DataFrame:
     return frame.select(
-        pl.lit(source).alias("source"), "file", "line", pl.lit(reason).alias("reason")
+        pl.lit(source).alias("source"), "file", "line", pl.lit(reason).alias("reason"), "job_id"
     )
 
 
-def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
-    """Apply the per-job checks to one bucket's parsed records of all sources."""
-    frames = {s: pl.from_arrow(parsed[s]) for s in SOURCES}
+def _per_job(frame: pl.DataFrame, name: str) -> pl.DataFrame:
+    return frame.group_by("job_id").agg(pl.len().cast(pl.Int64).alias(name))
+
+
+def _job_counts(
+    frames: dict[str, pl.DataFrame],
+    deduped: dict[str, pl.DataFrame],
+    accepted: dict[str, pl.DataFrame],
+    rejected: dict[str, pl.DataFrame],
+    submits: pl.DataFrame,
+    ends: pl.DataFrame,
+) -> pl.DataFrame:
+    """JOB_COUNTS: per job id, its parsed rows, accepted, duplicate and quarantined records per
+    source, whether it is submitted and open, and its latest accepted instant."""
+    counts = pl.concat([f.select("job_id") for f in frames.values()]).unique()
+    for s in SOURCES:
+        parts = (
+            _per_job(frames[s], f"rows_{s}"),
+            _per_job(deduped[s], f"_deduped_{s}"),
+            _per_job(accepted[s], f"accepted_{s}"),
+            _per_job(rejected[s], f"quarantined_{s}"),
+        )
+        for part in parts:
+            counts = counts.join(part, on="job_id", how="left")
+    counts = counts.fill_null(0).with_columns(
+        (pl.col(f"rows_{s}") - pl.col(f"_deduped_{s}")).alias(f"duplicates_{s}") for s in SOURCES
+    )
+    latest = pl.concat(
+        [
+            accepted["scheduler"].select("job_id", pl.col("ts").alias("t")),
+            accepted["runtime"].select("job_id", pl.col("end").alias("t")),
+        ]
+    )
+    latest = latest.group_by("job_id").agg(pl.col("t").max().alias("data_end"))
+    submitted = submits.select("job_id", pl.lit(True).alias("submitted"))
+    ended = ends.select("job_id", pl.lit(True).alias("_ended"))
+    return (
+        counts.join(latest, on="job_id", how="left")
+        .join(submitted, on="job_id", how="left")
+        .join(ended, on="job_id", how="left")
+        .with_columns(
+            pl.col("submitted").fill_null(False),
+            (pl.col("submitted").fill_null(False) & pl.col("_ended").is_null()).alias("open"),
+        )
+        .sort("job_id")
+    )
+
+
+def reconcile_jobs(parsed: dict[str, pa.Table]) -> Reconciled:
+    """Apply the per-job checks to every parsed record (RECORD_SCHEMAS) of some whole jobs."""
+    frames = {s: pl.from_arrow(conform(parsed[s], RECORD_SCHEMAS[s])) for s in SOURCES}
     deduped = {s: _dedup(frames[s]) for s in SOURCES}
 
     sched = deduped["scheduler"]
@@ -146,43 +198,33 @@ def reconcile_bucket(bucket: int, parsed: dict[str, pa.Table]) -> BucketRecords:
         "profiles": deduped["profiles"].join(known, on="job_id"),
     }
     rejected = {
-        "scheduler": [
-            _quarantined("scheduler", extra_submits, CONFLICTING_SUBMIT),
-            _quarantined("scheduler", extra_ends, CONFLICTING_END),
-            _quarantined("scheduler", early_ends, END_BEFORE_SUBMIT),
-            _quarantined(
-                "scheduler",
-                sched.filter(pl.col("type") != "JOB_SUBMIT").join(known, on="job_id", how="anti"),
-                UNKNOWN_JOB,
-            ),
-        ],
-        "runtime": [
-            _quarantined(
-                "runtime", deduped["runtime"].join(known, on="job_id", how="anti"), UNKNOWN_JOB
-            )
-        ],
-        "profiles": [
-            _quarantined(
-                "profiles", deduped["profiles"].join(known, on="job_id", how="anti"), UNKNOWN_JOB
-            )
-        ],
+        "scheduler": pl.concat(
+            [
+                _quarantined("scheduler", extra_submits, CONFLICTING_SUBMIT),
+                _quarantined("scheduler", extra_ends, CONFLICTING_END),
+                _quarantined("scheduler", early_ends, END_BEFORE_SUBMIT),
+                _quarantined(
+                    "scheduler",
+                    sched.filter(pl.col("type") != "JOB_SUBMIT").join(
+                        known, on="job_id", how="anti"
+                    ),
+                    UNKNOWN_JOB,
+                ),
+            ]
+        ),
+        **{
+            s: _quarantined(s, deduped[s].join(known, on="job_id", how="anti"), UNKNOWN_JOB)
+            for s in ("runtime", "profiles")
+        },
     }
-    quarantine = pl.concat([q for s in SOURCES for q in rejected[s]])
-    counts = tuple(
-        SourceCounts(
-            source=s,
-            accepted=accepted[s].height,
-            duplicates=frames[s].height - deduped[s].height,
-            quarantined=sum(q.height for q in rejected[s]),
-        )
-        for s in SOURCES
-    )
+    quarantine = pl.concat([rejected[s] for s in SOURCES])
     # (file, line) last: a total order, so the stored bytes do not depend on arrival order.
     stored = {
         s: conform(accepted[s].sort(RECORD_ORDER[s]).to_arrow(), RECORD_SCHEMAS[s]) for s in SOURCES
     }
-    return BucketRecords(
-        records=JobRecords(bucket=bucket, **stored),
+    jobs = _job_counts(frames, deduped, accepted, rejected, submits, ends)
+    return Reconciled(
+        records=JobRecords(**stored),
         quarantine=conform(quarantine.sort(["source", "file", "line"]).to_arrow(), QUARANTINE_REF),
-        counts=counts,
+        jobs=conform(jobs.to_arrow(), JOB_COUNTS),
     )

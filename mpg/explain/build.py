@@ -59,7 +59,7 @@ def explain_job(out: Path, job_id: str, day: dt.date | None, metric_version: str
     )
     if sweep.jobs.is_empty():
         raise StoreError(
-            f"the record store {out / 'records'} has no JOB_SUBMIT of job {job_id!r}, which "
+            f"the record store of {out} has no JOB_SUBMIT of job {job_id!r}, which "
             f"{published.database} publishes: they are not from the same run"
         )
     job = sweep.jobs.row(0, named=True)

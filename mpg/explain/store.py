@@ -1,13 +1,13 @@
 """Reading back what `mpg run --out DIR` left: the published tables and the record store.
 
-Figures come from `DIR/mpg.duckdb`, opened read-only, because those are the numbers people quote;
-the job's records come from the record store `DIR/records`, to show where the figures came from.
-Every query is a file under `sql/explain/` with its values bound as parameters.
+Figures come from the published tables (`mpg.published.open_published`), because those are the
+numbers people quote; the job's records come from the record store, to show where the figures
+came from: found through the snapshot's job index and reconciled as the run reconciled them
+(`mpg.pipelines.lookup`). Every query is a file under `sql/explain/` with its values bound.
 
-The job's records are read from its bucket's files only (the run's bucket count is in its
-state; a folder without state has every bucket's files read, DuckDB skipping the other jobs' row
-groups on their statistics). The end of data (where an open job stops wanting chips) is global
-to the run, so it takes a scan of the `ts` and `end` columns of the whole store.
+The end of data (where an open job stops wanting chips) is global to the run: the job index
+keeps each job's latest instant, and the job that reaches the end of data is read to name the
+record that sets it.
 """
 
 from __future__ import annotations
@@ -15,17 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mpg.errors import StoreError, UserError
 from mpg.explain.model import Record, from_epoch_us
-from mpg.pipelines.state import load_previous
-from mpg.published import open_published, published_database, reading
-from mpg.schemas import RECORD_SCHEMAS, conform
+from mpg.published import NoPublishedTablesError, open_published, published_location
 from mpg.sqlfiles import load_sql
-from mpg.transforms.reconcile import bucket_of
 
 
 class UnknownJobError(UserError):
@@ -37,7 +34,7 @@ class PublishedJob:
     """The job's published rows: `goodput` (sql/explain/job_goodput.sql) and `ledger`
     (sql/explain/job_ledger.sql), a row with a null day standing for all the job's days."""
 
-    database: Path
+    database: str
     goodput: pl.DataFrame
     ledger: pl.DataFrame
 
@@ -56,8 +53,8 @@ class StoredJob:
         return self.scheduler.num_rows + self.runtime.num_rows + self.profiles.num_rows
 
 
-def read_published(out: Path, job_id: str, metric_version: str) -> PublishedJob:
-    database = published_database(out)
+def read_published(out: str | Path, job_id: str, metric_version: str) -> PublishedJob:
+    database = published_location(out)
     params = {"job_id": job_id, "metric_version": metric_version}
     with open_published(out) as con:
         goodput = con.sql(load_sql("explain/job_goodput.sql"), params=params).to_arrow_table()
@@ -71,48 +68,37 @@ def read_published(out: Path, job_id: str, metric_version: str) -> PublishedJob:
     )
 
 
-def _store_files(out: Path, source: str, bucket: str = "*") -> list[str]:
-    pattern = f"source={source}/day=*/bucket={bucket}/*.parquet"
-    return sorted(str(p) for p in (out / "records").glob(pattern))
+def _latest_record(records: pa.Table, column: str, instant_us: int) -> tuple[str, int] | None:
+    """(file, line) of the first record (by file, line) whose `column` is `instant_us`."""
+    hits = records.filter(pc.equal(records.column(column).cast(pa.int64()), instant_us))
+    if not hits.num_rows:
+        return None
+    first = hits.sort_by([("file", "ascending"), ("line", "ascending")]).slice(0, 1).to_pylist()[0]
+    return first["file"], first["line"]
 
 
-def _bucket(out: Path, job_id: str) -> str:
-    """The job's bucket folder name, or "*" where the folder's state does not say."""
-    previous = load_previous(out / ".mpg" / "current")
-    if previous is None:
-        return "*"
-    return f"{bucket_of(pa.array([job_id]), previous.key.buckets)[0].as_py():04d}"
+def read_stored_job(out: str | Path, job_id: str) -> StoredJob:
+    """The job's accepted records from the record store, and the run's end of data."""
+    from mpg.pipelines.lookup import accepted_records, end_of_data
+    from mpg.pipelines.snapshot import read_current
+    from mpg.pipelines.store import OutputStore
 
-
-def _end_of_data(con: duckdb.DuckDBPyConnection, out: Path) -> Record:
-    """The latest accepted scheduler `ts` or span `end` of the run, and the record holding it."""
-    latest = []
-    for source in ("scheduler", "runtime"):
-        files = _store_files(out, source)
-        if files:
-            latest += con.execute(
-                load_sql("explain/latest_record.sql"), {"files": files}
-            ).fetchall()
-    if not latest:
-        raise StoreError(f"the record store {out / 'records'} holds no scheduler event or span")
-    instant_us, file, line = min(latest, key=lambda r: (-r[0], r[1], r[2]))
-    return Record(instant=from_epoch_us(instant_us), file=file, line=line)
-
-
-def read_stored_job(out: Path, job_id: str) -> StoredJob:
-    """The job's accepted records from its bucket's files, and the run's end of data."""
-    tables = {}
-    bucket = _bucket(out, job_id)
-    with reading(out / "records"), duckdb.connect() as con:
-        for source, schema in RECORD_SCHEMAS.items():
-            files = _store_files(out, source, bucket)
-            found = (
-                con.sql(
-                    load_sql("explain/job_records.sql"), params={"files": files, "job_id": job_id}
-                ).to_arrow_table()
-                if files
-                else schema.empty_table()
-            )
-            tables[source] = conform(found, schema)
-        data_end = _end_of_data(con, out)
-    return StoredJob(**tables, data_end=data_end)
+    store = OutputStore(str(out))
+    snapshot, _ = read_current(store)
+    if snapshot is None:
+        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
+    records = accepted_records(store, snapshot, [job_id])
+    latest_us, latest_job = end_of_data(store, snapshot)
+    if latest_us is None or latest_job is None:
+        raise StoreError(f"the record store of {out} holds no scheduler event or span")
+    holder = records if latest_job == job_id else accepted_records(store, snapshot, [latest_job])
+    found = _latest_record(holder.scheduler, "ts", latest_us) or _latest_record(
+        holder.runtime, "end", latest_us
+    )
+    file, line = found if found else ("", 0)
+    return StoredJob(
+        scheduler=records.scheduler,
+        runtime=records.runtime,
+        profiles=records.profiles,
+        data_end=Record(instant=from_epoch_us(latest_us), file=file, line=line),
+    )

@@ -1,0 +1,295 @@
+"""Accounting a job bucket: chip-time per job and day, once the end of data is known.
+
+    (BucketUpdates, idle buckets), end of data | AccountJobs -> (day, DayRef)  job-table rows
+                                                             -> jobs           the bucket's index
+                                                             -> validation    source suites
+
+A job without JOB_END wants chips up to the end of data, the latest accepted record over the
+whole fleet, so accounting waits for every bucket's update; then each bucket accounts its
+changed jobs and, when the end of data moved, its open ones (read back from the record store,
+`RecordStore.history`). Rows go to scratch sorted by day, a batch per day, with the jobs whose
+rows that day holds or held: `mpg.pipelines.days` replaces exactly those jobs' rows.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import apache_beam as beam
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mpg.catalog import ChipCatalog
+from mpg.pipelines.buckets import _UPDATED, BucketUpdate, RecordStore, read_records
+from mpg.pipelines.state import Coverage
+from mpg.schemas import (
+    CHIP_TIME_LEDGER,
+    JOB_DAY_GOODPUT,
+    JOB_INDEX,
+    SOURCES,
+    VALIDATION_RESULTS,
+    conform,
+)
+from mpg.transforms.account import account_chip_time
+from mpg.transforms.reconcile import JobRecords, reconcile_jobs
+
+JOB_TABLES = ("job_day_goodput", "chip_time_ledger")
+# Per day, the jobs whose rows are replaced there (those it held, and those it gets).
+REPLACED = pa.schema([pa.field("job_id", pa.string(), nullable=False)])
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """How to account: the chip catalog and the metric versions, each within its coverage."""
+
+    catalog: ChipCatalog
+    metric_versions: tuple[str, ...]
+    coverage: Coverage = ()
+
+    def account(self, records: JobRecords, data_end: int | None) -> tuple[pa.Table, pa.Table]:
+        """Job-day goodput and ledger rows of some jobs' accepted records."""
+        if not records.scheduler.num_rows or data_end is None:
+            return JOB_DAY_GOODPUT.empty_table(), CHIP_TIME_LEDGER.empty_table()
+        job_days, ledger = account_chip_time(
+            records.scheduler,
+            records.runtime,
+            records.profiles,
+            self.catalog,
+            data_end,
+            self.metric_versions,
+        )
+        return in_coverage(job_days, self.coverage), in_coverage(ledger, self.coverage)
+
+
+def in_coverage(rows: pa.Table, coverage: Coverage) -> pa.Table:
+    """Rows of backfilled versions only on the days each is backfilled over."""
+    days = rows.column("day")
+    for version, spans in coverage:
+        keep = pc.not_equal(rows.column("metric_version"), version)
+        for first, last in spans:
+            keep = pc.or_(keep, pc.and_(pc.greater_equal(days, first), pc.less_equal(days, last)))
+        rows, days = rows.filter(keep), days.filter(keep)
+    return rows
+
+
+@dataclass(frozen=True)
+class DayRef:
+    """One bucket's rows of one day: batch `batch` of its scratch files of that day's tables."""
+
+    name: str  # scratch name of the bucket's files (`day_files`)
+    batch: int
+
+
+def day_files(store, run_id: str, name: str) -> dict[str, str]:  # store: OutputStore
+    """The scratch files of one bucket's job-table rows, a batch per day, and the jobs replaced."""
+    return {t: store.scratch(run_id, "days", f"{name}-{t}") for t in (*JOB_TABLES, "replaced")}
+
+
+def _days_of(first: datetime.date | None, last: datetime.date | None) -> list[datetime.date]:
+    if first is None or last is None:
+        return []
+    return [first + datetime.timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+def replaced_per_day(previous: pa.Table, job_days: pa.Table) -> pl.DataFrame:
+    """(day, job_id): where each accounted job had rows (its previous JOB_INDEX range) or now
+    has them; `previous` holds the accounted jobs' previous index rows."""
+    held = [
+        (day, job)
+        for job, first, last in zip(
+            previous.column("job_id").to_pylist(),
+            previous.column("first_output_day").to_pylist(),
+            previous.column("last_output_day").to_pylist(),
+            strict=True,
+        )
+        for day in _days_of(first, last)
+    ]
+    old = pl.DataFrame(held, schema={"day": pl.Date, "job_id": pl.String}, orient="row")
+    new = pl.from_arrow(job_days.select(["day", "job_id"]))
+    return pl.concat([old, new]).unique().sort("day", "job_id")
+
+
+def write_days(
+    store, run_id: str, name: str, replaced: pl.DataFrame, tables: dict[str, pa.Table]
+) -> Iterator[tuple[str, DayRef]]:
+    """Scratch files with one batch per day (the same days in the same order in each), and a
+    DayRef per day."""
+    days = replaced.get_column("day").unique().sort().to_list()
+    files = day_files(store, run_id, name)
+    parts = {"replaced": conform(replaced.select("day", "job_id").to_arrow(), _REPLACED_DAY)}
+    parts.update(tables)
+    for table, path in files.items():
+        rows = parts[table]
+        column = rows.column("day")
+        store.write_scratch(
+            path,
+            [
+                rows.filter(pc.equal(column, pa.scalar(day, pa.date32()))).drop_columns(
+                    ["day"] if table == "replaced" else []
+                )
+                for day in days
+            ],
+        )
+    for batch, day in enumerate(days):
+        yield day.isoformat(), DayRef(name, batch)  # keys must encode deterministically
+
+
+_REPLACED_DAY = pa.schema([pa.field("day", pa.date32(), nullable=False), *REPLACED])
+
+
+def _output_days(job_days: pa.Table) -> pl.DataFrame:
+    return (
+        pl.from_arrow(job_days.select(["job_id", "day"]))
+        .group_by("job_id")
+        .agg(
+            pl.col("day").min().alias("first_output_day"),
+            pl.col("day").max().alias("last_output_day"),
+        )
+    )
+
+
+def account_bucket(
+    item: BucketUpdate | int,
+    records: RecordStore,
+    accounting: Accounting,
+    previous_end: int | None,
+    data_end: int | None,
+) -> Iterator:
+    """Account one bucket (its update, or the number of a bucket nothing touched whose open
+    jobs the end of data may move); yields (day, DayRef), then its index rows' scratch path
+    (`jobs`) and the source suites' records (`checked`)."""
+    store, run_id = records.store, records.run_id
+    bucket = item if isinstance(item, int) else item.bucket
+    moved = data_end != previous_end
+    index = records.previous_index(bucket)
+    if isinstance(item, int):
+        updated, accepted = pl.from_arrow(_UPDATED.empty_table()), JobRecords.empty()
+    else:
+        updated = pl.from_arrow(store.read_scratch(item.jobs))
+        accepted = read_records(store, run_id, item.records)
+    rewritten = updated.get_column("job_id")
+    untouched = pl.from_arrow(index).filter(pl.col("job_id").is_in(rewritten.implode()).not_())
+    woken = untouched.filter(pl.col("open")) if moved else untouched.clear()
+    if woken.height:
+        history = records.history(bucket, woken.to_arrow())
+        again = reconcile_jobs({s: history[s].drop_columns(["job_hash"]) for s in SOURCES})
+        accepted = JobRecords.merged([accepted, again.records])
+    to_account = updated.filter(pl.col("accounted") | (pl.col("open") & moved))
+    ids = pl.concat([to_account.get_column("job_id"), woken.get_column("job_id")])
+    accepted = JobRecords(
+        **{
+            s: accepted.table(s).filter(
+                pc.is_in(accepted.table(s).column("job_id"), ids.to_arrow())
+            )
+            for s in SOURCES
+        }
+    )
+    job_days, ledger = accounting.account(accepted, data_end)
+    checked = _changed_records(accepted, updated)
+    previous = pl.from_arrow(index).filter(pl.col("job_id").is_in(ids.implode()))
+    replaced = replaced_per_day(previous.to_arrow(), job_days)
+    name = f"b{bucket:05d}"
+    tables = {"job_day_goodput": job_days, "chip_time_ledger": ledger}
+    yield from write_days(store, run_id, name, replaced, tables)
+    jobs = _index_rows(updated, woken, pl.from_arrow(index), ids, job_days)
+    jobs_path = store.scratch(run_id, "index", name)
+    store.write_scratch(jobs_path, [jobs])
+    yield beam.pvalue.TaggedOutput("jobs", jobs_path)
+    yield beam.pvalue.TaggedOutput("checked", checked)
+
+
+def _changed_records(accepted: JobRecords, updated: pl.DataFrame) -> JobRecords:
+    """The records of the jobs whose records changed (what the source suites check)."""
+    changed = updated.filter(pl.col("accounted")).get_column("job_id").to_arrow()
+    return JobRecords(
+        **{
+            s: accepted.table(s).filter(pc.is_in(accepted.table(s).column("job_id"), changed))
+            for s in SOURCES
+        }
+    )
+
+
+def _index_rows(
+    updated: pl.DataFrame,
+    woken: pl.DataFrame,
+    index: pl.DataFrame,
+    accounted: pl.Series,
+    job_days: pa.Table,
+) -> pa.Table:
+    """JOB_INDEX rows of every job the bucket rewrote or accounted: output days from this run
+    where it accounted the job, else from the previous index."""
+    days = _output_days(job_days)
+    old_days = index.select("job_id", "first_output_day", "last_output_day")
+    rows = pl.concat(
+        [
+            updated.drop("accounted", "first_output_day", "last_output_day"),
+            woken.drop("first_output_day", "last_output_day"),
+        ]
+    )
+    fresh = rows.filter(pl.col("job_id").is_in(accounted.implode())).join(
+        days, on="job_id", how="left"
+    )
+    kept = rows.filter(pl.col("job_id").is_in(accounted.implode()).not_()).join(
+        old_days, on="job_id", how="left"
+    )
+    return conform(
+        pl.concat([fresh, kept], how="diagonal").sort("job_hash", "job_id").to_arrow(), JOB_INDEX
+    )
+
+
+class _CheckSourceSuites(beam.DoFn):
+    """The source expectation suites; Great Expectations starts once per worker."""
+
+    def __init__(self, catalog: ChipCatalog) -> None:
+        self._catalog = catalog
+        self._validator = None
+
+    def setup(self) -> None:
+        from mpg.quality import BucketValidator
+
+        self._validator = BucketValidator(self._catalog)
+
+    def process(self, records: JobRecords) -> Iterator[pa.Table]:
+        assert self._validator is not None
+        yield self._validator(records)
+
+
+class AccountJobs(beam.PTransform):
+    """(BucketUpdates and idle bucket numbers, end of data) -> (day, DayRef) (`days`), index
+    scratch paths (`jobs`) and VALIDATION_RESULTS of the source suites (`checked`)."""
+
+    def __init__(
+        self, records: RecordStore, accounting: Accounting, previous_end: int | None
+    ) -> None:
+        super().__init__()
+        self._records, self._accounting, self._previous_end = records, accounting, previous_end
+
+    def expand(self, inputs):
+        buckets, data_end = inputs
+        accounted = (
+            buckets
+            | "AccountBucket"
+            >> beam.FlatMap(
+                account_bucket,
+                self._records,
+                self._accounting,
+                self._previous_end,
+                beam.pvalue.AsSingleton(data_end),
+            ).with_outputs("jobs", "checked", main="days")
+        )
+        checked = (
+            accounted.checked
+            | "CheckSourceSuites" >> beam.ParDo(_CheckSourceSuites(self._accounting.catalog))
+            | "CombineResults" >> beam.CombineGlobally(_combine).without_defaults()
+        )
+        return {"days": accounted.days, "jobs": accounted.jobs, "checked": checked}
+
+
+def _combine(parts) -> pa.Table:
+    from mpg.quality import combine_results
+
+    parts = list(parts)
+    return combine_results(parts) if parts else VALIDATION_RESULTS.empty_table()

@@ -1,0 +1,124 @@
+"""A snapshot's tables in DuckDB: copied into `mpg.duckdb`, or as views for a reader.
+
+Both start from the snapshot's list of data files (DATA_FILES): DuckDB reads local Parquet itself
+and object storage through a `pyarrow.dataset` on the store's filesystem (DuckDB's own httpfs
+extension cannot be installed offline). Then come the same `*_current` views, macros and
+analysts' views (`mpg.pipelines.views`), so a query means the same thing wherever it runs.
+
+`mpg.duckdb` is a new file per run, never the published one opened for writing: DuckDB locks a
+file while a writer has it open, and analysts keep theirs open. It is written in DuckDB 1.0's
+storage format so that shells and BI tools behind the library can open it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+from sqlglot import exp
+
+from mpg.errors import StoreError
+from mpg.metrics import METRIC_VERSIONS
+from mpg.pipelines.store import OutputStore
+from mpg.pipelines.views import create_views
+from mpg.schemas import PUBLISHED, TABLE_KEYS
+from mpg.schemas.ddl import create_table_sql
+from mpg.sqlfiles import load_sql, render_sql
+
+# The oldest DuckDB that can open `mpg.duckdb`: analysts' CLIs and BI tools lag the library.
+READABLE_BY = "v1.0.0"
+
+
+def current_view_statements(
+    version: str, dialect: str, table: Callable[[str], exp.Table] = exp.to_table
+) -> list[str]:
+    """One `<table>_current` view per metric-versioned table (sql/publish/current_views.sql),
+    for `dialect`, with tables named by `table`.
+
+    `version` goes into the view as a literal (no engine binds a parameter in a view), placed
+    by sqlglot in the parsed statement, never by formatting text; and it must be a name of
+    METRIC_VERSIONS (code, not input): anything else is a bug in the caller.
+    """
+    if version not in METRIC_VERSIONS:
+        raise ValueError(f"not a metric version: {version!r}")
+    return [
+        render_sql(
+            "publish/current_views.sql",
+            dialect,
+            tables={
+                "versioned_table": table(name),
+                "versioned_table_current": table(f"{name}_current"),
+            },
+            literals={"current_version": version},
+        )
+        for name, schema in PUBLISHED.items()
+        if "metric_version" in schema.names
+    ]
+
+
+def table_files(files: pa.Table, table: str) -> list[str]:
+    """A table's data files in a DATA_FILES table, in a stable order."""
+    rows = files.filter(pc.equal(files.column("table"), table))
+    return sorted(rows.column("path").to_pylist())
+
+
+def _relation(
+    con: duckdb.DuckDBPyConnection, store: OutputStore, paths: list[str], table: str
+) -> duckdb.DuckDBPyRelation:
+    schema = PUBLISHED[table]
+    if not paths:
+        return con.from_arrow(schema.empty_table())
+    full = [store.storage.full(p) for p in paths]
+    if not store.remote:
+        return con.from_parquet(full)
+    return con.from_arrow(ds.dataset(full, schema=schema, filesystem=store.storage.fs))
+
+
+@contextlib.contextmanager
+def writing(path: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to a new local database file; DuckDB's I/O errors (a full disk) name it."""
+    try:
+        with duckdb.connect(path, config={"storage_compatibility_version": READABLE_BY}) as con:
+            # One thread: floating-point sums add up in one order, so the same input gives the
+            # same bits on every run. The tables here are small (job-days).
+            con.execute("SET threads = 1")
+            yield con
+    except duckdb.IOException as exc:
+        raise StoreError(f"cannot write {path}: {exc}") from exc
+
+
+def copy_tables(
+    con: duckdb.DuckDBPyConnection, store: OutputStore, files: pa.Table, tables: list[str]
+) -> None:
+    """Create `tables` in `con` from their data files, rows in key order (the same input gives
+    the same tables)."""
+    for table in tables:
+        con.execute(create_table_sql(table, PUBLISHED[table]))
+        rows = _relation(con, store, table_files(files, table), table)
+        try:
+            rows = rows.select(*[f'"{c}"' for c in PUBLISHED[table].names])
+            if table in TABLE_KEYS:
+                rows = rows.order(", ".join(f'"{c}"' for c in TABLE_KEYS[table]))
+            rows.insert_into(table)
+        except (duckdb.InvalidInputException, duckdb.IOException) as exc:
+            raise StoreError(f"a data file of {table} cannot be read: {exc}") from exc
+
+
+def add_views(con: duckdb.DuckDBPyConnection, current_version: str) -> None:
+    """The goodput macros, the `*_current` views and the analysts' views."""
+    con.execute(load_sql("publish/macros.sql"))
+    for statement in current_view_statements(current_version, "duckdb"):
+        con.execute(statement)
+    create_views(con)
+
+
+def view_tables(con: duckdb.DuckDBPyConnection, store: OutputStore, files: pa.Table) -> None:
+    """Every published table as a view over its data files (nothing copied): how a reader of a
+    folder on object storage, or of a snapshot without its database file, sees it."""
+    for table in PUBLISHED:
+        rows = _relation(con, store, table_files(files, table), table)
+        rows.select(*[f'"{c}"' for c in PUBLISHED[table].names]).create_view(table)

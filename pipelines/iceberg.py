@@ -1,0 +1,121 @@
+"""The published tables as Apache Iceberg tables, so Spark, Trino, BigQuery and DuckDB read them.
+
+mpg's workers write every data file themselves (Parquet, named after the run); the launcher then
+commits each table's changes as one Iceberg snapshot: the files of the replaced day partitions
+out, the new ones in (`add_files`, which reads only their footers). There is no catalog service:
+the catalog is an in-memory one loaded from the metadata files that `current.json` names, and a
+table's new metadata file goes back into the next `current.json`. That pointer, written last,
+is what makes all tables change at one instant (Iceberg itself commits one table at a time).
+
+Each table keeps two Iceberg snapshots, the ones of the current and the previous mpg snapshot,
+so a reader that started on the previous one can finish; older ones are expired in the same
+commit, and their files removed by `OutputStore.collect`.
+
+pyiceberg costs about a second to import: only `mpg run` and `mpg backfill` import this module.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from mpg.pipelines.store import OutputStore
+from mpg.schemas import PUBLISHED
+
+_NAMESPACE = "mpg"
+
+
+@dataclass(frozen=True)
+class TableChange:
+    """What a run changes in one table: `added` data files replace the `days` partitions (all of
+    the table when `days` is None; nothing is removed when it is empty)."""
+
+    table: str
+    added: tuple[str, ...]
+    days: tuple[datetime.date, ...] | None
+
+
+def _uri(store: OutputStore, path: str) -> str:
+    full = store.storage.uri_of(path)
+    return full if store.remote else f"file://{full}"
+
+
+def _relative(store: OutputStore, uri: str) -> str:
+    base = _uri(store, "")
+    return uri.removeprefix(base).lstrip("/")
+
+
+def _catalog(store: OutputStore):  # -> pyiceberg.catalog.sql.SqlCatalog
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    properties = store.storage.iceberg_properties() if store.remote else {}
+    catalog = SqlCatalog("mpg", uri="sqlite:///:memory:", **properties)
+    catalog.create_namespace(_NAMESPACE)
+    return catalog
+
+
+def _table(catalog, store: OutputStore, name: str, metadata: str | None, schema: pa.Schema):
+    """The table from its current metadata file, or a new one (partitioned by `day` if it has
+    one) at its place under DIR."""
+    identifier = f"{_NAMESPACE}.{name}"
+    if metadata is not None:
+        return catalog.register_table(identifier, _uri(store, metadata))
+    table = catalog.create_table(
+        identifier, schema=schema, location=_uri(store, store.table_location(name))
+    )
+    if "day" in schema.names:
+        with table.update_spec() as update:
+            update.add_identity("day")
+        table = catalog.load_table(identifier)
+    return table
+
+
+def _replace(table, change: TableChange, store: OutputStore) -> None:
+    from pyiceberg.expressions import AlwaysTrue, In
+    from pyiceberg.table.update.snapshot import ExpireSnapshots
+
+    current = table.current_snapshot()
+    tx = table.transaction()
+    if current is not None:
+        older = [s.snapshot_id for s in table.snapshots() if s.snapshot_id != current.snapshot_id]
+        if older:
+            ExpireSnapshots(tx).by_ids(older).commit()
+        if change.days is None:
+            tx.delete(AlwaysTrue())
+        elif change.days:
+            tx.delete(In("day", [d.isoformat() for d in change.days]))
+    if change.added:
+        tx.add_files([_uri(store, p) for p in change.added], check_duplicate_files=False)
+    tx.commit_transaction()
+
+
+def metadata_files(table, store: OutputStore) -> list[str]:
+    """The files a table's current metadata needs: itself, and every kept snapshot's manifest
+    list and manifests (relative to DIR)."""
+    files = [table.metadata_location]
+    for snapshot in table.snapshots():
+        files.append(snapshot.manifest_list)
+        files.extend(m.manifest_path for m in snapshot.manifests(table.io))
+    return sorted({_relative(store, f) for f in files})
+
+
+def commit_tables(
+    store: OutputStore, metadata: dict[str, str], changes: Sequence[TableChange]
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Commit `changes` to the tables whose current metadata files are `metadata` (a table not
+    there yet is created). Returns every table's new metadata file and the metadata files all of
+    them need."""
+    catalog = _catalog(store)
+    changed = {c.table: c for c in changes}
+    locations, needed = {}, []
+    for name, schema in PUBLISHED.items():
+        table = _table(catalog, store, name, metadata.get(name), schema)
+        if name in changed:
+            _replace(table, changed[name], store)
+            table = catalog.load_table(f"{_NAMESPACE}.{name}")
+        locations[name] = _relative(store, table.metadata_location)
+        needed.extend(metadata_files(table, store))
+    return locations, tuple(sorted(set(needed)))

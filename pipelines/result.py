@@ -1,0 +1,68 @@
+"""What `mpg run` and `mpg backfill` report back: the headline of what they published."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+import pyarrow as pa
+
+from mpg.pipelines.bigquery_target import BigQueryLoad
+from mpg.pipelines.database import view_tables
+from mpg.pipelines.publish import read_headline
+from mpg.pipelines.snapshot import Snapshot
+from mpg.pipelines.store import DATABASE, OutputStore
+from mpg.schemas import DATA_FILES, RECORD_COUNTS
+from mpg.sqlfiles import load_sql
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    out: str  # the output folder's URI
+    headline: pa.Table  # sql/report/headline.sql
+    counts: pa.Table  # RECORD_COUNTS
+    files: int
+    skipped: list[str]
+    expectations: int = 0  # checked by the quality suites
+    warnings: int = 0  # of them, failed with severity warn (a failed "fail" stops the run)
+    plan: str = ""  # what the run did, in words ("up to date", "2 new ... trace files", ...)
+    parsed: int = 0  # trace files parsed by this run
+    retracted: int = 0  # files ingested before that changed or disappeared
+    changed_days: list[tuple[str, str]] = field(default_factory=list)  # (job table, day)
+    bigquery: BigQueryLoad | None = None  # what was loaded, with --publish bigquery
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.plan == "up to date"
+
+    @property
+    def database(self) -> str:
+        """Where to query: the local database file, or the folder (read with `mpg sql`)."""
+        store = OutputStore(self.out)
+        return self.out if store.remote else store.storage.full(DATABASE)
+
+    @classmethod
+    def nothing_new(
+        cls,
+        store: OutputStore,
+        run_id: str,
+        current: Snapshot | None,
+        files: int,
+        skipped: list[str],
+    ) -> RunResult:
+        """A run with nothing to do: the headline is the current snapshot's."""
+        headline, counts = snapshot_headline(store, current)
+        return cls(run_id, store.uri, headline, counts, files, skipped, plan="up to date")
+
+
+def snapshot_headline(store: OutputStore, snapshot: Snapshot | None) -> tuple[pa.Table, pa.Table]:
+    """The headline of a published snapshot, read from its data files (the database file may be
+    held locked by an analyst's read-write session)."""
+    if snapshot is None:
+        return pa.table({}), RECORD_COUNTS.empty_table()
+    files = store.read_parquet(snapshot.state["files"], DATA_FILES)
+    with duckdb.connect() as con:
+        view_tables(con, store, files)
+        con.execute(load_sql("publish/macros.sql"))
+        return read_headline(con)
