@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-from pathlib import Path
 
 
 def day(text: str) -> dt.date:
@@ -16,9 +15,12 @@ def day(text: str) -> dt.date:
 
 
 def add_out_argument(parser: argparse.ArgumentParser) -> None:
-    """`--out`: the folder a run published, for the commands that read it."""
+    """`--out`: the folder a run published (a path, gs:// or s3://), for the commands that
+    read it."""
     parser.add_argument(
-        "--out", type=Path, default=Path("out"), help="folder `mpg run --out` wrote (default: out)"
+        "--out",
+        default="out",
+        help="folder `mpg run --out` wrote: a path, gs://... or s3://... (default: out)",
     )
 
 

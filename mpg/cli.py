@@ -35,10 +35,10 @@ from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.store import REPORT
-from mpg.storage import Storage
 from mpg.report.command import add_report_arguments, report_command
 from mpg.simulate import simulate
 from mpg.sql_command import add_sql_arguments, sql_command
+from mpg.storage import Storage
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -56,13 +56,13 @@ def _database_snapshot(path: str) -> str | None:
     read-write session, say)."""
     try:
         with duckdb.connect(path, read_only=True) as con:
-            row = con.sql(
+            rows = con.sql(
                 "select run_id from runs where outcome = 'published' "
                 "order by started_at desc limit 1"
-            ).fetchone()
+            ).fetchall()
     except duckdb.Error:
         return None
-    return None if row is None else row[0]
+    return rows[0][0] if rows else None
 
 
 @contextmanager
@@ -77,7 +77,8 @@ def open_published(out: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     if current is None:
         raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
     database = store.storage.full(DATABASE)
-    if not store.remote and Path(database).is_file() and _database_snapshot(database) == current.run_id:
+    local = not store.remote and Path(database).is_file()
+    if local and _database_snapshot(database) == current.run_id:
         with reading(database), duckdb.connect(database, read_only=True) as con:
             con.execute(load_sql("publish/macros.sql"))
             yield con

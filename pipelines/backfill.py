@@ -1,17 +1,18 @@
-"""`mpg backfill`: one metric version recomputed over a range of days from the stored Parquet.
+"""`mpg backfill`: one metric version recomputed over a range of days from the record store.
 
     mpg backfill --metric-version v2 --from 2026-01-01 --to 2026-06-30 --out DIR [--chunk-days 31]
 
 A new metric definition is a new version written beside the old ones, never over them. Its
-history is filled in from the record store of the current snapshot (the raw logs may be long
-gone): every job with job-day rows in the range is accounted again, whole, for that version
-alone, with the snapshot's end of data, and its rows on those days are written beside the other
-versions' (`mpg.pipelines.job_tables.backfill_bucket`). The state then records the version's
-coverage, so that later runs keep those days of it up to date when late data restates them.
+history is filled in from the current snapshot's record store (the raw logs may be long gone):
+every job with job-day rows in the range is accounted again, whole, for that version alone, with
+the snapshot's end of data, and its rows on those days are written beside the other versions'
+(the same bucket and day steps as a run: `mpg.pipelines.accounting`, `mpg.pipelines.days`). The
+state then records the version's coverage, so that later runs keep those days of it up to date
+when late data restates them.
 
-The range is done in chunks of `--chunk-days`, each published as its own snapshot like a run:
-a backfill killed at any point leaves what it had published, and running the same command
-again does only the days not yet covered. A range already covered is up to date: nothing runs.
+The range is done in chunks of `--chunk-days`, each published as its own snapshot like a run: a
+backfill killed at any point leaves what it had published, and running the same command again
+does only the days not yet covered. A range already covered is up to date: nothing runs.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Iterator
-from pathlib import Path
 
 import apache_beam as beam
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg import progress
@@ -29,28 +32,28 @@ from mpg.catalog import load_catalog
 from mpg.errors import OptionsError, UserError
 from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines import runlog
+from mpg.pipelines.accounting import Accounting, replaced_per_day, write_days
 from mpg.pipelines.bigquery_target import BigQueryTarget
-from mpg.pipelines.buckets import UpdateContext
-from mpg.pipelines.job_tables import backfill_bucket
-from mpg.pipelines.layout import DATABASE, OutputLayout, link_snapshot
-from mpg.pipelines.publish import PublishedRun
-from mpg.pipelines.state import (
-    CHANGED_DAYS,
-    Previous,
-    StateKey,
-    bigquery_days,
-    finish_state,
-    load_previous,
-)
-from mpg.pipelines.transaction import publish, recorded, staged
-from mpg.pipelines.update import write_json
+from mpg.pipelines.buckets import RecordStore
+from mpg.pipelines.days import DayTables, MergeJobTableDays
+from mpg.pipelines.finish import Staged, data_files_after, table_changes
+from mpg.pipelines.lookup import end_of_data
+from mpg.pipelines.publish import publish
+from mpg.pipelines.result import RunResult
+from mpg.pipelines.run import _day_files, recorded, writing
+from mpg.pipelines.snapshot import Snapshot, read_current
+from mpg.pipelines.state import StateKey, bucket_count
+from mpg.pipelines.store import OutputStore
+from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable, result_path
+from mpg.schemas import DATA_FILES, SOURCES, VALIDATION_RESULTS
+from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs
 
 Span = tuple[datetime.date, datetime.date]
 
 
 @dataclasses.dataclass(frozen=True)
 class BackfillOptions:
-    out: Path
+    out: str
     metric_version: str
     first: datetime.date
     last: datetime.date
@@ -95,70 +98,147 @@ def chunks(spans: list[Span], size: int) -> Iterator[Span]:
             a = end + datetime.timedelta(days=1)
 
 
-def backfill(opts: BackfillOptions) -> list[PublishedRun]:
+def backfill(opts: BackfillOptions) -> list[RunResult]:
     """Fill in `opts.metric_version` over the range, one published snapshot per chunk; returns
     what each published (empty when the range was already covered)."""
-    layout = OutputLayout(opts.out)
+    store = OutputStore(opts.out)
     published = []
-    with layout.locked():
-        layout.clear_leftovers()
-        runlog.settle_unfinished(layout.runs, layout.snapshot_ids())
-        previous = load_previous(layout.current)
-        if previous is None:
-            raise UserError(f"nothing to backfill: {opts.out} has no published run with state")
-        todo = uncovered(previous.key, opts.metric_version, opts.first, opts.last)
+    lease = runlog.new_run_id(datetime.datetime.now(datetime.UTC))
+    with writing(store, lease) as (current, version):
+        if current is None:
+            raise UserError(f"nothing to backfill: {opts.out} has no published run")
+        todo = uncovered(current.key, opts.metric_version, opts.first, opts.last)
         days = sum((b - a).days + 1 for a, b in todo)
         with progress.phase("days", unit="days", total=days) as step:
             for first, last in chunks(todo, opts.chunk_days):
-                published.append(_backfill_chunk(opts, layout, previous, first, last))
-                previous = load_previous(layout.current)
-                assert previous is not None
+                result = _backfill_chunk(opts, store, current, version, first, last)
+                published.append(result)
+                current, version = read_current(store)
+                assert current is not None
                 step.advance((last - first).days + 1)
         progress.summary(days, unit="days")
     return published
 
 
+@dataclasses.dataclass(frozen=True)
+class _Chunk:
+    """One chunk's work, for its bucket step."""
+
+    records: RecordStore
+    accounting: Accounting
+    first: datetime.date
+    last: datetime.date
+    data_end: int | None
+
+
+def backfill_bucket(bucket: int, chunk: _Chunk) -> Iterator[tuple[str, object]]:
+    """Account the version again for the bucket's jobs with rows in the chunk's days."""
+    records = chunk.records
+    index = records.previous_index(bucket)
+    overlaps = pc.and_(
+        pc.less_equal(index.column("first_output_day"), chunk.last),
+        pc.greater_equal(index.column("last_output_day"), chunk.first),
+    )
+    jobs = index.filter(overlaps)
+    if not jobs.num_rows:
+        return
+    history = records.history(bucket, jobs)
+    accepted = reconcile_jobs({s: history[s].drop_columns(["job_hash"]) for s in SOURCES}).records
+    job_days, ledger = chunk.accounting.account(accepted, chunk.data_end)
+    in_range = pl.col("day").is_between(chunk.first, chunk.last)
+    replaced = replaced_per_day(jobs, job_days).filter(in_range)
+    tables = {
+        "job_day_goodput": pl.from_arrow(job_days).filter(in_range).to_arrow(),
+        "chip_time_ledger": pl.from_arrow(ledger).filter(in_range).to_arrow(),
+    }
+    yield from write_days(records.store, records.run_id, f"b{bucket:05d}", replaced, tables)
+
+
 def _backfill_chunk(
     opts: BackfillOptions,
-    layout: OutputLayout,
-    previous: Previous,
+    store: OutputStore,
+    current: Snapshot,
+    version: str | None,
     first: datetime.date,
     last: datetime.date,
-) -> PublishedRun:
-    version = opts.metric_version
-    key = previous.key.with_coverage(version, first, last)
+) -> RunResult:
+    metric = opts.metric_version
+    key = current.key.with_coverage(metric, first, last)
     target = "" if opts.bigquery is None else opts.bigquery.location
     key = dataclasses.replace(key, bigquery=target)
-    command = f"backfill {version} {first}..{last}"
-    record = runlog.RunRecord.start(None, [], (version,), command=command)
-    with recorded(layout, record), staged(layout, record) as staging:
-        link_snapshot(previous.snapshot, staging)
-        ctx = UpdateContext(
-            staging=str(staging),
-            previous=str(previous.snapshot),
-            run_id=record.run_id,
-            live={},
-            new=frozenset(),
-            catalog=load_catalog(),
-            metric_versions=(version,),
-            previous_data_end=previous.data_end,
-            coverage=key.coverage,
+    command = f"backfill {metric} {first}..{last}"
+    record = runlog.RunRecord.start(None, [], (metric,), command=command)
+    run_id = record.run_id
+    with recorded(store, record):
+        index = store.storage.parquet_file(current.state["jobs"]).read(
+            columns=[
+                "job_hash",
+                "first_output_day",
+                "last_output_day",
+                *[f"rows_{s}" for s in SOURCES],
+            ]
         )
-        buckets = sorted({b for b, _, _ in previous.bucket_ends()})
+        overlapping = index.filter(
+            pc.and_(
+                pc.less_equal(index.column("first_output_day"), last),
+                pc.greater_equal(index.column("last_output_day"), first),
+            )
+        )
+        rows = sum(pc.sum(overlapping.column(f"rows_{s}")).as_py() or 0 for s in SOURCES)
+        buckets = bucket_count(rows)
+        present = sorted(
+            set(bucket_of_hash(overlapping.column("job_hash").to_numpy(), buckets).tolist())
+        )
+        files = store.read_parquet(current.state["files"], DATA_FILES)
+        chunk = _Chunk(
+            records=RecordStore(store, run_id, buckets, current.state["jobs"], frozenset()),
+            accounting=Accounting(load_catalog(), (metric,), key.coverage),
+            first=first,
+            last=last,
+            data_end=end_of_data(store, current)[0],
+        )
+        days = DayTables(store, run_id, _day_files(files), frozenset([metric]))
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
             _ = (
                 p
-                | "ListJobBuckets" >> beam.Create(buckets)
-                | "BackfillBucket" >> beam.FlatMap(backfill_bucket, ctx, version, first, last)
-                | "GatherChangedDays" >> beam.combiners.ToList()
-                | "WriteChangedDays" >> beam.Map(write_json, staging / CHANGED_DAYS)
+                | "ListJobBuckets" >> beam.Create(present)
+                | "BackfillBucket" >> beam.FlatMap(backfill_bucket, chunk)
+                | "MergeJobTableDays" >> MergeJobTableDays(days)
+                | "WriteTableChanges"
+                >> _WriteTable(
+                    store, result_path(store, run_id, TABLE_CHANGES), DATA_FILES, _change_rows
+                )
             )
-        changed = finish_state(staging, previous.manifest, key)
-        days = bigquery_days(previous.key, key, changed)
-        done = publish(layout, staging, record, key.current_metric_version, opts.bigquery, days)
-    return PublishedRun(
-        run_id=record.run_id,
-        database=opts.out / DATABASE,
+        changes = store.read_parquet(result_path(store, run_id, TABLE_CHANGES), DATA_FILES)
+        kept = {t: _only(files, t) for t in ("quarantine", "record_counts")}
+        staged = Staged(
+            run_id=run_id,
+            key=key,
+            state={k: v for k, v in current.state.items() if k != "files"},
+            files=data_files_after(files, changes, kept),
+            changes=table_changes(changes, {}, everything=False),
+            source_results=_source_results(store, files),
+            changed_days=tuple(
+                (r["table"], r["day"])
+                for r in changes.to_pylist()
+                if r["table"] != "goodput_by_slice"
+            ),
+        )
+        changed = sorted({d for _, d in staged.changed_days})
+        bigquery_days = set(changed) if current.key.bigquery == key.bigquery else None
+        done = publish(
+            store,
+            staged,
+            current,
+            version,
+            record,
+            key.current_metric_version,
+            opts.bigquery,
+            bigquery_days,
+        )
+    return RunResult(
+        run_id=run_id,
+        out=store.uri,
         headline=done.headline,
         counts=done.counts,
         files=0,
@@ -166,6 +246,24 @@ def _backfill_chunk(
         expectations=done.expectations,
         warnings=done.warnings,
         plan=command,
-        changed_days=changed,
+        changed_days=[(t, d.isoformat()) for t, d in staged.changed_days],
         bigquery=done.bigquery,
     )
+
+
+def _only(files: pa.Table, table: str) -> str | None:
+    paths = files.filter(pc.equal(files.column("table"), table)).column("path").to_pylist()
+    return paths[0] if paths else None
+
+
+def _source_results(store: OutputStore, files: pa.Table) -> pa.Table:
+    """The source suites' results as the current snapshot has them (a backfill reads no new
+    records): its validation results less the output suites', which publishing runs again."""
+    from mpg.quality import OUTPUT_SUITES
+
+    path = _only(files, "validation_results")
+    if path is None:
+        return VALIDATION_RESULTS.empty_table()
+    results = store.read_parquet(path, VALIDATION_RESULTS)
+    outputs = pa.array(sorted({s.name for s in OUTPUT_SUITES}), pa.string())
+    return results.filter(pc.invert(pc.is_in(results.column("suite"), outputs)))

@@ -102,7 +102,8 @@ def copy_tables(
         try:
             rows = rows.select(*[f'"{c}"' for c in PUBLISHED[table].names])
             if table in TABLE_KEYS:
-                rows = rows.order(", ".join(f'"{c}"' for c in TABLE_KEYS[table]))
+                # NULLS FIRST: a slice's "all" rows before its values, as the SQL orders them.
+                rows = rows.order(", ".join(f'"{c}" NULLS FIRST' for c in TABLE_KEYS[table]))
             rows.insert_into(table)
         except (duckdb.InvalidInputException, duckdb.IOException) as exc:
             raise StoreError(f"a data file of {table} cannot be read: {exc}") from exc

@@ -36,7 +36,7 @@ from mpg.pipelines.iceberg import TableChange, commit_tables
 from mpg.pipelines.snapshot import Snapshot, switch
 from mpg.pipelines.store import DATABASE, REPORT, OutputStore
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
-from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, TABLES, VALIDATION_RESULTS, concat
+from mpg.schemas import DATA_FILES, PUBLISHED, TABLES, VALIDATION_RESULTS, concat
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
 
@@ -145,7 +145,8 @@ def publish(
             load = publish_bigquery(
                 store, files, bigquery, bigquery_days, current_version=current_version
             )
-        changes = [*staged.changes, *(TableChange(t, (p,) if p else (), None) for t, p in whole.items())]
+        whole_changes = [TableChange(t, (p,) if p else (), None) for t, p in whole.items()]
+        changes = [*staged.changes, *whole_changes]
         tables, metadata = commit_tables(store, previous.tables if previous else {}, changes)
         state = {**staged.state, "files": store.state(run_id, "files.parquet")}
         store.write_parquet(files, state["files"])

@@ -21,7 +21,7 @@ from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.sqlfiles import load_sql
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser
-from mpg.transforms.reconcile import reconcile_bucket
+from mpg.transforms.reconcile import reconcile_jobs
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def account_fleet(root: Path) -> FleetResult:
             read[file.source] += result.lines_read
             rejected[file.source] += result.quarantine.num_rows
     parser.close()
-    bucket = reconcile_bucket(0, {s: concat(parsed[s], RECORD_SCHEMAS[s]) for s in SOURCES})
+    bucket = reconcile_jobs({s: concat(parsed[s], RECORD_SCHEMAS[s]) for s in SOURCES})
     r = bucket.records
     by_name = {f.name: f for f in files}
     refs = bucket.quarantine
@@ -67,8 +67,15 @@ def account_fleet(root: Path) -> FleetResult:
         ledger=pl.from_arrow(ledger),
         quarantine=pl.from_arrow(pa.concat_tables([*quarantined, *recovered])),
         counts={
-            c.source: (read[c.source], c.accepted, c.duplicates, c.quarantined + rejected[c.source])
-            for c in bucket.counts
+            s: (
+                read[s],
+                *(
+                    pc.sum(bucket.jobs.column(f"{what}_{s}")).as_py() or 0
+                    for what in ("accepted", "duplicates")
+                ),
+                (pc.sum(bucket.jobs.column(f"quarantined_{s}")).as_py() or 0) + rejected[s],
+            )
+            for s in SOURCES
         },
     )
 

@@ -29,7 +29,7 @@ from mpg.quality import (
 from mpg.quality.declare import Expect
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.transforms.parse import BlockParser
-from mpg.transforms.reconcile import JobRecords, reconcile_bucket
+from mpg.transforms.reconcile import JobRecords, reconcile_jobs
 from tests.conftest import SPEC_EXAMPLES, run_mpg
 
 SAMPLE_TRACES = Path(__file__).parents[1] / "data" / "sample_traces"
@@ -241,7 +241,7 @@ def sample_fleet() -> JobRecords:
                 parser.parse(file.source, file.name, block.data, block.first_line).records
             )
     parser.close()
-    return reconcile_bucket(0, {s: concat(parsed[s], RECORD_SCHEMAS[s]) for s in SOURCES}).records
+    return reconcile_jobs({s: concat(parsed[s], RECORD_SCHEMAS[s]) for s in SOURCES}).records
 
 
 def test_the_sample_fleet_meets_every_source_expectation(validator: BucketValidator) -> None:

@@ -1,7 +1,8 @@
-"""Per-bucket checks: exact duplicates, unknown jobs, conflicting lifecycle events, buckets."""
+"""Per-job checks: exact duplicates, unknown jobs, conflicting lifecycle events; job buckets."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -10,7 +11,9 @@ from mpg.transforms.reconcile import (
     CONFLICTING_SUBMIT,
     END_BEFORE_SUBMIT,
     UNKNOWN_JOB,
-    bucket_of,
+    bucket_of_hash,
+    hash_range,
+    job_hash_of,
 )
 from tests.timeline import account, end, schedule, span, submit
 
@@ -20,8 +23,11 @@ def _reasons(a) -> list[tuple[str, str]]:
 
 
 def _count(a, source: str) -> tuple[int, int, int]:
-    (c,) = [c for c in a.records.counts if c.source == source]
-    return c.accepted, c.duplicates, c.quarantined
+    jobs = a.records.jobs
+    return tuple(
+        sum(jobs.column(f"{what}_{source}").to_pylist())
+        for what in ("accepted", "duplicates", "quarantined")
+    )
 
 
 def test_exact_duplicates_count_once() -> None:
@@ -76,15 +82,32 @@ def test_job_end_before_submit_is_quarantined_and_the_job_stays_open() -> None:
     assert a.job_day("j")["wanted_chip_s"] == 1200  # open: until the end of data at 00:30
 
 
-@pytest.mark.parametrize("buckets", [1, 7, 64])
-def test_buckets_are_stable_and_in_range(buckets: int) -> None:
-    ids = pa.array(["train-a", "serve-b", "train-a", "é-unicode"])
-    first = bucket_of(ids, buckets).to_pylist()
-    assert first == bucket_of(ids, buckets).to_pylist()
-    assert first[0] == first[2]
-    assert all(0 <= b < buckets for b in first)
+def test_every_record_of_a_job_is_counted_on_that_job() -> None:
+    a = account(
+        [submit("j", "00:00", 1), schedule("ghost", "00:00", 0, 1), end("j", "00:10")],
+        [span("j", "init", "00:00", "00:05")] * 2,
+    )
+    rows = {r["job_id"]: r for r in a.records.jobs.to_pylist()}
+    assert (rows["j"]["rows_scheduler"], rows["j"]["accepted_scheduler"]) == (2, 2)
+    assert (rows["j"]["rows_runtime"], rows["j"]["duplicates_runtime"]) == (2, 1)
+    assert (rows["j"]["submitted"], rows["j"]["open"]) == (True, False)
+    assert (rows["ghost"]["quarantined_scheduler"], rows["ghost"]["submitted"]) == (1, False)
+    assert rows["ghost"]["data_end"] is None  # nothing of it was accepted
+    assert [q["job_id"] for q in a.records.quarantine.to_pylist()] == ["ghost"]
 
 
-def test_bucket_is_crc32_of_the_job_id() -> None:
+def test_job_hash_is_crc32_of_the_job_id() -> None:
     # CRC-32 of b"train-a" is 0x790B8CF3 (as `crc32` from any standard library computes it).
-    assert bucket_of(pa.array(["train-a"]), 1000).to_pylist() == [0x790B8CF3 % 1000]
+    ids = pa.array(["train-a", "serve-b", "train-a", "é-unicode"])
+    hashes = job_hash_of(ids).to_pylist()
+    assert hashes[0] == hashes[2] == 0x790B8CF3
+    assert all(0 <= h < 2**32 for h in hashes)
+
+
+@pytest.mark.parametrize("buckets", [1, 7, 64, 1000])
+def test_buckets_are_ranges_of_the_hash_that_cover_it_once(buckets: int) -> None:
+    ranges = [hash_range(b, buckets) for b in range(buckets)]
+    assert ranges[0][0] == 0 and ranges[-1][1] == 2**32
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    edges = np.array([h for low, high in ranges for h in (low, high - 1)])
+    assert bucket_of_hash(edges, buckets).tolist() == [b for b in range(buckets) for _ in (0, 1)]

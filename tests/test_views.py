@@ -31,7 +31,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from mpg.pipelines.publish import READABLE_BY, current_view_statements
+from mpg.pipelines.database import READABLE_BY, current_view_statements
 from mpg.pipelines.views import VIEWS, create_views
 from mpg.schemas import TABLES
 from mpg.schemas.ddl import create_table_sql

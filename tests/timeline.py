@@ -14,7 +14,7 @@ import pyarrow as pa
 from mpg.catalog import ChipCatalog, load_catalog
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser
-from mpg.transforms.reconcile import BucketRecords, reconcile_bucket
+from mpg.transforms.reconcile import Reconciled, reconcile_jobs
 
 DAY = "2026-11-20"
 NEXT_DAY = "2026-11-21"
@@ -83,7 +83,7 @@ def profile(
 
 @dataclass(frozen=True)
 class Accounted:
-    records: BucketRecords
+    records: Reconciled
     job_days: list[dict]
     ledger: dict[tuple[str, str, str], float]  # (day, job, category) -> chip-seconds
 
@@ -114,7 +114,7 @@ def account(
         assert block.quarantine.num_rows == 0, block.quarantine.to_pylist()
         parsed[source] = block.records
     parser.close()
-    bucket = reconcile_bucket(0, parsed)
+    bucket = reconcile_jobs(parsed)
     records = bucket.records
     job_days, ledger = account_chip_time(
         records.scheduler,

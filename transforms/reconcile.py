@@ -94,6 +94,16 @@ class JobRecords:
     def records(self) -> int:
         return sum(self.table(s).num_rows for s in SOURCES)
 
+    @property
+    def data_end(self) -> int | None:
+        """Latest `ts` or `end` among accepted scheduler events and spans, in epoch microseconds."""
+        ends = [
+            t.column(c).cast(pa.int64()).to_numpy().max()
+            for t, c in ((self.scheduler, "ts"), (self.runtime, "end"))
+            if t.num_rows
+        ]
+        return int(max(ends)) if ends else None
+
 
 @dataclass(frozen=True)
 class Reconciled:

@@ -40,6 +40,14 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def default_report_file(out: str) -> Path:
+    """DIR/report.html for a local folder; ./report.html when DIR is on object storage (the
+    page is a local file, opened in a browser)."""
+    from mpg.storage import is_remote
+
+    return Path(REPORT_FILE) if is_remote(out) else Path(out) / REPORT_FILE
+
+
 def report_command(args: argparse.Namespace) -> int:
     if args.first and args.last and args.first > args.last:
         raise OptionsError(f"--from {args.first} is after --to {args.last}")
@@ -58,7 +66,7 @@ def report_command(args: argparse.Namespace) -> int:
             title = f"Fleet goodput, {data.first} to {data.last}"
             page = render_page(title, opening_line(data), figures)
             step.done(len(figures))
-        target = args.file or args.out / REPORT_FILE
+        target = args.file or default_report_file(args.out)
         partial = target.with_name(f".{target.name}.partial")
         partial.write_text(page, encoding="utf-8")
         partial.replace(target)

@@ -1,9 +1,8 @@
 """What the report plots, read from `DIR/mpg.duckdb` (read-only), for one metric version.
 
 Every query is a file under `sql/report/` with the metric version and the period bound as
-parameters. Owners are not in
-the published tables, so the worst jobs' owners come from the record store's JOB_SUBMIT records
-(`DIR/records/source=scheduler`); a folder without a record store shows no owners.
+parameters. Owners are not in the published tables, so the worst jobs' owners come from their
+JOB_SUBMIT records in the record store.
 """
 
 from __future__ import annotations
@@ -75,15 +74,20 @@ def read_report_data(
     return ReportData(metric_version=metric_version, first=days.min(), last=days.max(), **frames)
 
 
-def _with_owners(out: Path, jobs: pl.DataFrame) -> pl.DataFrame:
-    """`jobs` with an `owner` column (null where the record store names none)."""
-    files = sorted(str(p) for p in (out / "records").glob("source=scheduler/day=*/*/*.parquet"))
+def _with_owners(out: str | Path, jobs: pl.DataFrame) -> pl.DataFrame:
+    """`jobs` with an `owner` column (null where their JOB_SUBMIT names none), from the records
+    the run accepted (`mpg.pipelines.lookup`)."""
+    from mpg.pipelines.lookup import accepted_records
+    from mpg.pipelines.snapshot import read_current
+    from mpg.pipelines.store import OutputStore
+
     owners = pl.DataFrame(schema={"job_id": pl.String, "owner": pl.String})
-    if files and not jobs.is_empty():
-        with reading(out / "records"), duckdb.connect() as con:
-            found = con.sql(
-                load_sql("report/job_owners.sql"),
-                params={"files": files, "job_ids": jobs["job_id"].to_list()},
-            ).to_arrow_table()
+    store = OutputStore(str(out))
+    snapshot, _ = read_current(store)
+    if snapshot is not None and not jobs.is_empty():
+        records = accepted_records(store, snapshot, jobs["job_id"].to_list())
+        with reading(store.uri), duckdb.connect() as con:
+            con.register("scheduler_records", records.scheduler)
+            found = con.sql(load_sql("report/job_owners.sql")).to_arrow_table()
         owners = pl.from_arrow(found)
     return jobs.join(owners, on="job_id", how="left", maintain_order="left")
