@@ -118,6 +118,8 @@ def write_days(
     """Scratch files with one batch per day (the same days in the same order in each), and a
     DayRef per day."""
     days = replaced.get_column("day").unique().sort().to_list()
+    if not days:
+        return
     files = day_files(store, run_id, name)
     parts = {"replaced": conform(replaced.select("day", "job_id").to_arrow(), _REPLACED_DAY)}
     parts.update(tables)

@@ -39,7 +39,7 @@ from mpg.transforms.reconcile import JobRecords, hash_range, job_hash_of, reconc
 JOB_TABLES = ("job_day_goodput", "chip_time_ledger")
 # A's index rows: JOB_INDEX, and whether the job is accounted again (not only moved).
 _UPDATED = pa.schema([*JOB_INDEX, pa.field("accounted", pa.bool_(), nullable=False)])
-_PLANNED = pa.schema(
+PLANNED = pa.schema(
     [
         pa.field("job_hash", pa.int64()),
         pa.field("job_id", pa.string()),
@@ -125,7 +125,7 @@ def update_bucket(
     store = records.store
     inputs = list(inputs)
     new = _read_refs(store, [i for i in inputs if isinstance(i, ParsedRef)])
-    planned = concat([store.read_scratch(p) for p in inputs if isinstance(p, str)], _PLANNED)
+    planned = concat([store.read_scratch(p) for p in inputs if isinstance(p, str)], PLANNED)
     index = records.previous_index(bucket)
     accounted = pa.concat_arrays(
         [
@@ -150,7 +150,7 @@ def update_bucket(
     updated = pl.from_arrow(jobs).with_columns(
         pl.lit(segment).alias("segment"),
         pl.col("job_id")
-        .is_in(pl.Series(accounted.to_pylist(), dtype=pl.String))
+        .is_in(pl.Series(accounted.to_pylist(), dtype=pl.String).implode())
         .alias("accounted"),
     )
     updated = updated.with_columns(

@@ -61,7 +61,7 @@ def merge_index(
                 " union all select * from old where job_id not in (select job_id from new)"
                 " and job_id not in (select job_id from removed)"
             )
-        reader = con.sql(f"{query} order by job_hash, job_id").fetch_record_batch(65_536)
+        reader = con.sql(f"{query} order by job_hash, job_id").to_arrow_reader(65_536)
         with (
             store.storage.open_output(path) as stream,
             pq.ParquetWriter(stream, JOB_INDEX, compression="zstd") as writer,

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from mpg.pipelines.buckets import PLANNED
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.snapshot import Snapshot
 from mpg.pipelines.state import (
@@ -33,7 +34,7 @@ from mpg.pipelines.state import (
 )
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import PreviousBucket
-from mpg.schemas import DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, SOURCES
+from mpg.schemas import DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, SOURCES, concat
 from mpg.transforms.reconcile import bucket_of_hash
 
 _INDEX_COLUMNS = [
@@ -225,7 +226,7 @@ def planned_jobs(
     returns (bucket, path) for the buckets that have any."""
     retracted = work.retracted.append_column("retracted", pa.repeat(True, work.retracted.num_rows))
     compacted = work.compacted.append_column("retracted", pa.repeat(False, work.compacted.num_rows))
-    jobs = pa.concat_tables([retracted, compacted])
+    jobs = concat([retracted, compacted], PLANNED)
     if not jobs.num_rows:
         return []
     bucket = bucket_of_hash(jobs.column("job_hash").to_numpy(), buckets)

@@ -135,7 +135,7 @@ def assemble_quarantine(
         rows = union.select(*[f'"{c}"' for c in QUARANTINE.names]).order(
             ", ".join(f'"{k}"' for k in TABLE_KEYS["quarantine"])
         )
-        reader = rows.fetch_record_batch(65_536)
+        reader = rows.to_arrow_reader(65_536)
         total = 0
         with (
             store.storage.open_output(path) as stream,

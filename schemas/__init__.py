@@ -289,8 +289,9 @@ STORED_SCHEMAS: dict[str, pa.Schema] = {
 
 
 def concat(tables: Iterable[pa.Table], schema: pa.Schema) -> pa.Table:
-    """Tables of one schema as one table; an empty table of `schema` when there are none."""
-    tables = list(tables)
+    """Tables of one schema (up to nullability and metadata) as one table of `schema`; an empty
+    one when there are none."""
+    tables = [t.cast(schema) for t in tables]
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 

@@ -5,27 +5,40 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import duckdb
+from mpg.pipelines.snapshot import read_current
+from mpg.pipelines.store import OutputStore
+from mpg.published import open_published
+from mpg.schemas import DATA_FILES, PUBLISHED, TABLE_KEYS
 
 # Differ between runs by design: the run log (ids, times), and the source suites' results, which
-# describe the records each run reconciled (all of them on a first run, the touched buckets after).
+# describe the records each run reconciled (all of them on a first run, the changed jobs after).
 PER_RUN = ("runs", "validation_results")
 
 
-def published_state(out: Path, skip: tuple[str, ...] = ("runs",)) -> dict[str, str]:
-    """Every published byte a reader can see, resolved through `current` once (as a careful reader
-    does): file digests under tables/ and records/, and each table's rows in stored order.
-    Tables named in `skip` are left out, as are their Parquet files."""
-    current = (out / ".mpg" / "current").resolve()
+def published_state(out: str | Path, skip: tuple[str, ...] = ("runs",)) -> dict[str, str]:
+    """Every published byte a reader can see, from the current snapshot: each data file's digest
+    by table and day (file names carry run ids, contents must not), and each table's rows in
+    key order. Tables named in `skip` are left out."""
+    store = OutputStore(str(out))
+    snapshot, _ = read_current(store)
+    assert snapshot is not None
+    files = store.read_parquet(snapshot.state["files"], DATA_FILES).to_pylist()
     state = {
-        str(p.relative_to(current)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for folder in ("tables", "records")
-        for p in sorted((current / folder).rglob("*"))
-        if p.is_file() and not any(f"tables/{t}/" in str(p) for t in skip)
+        f"{f['table']}/{f['day']}": hashlib.sha256(store.storage.read_bytes(f["path"])).hexdigest()
+        for f in files
+        if f["table"] not in skip
     }
-    with duckdb.connect(str(current / "mpg.duckdb"), read_only=True) as con:
-        for (table,) in con.execute("select table_name from duckdb_tables()").fetchall():
+    with open_published(out) as con:
+        for table in PUBLISHED:
             if table not in skip:
-                rows = repr(con.table(table).fetchall()).encode()
-                state[f"table {table}"] = hashlib.sha256(rows).hexdigest()
+                order = ", ".join(f'"{k}" nulls first' for k in TABLE_KEYS.get(table, ())) or "1"
+                rows = repr(con.sql(f"select * from {table} order by {order}").fetchall())
+                state[f"table {table}"] = hashlib.sha256(rows.encode()).hexdigest()
     return state
+
+
+def current_run(out: str | Path) -> str:
+    """The run whose snapshot is current."""
+    snapshot, _ = read_current(OutputStore(str(out)))
+    assert snapshot is not None
+    return snapshot.run_id
