@@ -174,14 +174,16 @@ def _history(
         children.filter(pl.col("created_at").is_not_null()),
     )
     incomplete = missing.join(events.select("identity", "wid").unique(), on="identity")
+    # The latest time of any record of a Workload that can be converted (a quarantined one's
+    # times may be anything) stands for the instant the export was taken.
+    usable = table.filter(pl.col("problem").is_null()).select("wid")
     times = pl.concat(
         [
-            kueue.get_column("at"),
-            restarts.get_column("at"),
-            known.get_column("at"),
-            children.get_column("created_at"),
-            table.get_column("created_at"),
-            table.get_column("end_at"),
+            conditions.join(usable, on="wid").get_column("at_time"),
+            known.join(events.select("rid", "wid"), on="rid").join(usable, on="wid")["at"],
+            children.join(usable, on="wid").get_column("created_at"),
+            usable.join(table, on="wid").get_column("created_at"),
+            usable.join(table, on="wid").get_column("end_at"),
         ]
     )
     return History(

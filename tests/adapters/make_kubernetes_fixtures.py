@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -951,7 +952,8 @@ def main() -> None:
     (OUT / "workloads-1600.json").write_text(kubectl_list(four) + "\n")
     exported = sorted([*EVENTS.all, *(v for vs in versions.values() for v in vs)], key=written_at)
     latest = {e["metadata"]["uid"]: e for e in exported}  # each event's last version
-    kept = [e for e in latest.values() if written_at(e) >= at(20, "15:00:00")]  # 1 h TTL at 16:00
+    ttl = datetime.fromisoformat(at(20, "15:00:00"))  # the default 1 h TTL, at 16:00
+    kept = [e for e in latest.values() if datetime.fromisoformat(written_at(e)) >= ttl]
     kept += [
         pod_event(
             "team-vision",
