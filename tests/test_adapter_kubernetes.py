@@ -12,6 +12,7 @@ still open (cluster adapters: one `step` span per attempt, no checkpoints).
 from __future__ import annotations
 
 import contextlib
+import doctest
 import io
 import json
 from collections import defaultdict
@@ -23,6 +24,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from mpg.adapters import kubernetes_json
 from mpg.cli import main
 from tests.adapters import make_kubernetes_fixtures as fx
 
@@ -648,3 +650,7 @@ def test_other_shapes_of_input(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert spans == [("2026-11-20T09:30:00Z", "2026-11-20T09:32:00Z")]
     code, _, _, root = run_import(tmp_path / "n", capsys, {"w.json": watch}, "--no-runtime")
     assert code == 0 and not (root / "runtime").exists()
+
+
+def test_the_file_readers_docstring_example() -> None:
+    assert doctest.testmod(kubernetes_json).failed == 0

@@ -1,30 +1,22 @@
-"""Reading what `kubectl ... -o json` and event exporters write into Polars frames, one Python pass
-over the parsed JSON (docs/adapters.md, section kubernetes).
+"""The Kubernetes objects of kubectl exports and event exporters as Polars frames, in one Python
+pass over the parsed JSON (docs/adapters.md, section kubernetes).
 
-A file is a sequence of JSON values: one document (`kubectl get -o json`: a `List`, a
-`WorkloadList`, an `EventList`, or one object), JSON lines (an event exporter), concatenated
-documents (`kubectl get -w -o json`), or a JSON array (`gcloud logging read --format=json`, whose
-entries carry the object as `jsonPayload`). Files are told apart by content, never by name. Each
-Kubernetes object is one record; a value that is not JSON is one record too (quarantined), found
-by resuming at the next line that opens a top-level object.
-
-What a record *is* comes from its `kind` and `apiVersion` (an exporter's event lines may lack
-both: an object with `involvedObject` or `regarding` is an event). Values are kept as text here;
-`kubernetes_history` and `kubernetes` parse times and decide what can be used, as columns.
+Each object is one record (`kubernetes_json` finds them in a file of any shape). What a record
+*is* comes from its `kind` and the group of its `apiVersion` (an exporter's event lines may lack
+both: an object with `involvedObject` or `regarding` is an event). Only the structure is checked
+here, as JSON offers it; values stay text, and `kubernetes_jobs` and `kubernetes_history` parse
+times and decide what can be used, as columns over all records at once.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from mpg.errors import TraceFileError
+from mpg.adapters.kubernetes_json import read_text, records_of
 
 TPU, GPU = "google.com/tpu", "nvidia.com/gpu"
 # The node label GKE puts the accelerator's type in, per resource.
@@ -34,74 +26,79 @@ JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
 RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
 
-
-def _columns(**types: pl.DataType | type[pl.DataType]) -> dict[str, Any]:
-    return dict(types)
-
-
-RECORD = _columns(
-    rid=pl.Int64, file=pl.String, line=pl.Int64, raw=pl.String, kind=pl.String, problem=pl.String
-)
-WORKLOAD = _columns(
-    rid=pl.Int64,
-    namespace=pl.String,
-    name=pl.String,
-    uid=pl.String,
-    created=pl.String,
-    deleted=pl.String,
-    active=pl.Boolean,
-    priority=pl.Int64,
-    owner_kind=pl.String,
-    owner_name=pl.String,
-    owner_uid=pl.String,
-    admitted=pl.Boolean,  # status.admission is set: it describes the latest admission
-    evictions=pl.Int64,  # status.schedulingStats: evictions other than deactivations, or null
-)
-CONDITION = _columns(
-    rid=pl.Int64,
-    type=pl.String,
-    status=pl.String,
-    reason=pl.String,
-    message=pl.String,
-    at=pl.String,
-)
-PODSET = _columns(
-    rid=pl.Int64,
-    podset=pl.Int64,  # position in spec.podSets: the task index
-    count=pl.Int64,
-    min_count=pl.Int64,
-    resource=pl.String,  # google.com/tpu or nvidia.com/gpu, null for a pod set without either
-    per_pod=pl.Int64,
-    selector=pl.String,  # the node selector's accelerator value for that resource
-    topology=pl.String,
-    assigned=pl.Int64,  # status.admission.podSetAssignments[].count
-    flavor=pl.String,  # the ResourceFlavor assigned for the resource
-)
-EVENT = _columns(
-    rid=pl.Int64,
-    identity=pl.String,
-    namespace=pl.String,
-    about_kind=pl.String,
-    about_name=pl.String,
-    about_uid=pl.String,
-    reason=pl.String,
-    message=pl.String,
-    first=pl.String,
-    last=pl.String,
-    count=pl.Int64,
-)
-JOBSET = _columns(
-    rid=pl.Int64, namespace=pl.String, name=pl.String, uid=pl.String, restarts=pl.Int64
-)
-CHILD = _columns(
-    rid=pl.Int64,
-    namespace=pl.String,
-    jobset=pl.String,
-    jobset_uid=pl.String,
-    attempt=pl.Int64,
-    created=pl.String,
-)
-FLAVOR = _columns(rid=pl.Int64, name=pl.String, tpu=pl.String, gpu=pl.String)
+# One row per record: `rid` numbers them over all files; `problem` is why one cannot be read.
+RECORD = {
+    "rid": pl.Int64,
+    "file": pl.String,
+    "line": pl.Int64,
+    "raw": pl.String,
+    "kind": pl.String,
+    "problem": pl.String,
+}
+WORKLOAD = {
+    "rid": pl.Int64,
+    "namespace": pl.String,
+    "name": pl.String,
+    "uid": pl.String,
+    "created": pl.String,
+    "deleted": pl.String,
+    "active": pl.Boolean,
+    "priority": pl.Int64,
+    "owner_kind": pl.String,
+    "owner_name": pl.String,
+    "owner_uid": pl.String,
+    "admitted": pl.Boolean,  # status.admission is set: it describes the latest admission
+    "evictions": pl.Int64,  # status.schedulingStats: evictions other than deactivations, or null
+}
+CONDITION = {
+    "rid": pl.Int64,
+    "type": pl.String,
+    "status": pl.String,
+    "reason": pl.String,
+    "message": pl.String,
+    "at": pl.String,
+}
+PODSET = {
+    "rid": pl.Int64,
+    "podset": pl.Int64,  # position in spec.podSets: the task index
+    "count": pl.Int64,
+    "min_count": pl.Int64,
+    "resource": pl.String,  # google.com/tpu or nvidia.com/gpu, null for a pod set without either
+    "per_pod": pl.Int64,
+    "selector": pl.String,  # the node selector's accelerator value for that resource
+    "topology": pl.String,
+    "assigned": pl.Int64,  # status.admission.podSetAssignments[].count
+    "flavor": pl.String,  # the ResourceFlavor assigned for the resource
+}
+EVENT = {
+    "rid": pl.Int64,
+    "identity": pl.String,
+    "namespace": pl.String,
+    "about_kind": pl.String,
+    "about_name": pl.String,
+    "about_uid": pl.String,
+    "reason": pl.String,
+    "message": pl.String,
+    "first": pl.String,
+    "last": pl.String,
+    "count": pl.Int64,
+}
+JOBSET = {
+    "rid": pl.Int64,
+    "namespace": pl.String,
+    "name": pl.String,
+    "uid": pl.String,
+    "restarts": pl.Int64,
+}
+CHILD = {  # a Job or Pod of a JobSet, by its labels
+    "rid": pl.Int64,
+    "namespace": pl.String,
+    "jobset": pl.String,
+    "jobset_uid": pl.String,
+    "attempt": pl.Int64,
+    "created": pl.String,
+}
+FLAVOR = {"rid": pl.Int64, "name": pl.String, "tpu": pl.String, "gpu": pl.String}
 
 
 class UnreadableError(Exception):
@@ -136,41 +133,6 @@ class Objects:
     jobsets: pl.DataFrame
     children: pl.DataFrame
     flavors: pl.DataFrame
-
-
-def _text_of(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise TraceFileError(f"{path} is not a kubectl export: it is not UTF-8 text") from None
-    except (OSError, EOFError) as exc:
-        raise TraceFileError(f"{path} cannot be read: {exc}") from None
-
-
-def json_values(text: str) -> Iterator[tuple[int, str, Any, str | None]]:
-    """(line, raw text, value, problem) for each top-level JSON value of `text`, in order. A
-    value that does not parse yields `problem` and runs to the next line opening an object."""
-    decoder = json.JSONDecoder()
-    pos, line, size = 0, 1, len(text)
-    while True:
-        start = pos
-        while pos < size and text[pos] in " \t\r\n":
-            pos += 1
-        line += text.count("\n", start, pos)
-        if pos >= size:
-            return
-        try:
-            value, end = decoder.raw_decode(text, pos)
-            yield line, text[pos:end], value, None
-        except json.JSONDecodeError as exc:
-            resume = text.find("\n{", pos + 1)
-            end = size if resume < 0 else resume + 1
-            yield line, text[pos:end].rstrip(), None, f"malformed JSON: {exc}"
-        line += text.count("\n", pos, end)
-        pos = end
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -247,17 +209,11 @@ class _Reader:
         self.flavors = _Table(FLAVOR)
 
     def read(self, path: Path) -> None:
-        for line, raw, value, problem in json_values(_text_of(path)):
+        for line, raw, obj, problem in records_of(read_text(path)):
             if problem is not None:
                 self._record(path, line, raw, None, problem)
-            elif isinstance(value, list):  # a JSON array: gcloud's export, or bare objects
-                for position, item in enumerate(value, start=1):
-                    self._object(path, position, json.dumps(item), item)
-            elif isinstance(value, dict) and isinstance(value.get("items"), list):
-                for position, item in enumerate(value["items"], start=1):  # a List
-                    self._object(path, position, json.dumps(item), item)
             else:
-                self._object(path, line, raw, value)
+                self._object(path, line, raw, obj)
 
     def _record(
         self, path: Path, line: int, raw: str, kind: str | None, problem: str | None
@@ -267,8 +223,6 @@ class _Reader:
         return rid
 
     def _object(self, path: Path, line: int, raw: str, obj: Any) -> None:
-        if isinstance(obj, dict) and isinstance(obj.get("jsonPayload"), dict):
-            obj = obj["jsonPayload"]  # a Cloud Logging entry: GKE exports events there
         if not isinstance(obj, dict):
             self._record(path, line, raw, None, "not a JSON object")
             return
