@@ -285,8 +285,9 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     opts = kubernetes_options(args)
     objs = read_objects(paths)
     shots = snapshots(objs)
-    podsets = tasks(objs, shots.filter(pl.col("rid") == pl.col("wid")), opts.accelerators)
-    table = jobs(objs, shots, podsets, opts.chip_generation)
+    newest = shots.filter(pl.col("rid") == pl.col("wid"))
+    podsets = tasks(objs, newest, opts.accelerators, opts.chip_generation)
+    table = jobs(objs, shots, podsets)
     linked = links(objs, shots)
     found = _history(objs, shots, table, linked)
     if opts.as_of is not None and found.latest is not None and opts.as_of < found.latest:

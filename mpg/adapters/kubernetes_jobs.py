@@ -53,10 +53,13 @@ def snapshots(objs: Objects) -> pl.DataFrame:
     return ranked.join(newest, on="ident")
 
 
-def tasks(objs: Objects, newest: pl.DataFrame, accelerators: dict[str, str]) -> pl.DataFrame:
+def tasks(
+    objs: Objects, newest: pl.DataFrame, accelerators: dict[str, str], default: str | None
+) -> pl.DataFrame:
     """One row per pod set that asks for accelerators (`wid`, `task_index`, `count`, `per_pod`,
-    `assigned`, `min_count`, `topology`), with its chip generation (`gen`: the node selector's
-    value, else the assigned ResourceFlavor's node label, mapped) or why it has none (`bad`)."""
+    `assigned`, `min_count`, `topology`), with its chip generation (`gen`): the node selector's
+    accelerator value, else the assigned ResourceFlavor's node label, mapped; else `default`
+    (--chip-generation). `bad` says why a pod set has none."""
     flavors = readable(objs.flavors, objs).unique("name", keep="last", maintain_order=True)
     podsets = (
         objs.podsets.rename({"rid": "wid", "podset": "task_index"})
@@ -69,11 +72,14 @@ def tasks(objs: Objects, newest: pl.DataFrame, accelerators: dict[str, str]) -> 
     mapped = value.replace_strict(accelerators, default=None, return_dtype=pl.String)
     key = pl.col("resource").replace_strict(SELECTOR, return_dtype=pl.String)
     return podsets.with_columns(
-        mapped.alias("gen"),
+        pl.when(value.is_null()).then(pl.lit(default, pl.String)).otherwise(mapped).alias("gen"),
         pl.coalesce(
-            _when(value.is_null(), "no accelerator type: no node selector or assigned flavor"),
             _when(
-                mapped.is_null(),
+                value.is_null() & pl.lit(default is None),
+                "no accelerator type: no node selector or flavor names it (--chip-generation)",
+            ),
+            _when(
+                value.is_not_null() & mapped.is_null(),
                 pl.format(
                     "unknown accelerator: {}={} (map it: --accelerator {}=ID)", key, value, value
                 ),
@@ -82,9 +88,7 @@ def tasks(objs: Objects, newest: pl.DataFrame, accelerators: dict[str, str]) -> 
     )
 
 
-def jobs(
-    objs: Objects, shots: pl.DataFrame, podsets: pl.DataFrame, default_generation: str | None
-) -> pl.DataFrame:
+def jobs(objs: Objects, shots: pl.DataFrame, podsets: pl.DataFrame) -> pl.DataFrame:
     """One row per Workload (`wid`): `job_id`, `created_at`, `chips_requested`,
     `chip_generation`, `topology`, `priority`, `end_at` and `state` (null: still open), the
     snapshot's `evictions`, and `problem` (null when it can be converted)."""
@@ -144,16 +148,6 @@ def jobs(
             state_finished.alias("finished_state"),
         )
     )
-    if default_generation is not None:
-        # Only a pod set that names no accelerator type takes the default.
-        no_type = pl.col("generation_problem").str.starts_with("no accelerator type")
-        table = table.with_columns(
-            pl.when(no_type & (pl.col("generations") == 0))
-            .then(pl.lit(default_generation))
-            .otherwise("chip_generation")
-            .alias("chip_generation"),
-            pl.when(no_type).then(None).otherwise("generation_problem").alias("generation_problem"),
-        )
     is_finished = pl.col("finished_at").is_not_null()
     ended = is_finished | pl.col("deleted").is_not_null() | ~pl.col("active")
     table = table.with_columns(
@@ -185,11 +179,7 @@ def jobs(
             pl.col("chips_requested").fill_null(0) == 0,
             "no accelerator: no pod set requests google.com/tpu or nvidia.com/gpu",
         ),
-        pl.when(pl.col("generation_problem").str.starts_with("no accelerator type"))
-        .then(
-            pl.lit("no accelerator type: no node selector or flavor names it (--chip-generation)")
-        )
-        .otherwise("generation_problem"),
+        pl.col("generation_problem"),
         _when(pl.col("generations") > 1, "pod sets on accelerators of different generations"),
         _when(
             is_finished & pl.col("finished_state").is_null(),
