@@ -654,3 +654,26 @@ def test_other_shapes_of_input(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_the_file_readers_docstring_example() -> None:
     assert doctest.testmod(kubernetes_json).failed == 0
+
+
+def test_a_workload_created_again_under_one_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kueue deleted a Workload and created it again (same name, a new uid): one job id, so the
+    later one is the job and the earlier is quarantined; an event naming the earlier's uid
+    follows it there."""
+    first, second = a_workload([]), a_workload(fx.admitted(fx.at(20, "10:00:00"), "q"))
+    second["metadata"]["uid"] = fx.uid("again")
+    second["metadata"]["creationTimestamp"] = fx.at(20, "09:30:00")
+    early = old_event("Admitted", fx.at(20, "09:10:00"))
+    files = {"w.json": fx.kubectl_list([first, second]), "e.json": fx.kubectl_list([early])}
+    code, out, _, root = run_import(tmp_path, capsys, files)
+    assert code == 0 and "3 records read = 1 converted + 2 quarantined" in out
+    assert sorted(quarantined(root)) == [
+        "its Workload was not converted",
+        "replaced by a later Workload of the same name",
+    ]
+    assert brief(lines(root, "scheduler")[f"{NS}/{NAME}"]) == [
+        ("JOB_SUBMIT", "2026-11-20T09:30:00Z", None, None),
+        ("TASK_SCHEDULE", "2026-11-20T10:00:00Z", 0, 16),
+    ]
