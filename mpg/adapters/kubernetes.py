@@ -190,7 +190,7 @@ def _history(
         transitions=pl.concat([kueue, restarts]),
         problems=pl.concat([incomplete.select("wid", "problem"), restart_problems]),
         unreadable=unreadable,
-        latest=times.max(),  # type: ignore[arg-type]
+        latest=times.max(),
     )
 
 
@@ -275,7 +275,7 @@ def _quarantine(objs: Objects, rows: pl.DataFrame) -> pl.DataFrame:
         objs.records.join(rows, on="rid")
         .sort("rid")
         .select("file", "line", "reason", "raw")
-        .cast(QUARANTINE_SCHEMA)  # type: ignore[arg-type]
+        .cast(QUARANTINE_SCHEMA)
     )
 
 

@@ -117,7 +117,7 @@ def event_transitions(linked: pl.DataFrame, known: pl.DataFrame) -> pl.DataFrame
         typed.filter(pl.col("kind").is_not_null())
         .join(known.select("rid", "at"), on="rid")
         .select("wid", "at", "kind", "cause", pl.col("rid").alias("source"))
-        .cast(TRANSITION)  # type: ignore[arg-type]
+        .cast(TRANSITION)
     )
 
 
@@ -155,7 +155,7 @@ def merged(from_conditions: pl.DataFrame, from_events: pl.DataFrame) -> pl.DataF
         pl.col("at").is_between(pl.col("c_at") - MATCH_BEFORE, pl.col("c_at") + MATCH_AFTER)
     )
     kept = from_events.with_row_index("e").join(same.select("e"), on="e", how="anti").drop("e")
-    return pl.concat([from_conditions, kept]).cast(TRANSITION)  # type: ignore[arg-type]
+    return pl.concat([from_conditions, kept]).cast(TRANSITION)
 
 
 def restart_transitions(
@@ -227,7 +227,7 @@ def restart_transitions(
     transitions = timed.filter(pl.col("at").is_not_null()).select(
         "wid", "at", pl.lit(RESTART).alias("kind"), pl.lit(None, pl.String).alias("cause"), "source"
     )
-    return transitions.cast(TRANSITION), problems  # type: ignore[arg-type]
+    return transitions.cast(TRANSITION), problems
 
 
 def fold(transitions: pl.DataFrame, jobs: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -319,5 +319,5 @@ def fold(transitions: pl.DataFrame, jobs: pl.DataFrame) -> dict[str, pl.DataFram
         "admissions": admissions.select("wid", "at", "latest"),
         "releases": releases.select("wid", "at", "cause"),
         "segments": segments,
-        "problems": problems.cast(PROBLEM),  # type: ignore[arg-type]
+        "problems": problems.cast(PROBLEM),
     }
