@@ -131,7 +131,7 @@ class History:
 
 
 def _history(
-    objs: Objects, shots: pl.DataFrame, table: pl.DataFrame, linked: pl.DataFrame
+    objs: Objects, conditions: pl.DataFrame, table: pl.DataFrame, linked: pl.DataFrame
 ) -> History:
     """Every Workload's transitions: its conditions, its events, its JobSet's restarts."""
     owned = linked.filter(pl.col("wid").is_not_null()).select("rid", "wid")
@@ -161,9 +161,6 @@ def _history(
     events = events.filter(pl.col("first_at").is_not_null())
     known, missing = history.occurrences(events)
     from_events = history.event_transitions(events, known)
-    conditions = objs.conditions.join(shots.select("rid", "wid"), on="rid").with_columns(
-        history.parse_time("at").alias("at_time")
-    )
     kueue = history.merged(
         history.condition_transitions(conditions),
         from_events.filter(pl.col("kind") != history.RESTART),
@@ -284,12 +281,14 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     its namespace and name, so importing it again replaces its records)."""
     opts = kubernetes_options(args)
     objs = read_objects(paths)
-    shots = snapshots(objs)
+    parsed = objs.conditions.with_columns(history.parse_time("at").alias("at_time"))
+    shots = snapshots(objs, parsed)
+    conditions = parsed.join(shots.select("rid", "wid"), on="rid")  # of every snapshot
     newest = shots.filter(pl.col("rid") == pl.col("wid"))
     podsets = tasks(objs, newest, opts.accelerators, opts.chip_generation)
-    table = jobs(objs, shots, podsets)
+    table = jobs(shots, conditions, podsets)
     linked = links(objs, shots)
-    found = _history(objs, shots, table, linked)
+    found = _history(objs, conditions, table, linked)
     if opts.as_of is not None and found.latest is not None and opts.as_of < found.latest:
         raise OptionsError(f"--as-of {args.as_of} is before the input's latest time {found.latest}")
     stop = opts.as_of or found.latest

@@ -35,10 +35,11 @@ def readable(frame: pl.DataFrame, objs: Objects) -> pl.DataFrame:
     return frame.join(objs.records.filter(pl.col("problem").is_null()).select("rid"), on="rid")
 
 
-def snapshots(objs: Objects) -> pl.DataFrame:
+def snapshots(objs: Objects, conditions: pl.DataFrame) -> pl.DataFrame:
     """Readable Workloads, each with `wid`: the rid of the newest snapshot of the same object
-    (namespace, name, uid), the one whose conditions are latest (the later read on a tie)."""
-    latest = objs.conditions.group_by("rid").agg(parse_time("at").max().alias("latest"))
+    (namespace, name, uid), the one whose conditions (`at_time` parsed) are latest (the later
+    read on a tie)."""
+    latest = conditions.group_by("rid").agg(pl.col("at_time").max().alias("latest"))
     ident = pl.concat_str("namespace", "name", pl.col("uid").fill_null(""), separator="/")
     ranked = (
         readable(objs.workloads, objs)
@@ -88,13 +89,11 @@ def tasks(
     )
 
 
-def jobs(objs: Objects, shots: pl.DataFrame, podsets: pl.DataFrame) -> pl.DataFrame:
-    """One row per Workload (`wid`): `job_id`, `created_at`, `chips_requested`,
+def jobs(shots: pl.DataFrame, conditions: pl.DataFrame, podsets: pl.DataFrame) -> pl.DataFrame:
+    """One row per Workload (`wid`), from its newest snapshot and every snapshot's `conditions`
+    (with `wid` and `at_time`): `job_id`, `created_at`, `chips_requested`,
     `chip_generation`, `topology`, `priority`, `end_at` and `state` (null: still open), the
     snapshot's `evictions`, and `problem` (null when it can be converted)."""
-    conditions = objs.conditions.join(shots.select("rid", "wid"), on="rid").with_columns(
-        parse_time("at").alias("at_time")
-    )
     true = pl.col("status") == "True"
     finished = (
         conditions.filter((pl.col("type") == "Finished") & true)
