@@ -124,10 +124,12 @@ def kubernetes_options(args: argparse.Namespace) -> KubernetesOptions:
 
 @dataclass(frozen=True)
 class History:
+    """What `_history` found, over all Workloads."""
+
     transitions: pl.DataFrame  # wid, at, kind, cause, source
     problems: pl.DataFrame  # wid, problem: why the Workload's history is incomplete
     unreadable: pl.DataFrame  # rid, problem: records whose own time cannot be read
-    latest: datetime | None  # the latest time in the input
+    latest: datetime | None  # the latest time of a convertible Workload's records
 
 
 def _history(
