@@ -1,0 +1,679 @@
+"""`mpg import kubernetes`: Kueue Workloads, their events and JobSet restarts, through `mpg import`
+and `mpg run`, checked against timelines written here by hand from the scenarios
+(tests/fixtures/adapters/kubernetes/README.md), not through the adapter's code.
+
+The independent route: each job's named timeline (submission, end, the chips it held and when,
+its attempts) in plain datetimes; each interval cut at UTC midnights; wanted runs from
+submission to the end (to the export's 16:00 for a job still open), all-allocated is the time it
+held at least the chips it requested, productive is its last attempt when it finished or is
+still open (cluster adapters: one `step` span per attempt, no checkpoints).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import io
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from mpg.adapters import kubernetes_json
+from mpg.cli import main
+from tests.adapters import make_kubernetes_fixtures as fx
+
+FIXTURES = Path(__file__).parent / "fixtures" / "adapters" / "kubernetes"
+AS_OF = "2026-11-20T16:00:00Z"
+
+
+def t(text: str) -> datetime:
+    """`DD HH:MM:SS[.ffffff]` of November 2026, UTC."""
+    return datetime.strptime(
+        f"2026-11-{text}", "%Y-%m-%d %H:%M:%S.%f" if "." in text else "%Y-%m-%d %H:%M:%S"
+    ).replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One job as the scenario describes it."""
+
+    chips: int
+    submitted: datetime
+    end: datetime | None  # None: still running at the export
+    state: str | None
+    holds: list[tuple[datetime, datetime, int]] = field(default_factory=list)
+    attempts: list[tuple[datetime, datetime]] = field(default_factory=list)
+
+
+OPEN_UNTIL = t("20 16:00:00")
+TIMELINES = {
+    # Queued 90 min for TPU v5p quota, then ran to the end.
+    "team-lm/jobset-llama-pretrain-5f2c1": Timeline(
+        16, t("20 08:00:00"), t("20 13:30:00"), "FINISHED",
+        [(t("20 09:30:00"), t("20 13:30:00"), 16)],
+        [(t("20 09:30:00"), t("20 13:30:00"))],
+    ),
+    # Admitted (known only from its event, 10:00:05.25), preempted at 11:00 (the noon snapshot's
+    # Evicted condition), admitted again at 12:30 (the 16:00 snapshot's Admitted condition).
+    "team-nlp/jobset-bert-finetune-8d41e": Timeline(
+        16, t("20 10:00:00"), t("20 14:00:00"), "FINISHED",
+        [(t("20 10:00:05.25"), t("20 11:00:00"), 16), (t("20 12:30:00"), t("20 14:00:00"), 16)],
+        [(t("20 10:00:05.25"), t("20 11:00:00")), (t("20 12:30:00"), t("20 14:00:00"))],
+    ),
+    "team-safety/jobset-urgent-eval-c07b2": Timeline(
+        16, t("20 10:59:55"), t("20 12:29:30"), "FINISHED",
+        [(t("20 11:00:45"), t("20 12:29:30"), 16)],
+        [(t("20 11:00:45"), t("20 12:29:30"))],
+    ),
+    # Admitted 22:05:00.5 and lost a node at 01:17:30.25 (both only in events), admitted again
+    # at 01:40 (condition): two attempts, the first lost.
+    "team-lm/jobset-mixtral-moe-41d9a": Timeline(
+        32, t("19 22:00:00"), t("20 05:00:00"), "FINISHED",
+        [(t("19 22:05:00.5"), t("20 01:17:30.25"), 32), (t("20 01:40:00"), t("20 05:00:00"), 32)],
+        [(t("19 22:05:00.5"), t("20 01:17:30.25")), (t("20 01:40:00"), t("20 05:00:00"))],
+    ),
+    # One admission, three attempts split by the JobSet's restarts.
+    "team-nlp/jobset-gemma-sft-9e3f0": Timeline(
+        32, t("20 05:50:00"), t("20 10:00:00"), "FINISHED",
+        [(t("20 06:00:00"), t("20 10:00:00"), 32)],
+        [
+            (t("20 06:00:00"), t("20 07:10:00.15")),
+            (t("20 07:10:00.15"), t("20 08:20:00.15")),
+            (t("20 08:20:00.15"), t("20 10:00:00")),
+        ],
+    ),
+    # Partially admitted: 4 of 8 pods (32 of 64 GPUs) is never all the chips it asked for.
+    "team-rec/job-sweep-shard-1a2b3": Timeline(
+        64, t("20 08:45:00"), t("20 12:40:00"), "FINISHED",
+        [(t("20 09:00:00"), t("20 12:40:00"), 32)],
+        [(t("20 09:00:00"), t("20 12:40:00"))],
+    ),
+    # Refused (even minCount does not fit), then deactivated: wanted, never allocated.
+    "team-rec/job-grid-search-77c4e": Timeline(64, t("20 12:10:00"), t("20 15:00:00"), "CANCELLED"),
+    "team-vision/jobset-vit-pretrain-2b6d8": Timeline(
+        8, t("20 14:00:00"), None, None,
+        [(t("20 14:00:03"), OPEN_UNTIL, 8)],
+        [(t("20 14:00:03"), OPEN_UNTIL)],
+    ),
+}  # fmt: skip
+
+
+def by_day(start: datetime, end: datetime, chips: int) -> dict[date, float]:
+    """Chip-seconds of [start, end) per UTC day."""
+    out: dict[date, float] = defaultdict(float)
+    while start < end:
+        cut = min(end, datetime.combine(start.date() + timedelta(days=1), time(), tzinfo=UTC))
+        out[start.date()] += (cut - start).total_seconds() * chips
+        start = cut
+    return out
+
+
+def expected_job_days() -> dict[tuple[str, date], tuple[float, float, float]]:
+    """(wanted, all-allocated, productive) chip-seconds per job and day, from TIMELINES."""
+    out = {}
+    for job, line in TIMELINES.items():
+        wanted = by_day(line.submitted, line.end or OPEN_UNTIL, line.chips)
+        full = [by_day(a, b, line.chips) for a, b, held in line.holds if held >= line.chips]
+        kept = line.state in (None, "FINISHED") and full
+        productive = by_day(*line.attempts[-1], line.chips) if kept else {}
+        for day, w in wanted.items():
+            allocated = sum(d.get(day, 0.0) for d in full)
+            out[job, day] = (w, allocated, productive.get(day, 0.0))
+    return out
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """Every fixture file imported together (the export taken at 16:00), then `mpg run`."""
+    tmp = tmp_path_factory.mktemp("kubernetes")
+    root, out = tmp / "traces", tmp / "out"
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert (
+            main(["import", "kubernetes", str(FIXTURES), "--out", str(root), "--as-of", AS_OF]) == 0
+        )
+        assert main(["run", "--traces", str(root), "--out", str(out)]) == 0
+    return root, out, buffer.getvalue()
+
+
+@pytest.mark.slow
+def test_goodput_per_job_day_matches_the_timelines(published: tuple[Path, Path, str]) -> None:
+    _, out, _ = published
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as db:
+        rows = db.sql(
+            "select job_id, day, wanted_chip_s, all_allocated_chip_s, productive_chip_s, sg, rg "
+            "from job_day_goodput where metric_version = 'v1'"
+        ).fetchall()
+    expected = expected_job_days()
+    assert {(r[0], r[1]) for r in rows} == set(expected)
+    for job, day, wanted, allocated, productive, sg, rg in rows:
+        want = expected[job, day]
+        assert (wanted, allocated, productive) == pytest.approx(want, rel=1e-12), (job, day)
+        assert sg == pytest.approx(want[1] / want[0], rel=1e-12), (job, day)
+        assert rg == (pytest.approx(want[2] / want[1], rel=1e-12) if want[1] else None), (job, day)
+
+
+@pytest.mark.slow
+def test_goodput_of_two_jobs_by_hand(published: tuple[Path, Path, str]) -> None:
+    """bert-finetune wants 16 GPUs 10:00-14:00 (14,400 s); holds them 10:00:05.25-11:00
+    (3,594.75 s) and 12:30-14:00 (5,400 s): SG = 8,994.75 / 14,400. Its first attempt was
+    preempted, so only the second's 5,400 s are kept: RG = 5,400 / 8,994.75.
+    gemma-sft wants 32 GPUs 05:50-10:00 (15,000 s), holds them 06:00-10:00 (14,400 s): SG 0.96;
+    two JobSet restarts leave only 08:20:00.15-10:00 (5,999.85 s): RG = 5,999.85 / 14,400."""
+    _, out, _ = published
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as db:
+        rows = db.sql(
+            "select job_id, wanted_chip_s, all_allocated_chip_s, productive_chip_s, sg, rg "
+            "from job_day_goodput where metric_version = 'v1' and job_id in ($1, $2) "
+            "order by job_id",
+            params=["team-nlp/jobset-bert-finetune-8d41e", "team-nlp/jobset-gemma-sft-9e3f0"],
+        ).fetchall()
+    assert rows == [
+        (
+            "team-nlp/jobset-bert-finetune-8d41e",
+            230400.0,
+            143916.0,
+            86400.0,
+            pytest.approx(8994.75 / 14400, rel=1e-12),
+            pytest.approx(5400 / 8994.75, rel=1e-12),
+        ),
+        (
+            "team-nlp/jobset-gemma-sft-9e3f0",
+            480000.0,
+            460800.0,
+            pytest.approx(191995.2, rel=1e-12),
+            pytest.approx(0.96, rel=1e-12),
+            pytest.approx(5999.85 / 14400, rel=1e-12),
+        ),
+    ]
+
+
+def lines(root: Path, source: str) -> dict[str, list[dict[str, Any]]]:
+    """The canonical records written under `root/source`, per job."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for f in sorted((root / source).glob("*.jsonl")):
+        for line in f.read_text().splitlines():
+            record = json.loads(line)
+            out[record.pop("job_id")].append(record)
+    return dict(out)
+
+
+def brief(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """(type, ts, task, chips or state) of each scheduler event, in the file's order."""
+    return [
+        (e["type"], e["ts"], e.get("task_index"), e.get("chips", e.get("state"))) for e in events
+    ]
+
+
+@pytest.mark.slow
+def test_scheduler_events_of_every_scenario(published: tuple[Path, Path, str]) -> None:
+    """Every event, exactly. A condition's time wins over its own event's (bert-finetune's
+    12:30:00, whose event says 12:30:00.25); an eviction for a failed node is TASK_LOST; the CPU
+    driver of gemma-sft is no task; a partial admission holds 4 pods x 8."""
+    root, _, _ = published
+    events = lines(root, "scheduler")
+    submits = {job: e[0] for job, e in events.items()}
+    assert submits["team-lm/jobset-llama-pretrain-5f2c1"] == {
+        "type": "JOB_SUBMIT",
+        "ts": "2026-11-20T08:00:00Z",
+        "chips_requested": 16,
+        "chip_generation": "tpu-v5p",
+        "workload_class": "training",
+        "framework": "other",
+        "priority": 500,
+        "owner": "team-lm",
+        "topology": "2x2x4",
+    }
+    assert {job: (s["chips_requested"], s["chip_generation"]) for job, s in submits.items()} == {
+        "team-lm/jobset-llama-pretrain-5f2c1": (16, "tpu-v5p"),
+        "team-nlp/jobset-bert-finetune-8d41e": (16, "gpu-h100"),
+        "team-safety/jobset-urgent-eval-c07b2": (16, "gpu-h100"),
+        "team-lm/jobset-mixtral-moe-41d9a": (32, "tpu-v5p"),
+        "team-nlp/jobset-gemma-sft-9e3f0": (32, "gpu-h200"),
+        "team-rec/job-sweep-shard-1a2b3": (64, "gpu-h100"),
+        "team-rec/job-grid-search-77c4e": (64, "gpu-h100"),
+        "team-vision/jobset-vit-pretrain-2b6d8": (8, "tpu-v6e"),
+    }
+    rest = {job: brief(e[1:]) for job, e in events.items()}
+    assert rest == {
+        "team-lm/jobset-llama-pretrain-5f2c1": [
+            ("TASK_SCHEDULE", "2026-11-20T09:30:00Z", 0, 16),
+            ("JOB_END", "2026-11-20T13:30:00Z", None, "FINISHED"),
+        ],
+        "team-nlp/jobset-bert-finetune-8d41e": [
+            ("TASK_SCHEDULE", "2026-11-20T10:00:05.250000Z", 0, 16),
+            ("TASK_EVICT", "2026-11-20T11:00:00Z", 0, None),
+            ("TASK_SCHEDULE", "2026-11-20T12:30:00Z", 0, 16),
+            ("JOB_END", "2026-11-20T14:00:00Z", None, "FINISHED"),
+        ],
+        "team-safety/jobset-urgent-eval-c07b2": [
+            ("TASK_SCHEDULE", "2026-11-20T11:00:45Z", 0, 16),
+            ("JOB_END", "2026-11-20T12:29:30Z", None, "FINISHED"),
+        ],
+        "team-lm/jobset-mixtral-moe-41d9a": [
+            ("TASK_SCHEDULE", "2026-11-19T22:05:00.500000Z", 0, 32),
+            ("TASK_LOST", "2026-11-20T01:17:30.250000Z", 0, None),
+            ("TASK_SCHEDULE", "2026-11-20T01:40:00Z", 0, 32),
+            ("JOB_END", "2026-11-20T05:00:00Z", None, "FINISHED"),
+        ],
+        "team-nlp/jobset-gemma-sft-9e3f0": [
+            ("TASK_SCHEDULE", "2026-11-20T06:00:00Z", 1, 32),
+            ("JOB_END", "2026-11-20T10:00:00Z", None, "FINISHED"),
+        ],
+        "team-rec/job-sweep-shard-1a2b3": [
+            ("TASK_SCHEDULE", "2026-11-20T09:00:00Z", 0, 32),
+            ("JOB_END", "2026-11-20T12:40:00Z", None, "FINISHED"),
+        ],
+        "team-rec/job-grid-search-77c4e": [("JOB_END", "2026-11-20T15:00:00Z", None, "CANCELLED")],
+        "team-vision/jobset-vit-pretrain-2b6d8": [("TASK_SCHEDULE", "2026-11-20T14:00:03Z", 0, 8)],
+    }
+
+
+@pytest.mark.slow
+def test_one_span_per_attempt(published: tuple[Path, Path, str]) -> None:
+    """Each admission, and each JobSet restart within one, is an attempt: one `step` span."""
+    root, _, _ = published
+    spans = {
+        job: [(s["attempt"], s["kind"], s["start"], s["end"], s["step"]) for s in found]
+        for job, found in lines(root, "runtime").items()
+    }
+    iso = "%Y-%m-%dT%H:%M:%S"
+
+    def text(moment: datetime) -> str:
+        fraction = f".{moment.microsecond:06d}" if moment.microsecond else ""
+        return moment.strftime(iso) + fraction + "Z"
+
+    assert spans == {
+        job: [(n, "step", text(a), text(b), 0) for n, (a, b) in enumerate(line.attempts)]
+        for job, line in TIMELINES.items()
+        if line.attempts
+    }
+
+
+POD = "event about a Pod: only events about Workloads and their owners are read"
+NOT_CONVERTED = "its Workload was not converted"
+L4 = "unknown accelerator: cloud.google.com/gke-accelerator=nvidia-l4"
+# Quarantined records per file (relative to FIXTURES) and line, and why.
+QUARANTINED = {
+    ("events.json", 2): POD,
+    ("events.json", 3): POD,
+    ("hostile/exporter.jsonl", 1): "malformed JSON",
+    ("hostile/exporter.jsonl", 2): POD,
+    ("hostile/exporter.jsonl", 3): "no Workload in the input for this event",
+    ("hostile/exporter.jsonl", 4): "not a JSON object",
+    ("hostile/exporter.jsonl", 5): "not a Kubernetes object: no kind",
+    ("hostile/exporter.jsonl", 6): "missing field: reason",
+    ("hostile/exporter.jsonl", 7): NOT_CONVERTED,
+    ("hostile/exporter.jsonl", 8): NOT_CONVERTED,
+    ("hostile/objects.json", 1): "unknown kind: ConfigMap",
+    ("hostile/objects.json", 2): "missing field: metadata.creationTimestamp",
+    ("hostile/objects.json", 3): f"{L4} (map it: --accelerator nvidia-l4=ID)",
+    ("hostile/objects.json", 4): "no accelerator: no pod set requests google.com/tpu or "
+    "nvidia.com/gpu",
+    ("hostile/objects.json", 5): "no accelerator type: no node selector or flavor names it "
+    "(--chip-generation)",
+    ("hostile/objects.json", 6): "history incomplete: status.schedulingStats counts 2 evictions, "
+    "the input shows 0",
+    ("hostile/objects.json", 7): "unknown Finished reason: Bogus",
+    ("hostile/objects.json", 8): "no JobSet labels (jobset.sigs.k8s.io/jobset-name, "
+    "jobset.sigs.k8s.io/restart-attempt)",
+    ("hostile/objects.json", 9): "unparseable time: metadata.creationTimestamp",
+    ("hostile/objects.json", 10): "invalid field: spec.podSets[0].count",
+    ("hostile/objects.json", 11): "history incomplete: evicted before any admission the input "
+    "shows",
+    ("jobsets.json", 7): "no Workload in the input owns this JobSet",
+}
+
+
+@pytest.mark.slow
+def test_import_counts_and_quarantine(published: tuple[Path, Path, str]) -> None:
+    """100 records: 14 Workload snapshots, 47 events (3 from kubectl, 44 exporter lines), 7
+    JobSets, 7 Jobs, 6 flavors, and the 19 hostile ones (11 objects, 8 lines)."""
+    root, out, summary = published
+    assert "100 records read = 78 converted + 22 quarantined" in summary
+    rows = [
+        json.loads(line)
+        for f in (root / "quarantine").glob("*.jsonl")
+        for line in f.read_text().splitlines()
+    ]
+    found = {
+        (Path(r["file"]).relative_to(FIXTURES).as_posix(), r["line"]): r["reason"] for r in rows
+    }
+    assert {k: v.split(":")[0] if v.startswith("malformed") else v for k, v in found.items()} == {
+        k: v.split(":")[0] if v.startswith("malformed") else v for k, v in QUARANTINED.items()
+    }
+    assert found["hostile/exporter.jsonl", 1].startswith(
+        "malformed JSON: Invalid control character"
+    )
+    config_map = next(r for r in rows if r["reason"] == "unknown kind: ConfigMap")
+    assert json.loads(config_map["raw"])["kind"] == "ConfigMap"
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as db:
+        assert db.sql("select count(*) from quarantine").fetchall() == [(0,)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Each rule on a few objects of its own (built by the fixture script's API-faithful builders).
+
+H100 = {fx.GPU_NODE: "nvidia-h100-80gb"}
+NS, NAME = "team-t", "jobset-t-00001"
+REF = fx.wl_ref(NS, NAME)
+
+
+def a_workload(conditions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    """A Workload of 2 pods x 8 H100s (16 GPUs) created at 09:00, owned by JobSet `t`."""
+    return fx.workload(
+        fx.KUEUE_V1,
+        NS,
+        NAME,
+        (*fx.JOBSET_OWNER, "t"),
+        fx.at(20, "09:00:00"),
+        [fx.podset("main", 2, fx.GPU, 8, H100)],
+        conditions,
+        queue="q",
+        **kw,
+    )
+
+
+def old_event(reason: str, first: str, last: str | None = None, count: int = 1) -> dict[str, Any]:
+    """An event as the core/v1 recorder writes it (Kueue < 0.19): times to the second, and an
+    aggregated `count` with its first and last occurrence."""
+    return {
+        "apiVersion": "v1",
+        "count": count,
+        "firstTimestamp": first,
+        "involvedObject": {
+            "apiVersion": fx.KUEUE_V1,
+            "kind": "Workload",
+            "name": NAME,
+            "namespace": NS,
+            "uid": fx.uid(NAME),
+        },
+        "kind": "Event",
+        "lastTimestamp": last or first,
+        "message": reason,
+        "metadata": {"name": f"{NAME}.{reason}", "namespace": NS, "uid": fx.uid(reason + first)},
+        "reason": reason,
+        "source": {"component": "kueue-admission"},
+        "type": "Normal",
+    }
+
+
+def run_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], *options: str
+) -> tuple[int, str, str, Path]:
+    """Write `files` (name: text) into a folder and import it; (code, stdout, stderr, root)."""
+    src = tmp_path / "src"
+    src.mkdir(parents=True)
+    for name, text in files.items():
+        (src / name).write_text(text)
+    root = tmp_path / "root"
+    code = main(["import", "kubernetes", str(src), "--out", str(root), *options])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err, root
+
+
+def quarantined(root: Path) -> list[str]:
+    return [
+        json.loads(line)["reason"]
+        for f in (root / "quarantine").glob("*.jsonl")
+        for line in f.read_text().splitlines()
+    ]
+
+
+def test_aggregated_events_of_the_older_recorder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An `Admitted` event of count 2 knows both its occurrences (first and last timestamp):
+    admitted 09:10, evicted 10:00, admitted again 11:00 (also the condition, which wins)."""
+    workload = a_workload(
+        [*fx.admitted(fx.at(20, "11:00:00"), "q"), fx.finished(fx.at(20, "12:00:00"))]
+    )
+    events = [
+        old_event("Admitted", fx.at(20, "09:10:00"), fx.at(20, "11:00:01"), count=2),
+        old_event("EvictedDueToPreempted", fx.at(20, "10:00:00")),
+    ]
+    code, out, _, root = run_import(
+        tmp_path, capsys, {"w.json": fx.kubectl_list([workload]), "e.json": fx.kubectl_list(events)}
+    )
+    assert code == 0 and "3 records read = 3 converted + 0 quarantined" in out
+    assert brief(lines(root, "scheduler")[f"{NS}/{NAME}"][1:]) == [
+        ("TASK_SCHEDULE", "2026-11-20T09:10:00Z", 0, 16),
+        ("TASK_EVICT", "2026-11-20T10:00:00Z", 0, None),
+        ("TASK_SCHEDULE", "2026-11-20T11:00:00Z", 0, 16),
+        ("JOB_END", "2026-11-20T12:00:00Z", None, "FINISHED"),
+    ]
+
+
+def test_an_occurrence_without_a_time_quarantines_the_workload(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Count 3 knows only the first and last of three admissions: the middle one, and so the
+    eviction before it, cannot be placed, so the Workload is not accounted at all."""
+    workload = a_workload(fx.admitted(fx.at(20, "12:00:00"), "q"))
+    events = [old_event("Admitted", fx.at(20, "09:10:00"), fx.at(20, "12:00:00"), count=3)]
+    code, out, _, root = run_import(
+        tmp_path, capsys, {"w.json": fx.kubectl_list([workload]), "e.json": fx.kubectl_list(events)}
+    )
+    assert code == 0 and "2 records read = 0 converted + 2 quarantined" in out
+    assert sorted(quarantined(root)) == [
+        "history incomplete: an event counts 3 occurrences of Admitted, 2 with a time",
+        "its Workload was not converted",
+    ]
+
+
+def test_an_exporters_versions_of_a_series_fill_it_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The events.k8s.io recorder patches a series as it grows; an exporter writes each version,
+    so each occurrence is known: admitted 09:10, 10:10 and 11:10, evicted 09:40 and 10:40."""
+    log = fx.Events()
+    admit = log.add(REF, "Admitted", "Admitted by ClusterQueue q", fx.at(20, "09:10:00", 100000))
+    evict = log.add(REF, "EvictedDueToPreempted", "Preempted", fx.at(20, "09:40:00", 100000))
+    versions = [
+        admit,
+        evict,
+        *fx.series_versions(admit, (2, fx.at(20, "10:10:00", 100000))),
+        *fx.series_versions(evict, (2, fx.at(20, "10:40:00", 100000))),
+        *fx.series_versions(admit, (3, fx.at(20, "11:10:00", 100000))),
+    ]
+    workload = a_workload(fx.admitted(fx.at(20, "11:10:00"), "q"), evictions=[("Preempted", 2)])
+    exporter = "".join(json.dumps(v) + "\n" for v in versions)
+    code, out, _, root = run_import(
+        tmp_path,
+        capsys,
+        {"w.json": fx.kubectl_list([workload]), "x.jsonl": exporter},
+        "--as-of",
+        "2026-11-20T12:00:00Z",
+    )
+    assert code == 0 and "6 records read = 6 converted + 0 quarantined" in out
+    assert brief(lines(root, "scheduler")[f"{NS}/{NAME}"][1:]) == [
+        ("TASK_SCHEDULE", "2026-11-20T09:10:00.100000Z", 0, 16),
+        ("TASK_EVICT", "2026-11-20T09:40:00.100000Z", 0, None),
+        ("TASK_SCHEDULE", "2026-11-20T10:10:00.100000Z", 0, 16),
+        ("TASK_EVICT", "2026-11-20T10:40:00.100000Z", 0, None),
+        ("TASK_SCHEDULE", "2026-11-20T11:10:00Z", 0, 16),
+    ]
+    assert [s["end"] for s in lines(root, "runtime")[f"{NS}/{NAME}"]] == [
+        "2026-11-20T09:40:00.100000Z",
+        "2026-11-20T10:40:00.100000Z",
+        "2026-11-20T12:00:00Z",
+    ]
+
+
+def jobset_files(
+    restarts: int, events: list[dict[str, Any]], jobs: list[dict[str, Any]]
+) -> dict[str, str]:
+    workload = a_workload(
+        [*fx.admitted(fx.at(20, "09:30:00"), "q"), fx.finished(fx.at(20, "12:00:00"))]
+    )
+    return {
+        "w.json": fx.kubectl_list([workload]),
+        "js.json": fx.kubectl_list(
+            [fx.jobset_object(NS, "t", fx.at(20, "09:00:00"), restarts, fx.at(20, "12:00:00"))]
+        ),
+        "jobs.json": fx.kubectl_list(jobs),
+        "e.json": fx.kubectl_list(events),
+    }
+
+
+def test_a_restart_known_only_from_its_jobs_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kubectl alone, hours later: the restart's event has expired, but the JobSet says it
+    restarted once and its Jobs labelled restart-attempt 1 were created at 10:15:02."""
+    jobs = [fx.child_job(NS, "t", "main", 0, 1, fx.at(20, "10:15:02"))]
+    code, out, _, root = run_import(tmp_path, capsys, jobset_files(1, [], jobs))
+    assert code == 0 and "3 records read = 3 converted + 0 quarantined" in out
+    spans = [(s["attempt"], s["start"], s["end"]) for s in lines(root, "runtime")[f"{NS}/{NAME}"]]
+    assert spans == [
+        (0, "2026-11-20T09:30:00Z", "2026-11-20T10:15:02Z"),
+        (1, "2026-11-20T10:15:02Z", "2026-11-20T12:00:00Z"),
+    ]
+
+
+def test_a_restart_with_no_time_is_not_guessed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two restarts, one event (10:00) and the second restart's Jobs (11:00:04): events expire
+    oldest first, so the event is taken as the second restart and the first has no time."""
+    restart = fx.Events().add(
+        fx.js_ref(NS, "t"),
+        "RestartJobSetFailurePolicyAction",
+        "restart",
+        fx.at(20, "10:00:00", 1),
+        component="jobset",
+    )
+    jobs = [fx.child_job(NS, "t", "main", 0, 2, fx.at(20, "11:00:04"))]
+    code, out, _, root = run_import(tmp_path, capsys, jobset_files(2, [restart], jobs))
+    assert code == 0 and "4 records read = 0 converted + 4 quarantined" in out
+    assert sorted(quarantined(root)) == [
+        "history incomplete: JobSet restart 1 has no time (no event, no labelled Job)",
+        *["its Workload was not converted"] * 3,
+    ]
+
+
+def test_admitted_twice_with_no_eviction_between(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workload = a_workload(fx.admitted(fx.at(20, "11:00:00"), "q"))
+    events = [old_event("Admitted", fx.at(20, "09:10:00"))]
+    code, _, _, root = run_import(
+        tmp_path, capsys, {"w.json": fx.kubectl_list([workload]), "e.json": fx.kubectl_list(events)}
+    )
+    assert code == 0
+    assert "history incomplete: admitted again with no eviction between" in quarantined(root)
+
+
+def test_how_a_workload_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Kueue < 0.6 says `JobFinished` and only the message tells success from failure; a
+    Workload deleted before it finished is CANCELLED at its deletionTimestamp."""
+    ok, failed, deleted = (a_workload([]) for _ in range(3))
+    for workload, name in ((ok, "a"), (failed, "b"), (deleted, "c")):
+        workload["metadata"]["name"] = name
+    ok["status"]["conditions"] = [
+        fx.condition(
+            "Finished", "True", "JobFinished", "Job finished successfully", fx.at(20, "10:00:00")
+        )
+    ]
+    failed["status"]["conditions"] = [
+        fx.condition(
+            "Finished",
+            "True",
+            "JobFinished",
+            "BackoffLimitExceeded: Job has reached the specified backoff limit",
+            fx.at(20, "10:00:00"),
+        )
+    ]
+    deleted["metadata"]["deletionTimestamp"] = fx.at(20, "10:30:00")
+    code, _, _, root = run_import(
+        tmp_path, capsys, {"w.json": fx.kubectl_list([ok, failed, deleted])}
+    )
+    assert code == 0
+    ends = {
+        job: (e[-1]["type"], e[-1]["ts"], e[-1]["state"])
+        for job, e in lines(root, "scheduler").items()
+    }
+    assert ends == {
+        f"{NS}/a": ("JOB_END", "2026-11-20T10:00:00Z", "FINISHED"),
+        f"{NS}/b": ("JOB_END", "2026-11-20T10:00:00Z", "FAILED"),
+        f"{NS}/c": ("JOB_END", "2026-11-20T10:30:00Z", "CANCELLED"),
+    }  # fmt: skip
+
+
+def test_accelerator_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--accelerator maps a value the table lacks (nvidia-l4), --chip-generation names the GPU
+    of a pod set nothing names; a catalog id that does not exist is a one-line error."""
+    hostile = {"objects.json": (FIXTURES / "hostile" / "objects.json").read_text()}
+    options = ("--accelerator", "nvidia-l4=gpu-unknown", "--chip-generation", "gpu-a100")
+    code, _, _, root = run_import(tmp_path, capsys, hostile, *options)
+    assert code == 0
+    submits = {job: e[0]["chip_generation"] for job, e in lines(root, "scheduler").items()}
+    assert submits == {
+        "team-x/jobset-l4-serve-00002": "gpu-unknown",
+        "team-x/jobset-anygpu-00004": "gpu-a100",
+        # Without the exporter's eviction event its history is whole.
+        "team-x/jobset-early-evict-00009": "gpu-h100",
+    }
+    src, out = str(tmp_path / "src"), str(tmp_path / "x")
+    code = main(["import", "kubernetes", src, "--out", out, "--accelerator", "nvidia-l4=gpu-l4"])
+    assert code == 2
+    assert "'gpu-l4' is not in the chip catalog" in capsys.readouterr().err
+
+
+def test_other_shapes_of_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """gcloud's Cloud Logging export (a JSON array of entries whose `jsonPayload` is the event),
+    and `kubectl get -w -o json` (documents one after another); --as-of left out, a running
+    attempt ends at the latest time in the input (the PodsReady condition, 09:32)."""
+    workload = a_workload(
+        [
+            *fx.admitted(fx.at(20, "09:30:00"), "q"),
+            fx.condition("PodsReady", "True", "Started", "ok", fx.at(20, "09:32:00")),
+        ]
+    )
+    entry = {
+        "insertId": "1",
+        "jsonPayload": old_event("Admitted", fx.at(20, "09:30:00")),
+        "logName": "projects/p/logs/events",
+    }
+    watch = json.dumps(workload, indent=4) + "\n" + json.dumps(workload, indent=4) + "\n"
+    code, out, _, root = run_import(
+        tmp_path, capsys, {"w.json": watch, "logging.json": json.dumps([entry])}
+    )
+    assert code == 0 and "3 records read = 3 converted + 0 quarantined" in out
+    spans = [(s["start"], s["end"]) for s in lines(root, "runtime")[f"{NS}/{NAME}"]]
+    assert spans == [("2026-11-20T09:30:00Z", "2026-11-20T09:32:00Z")]
+    code, _, _, root = run_import(tmp_path / "n", capsys, {"w.json": watch}, "--no-runtime")
+    assert code == 0 and not (root / "runtime").exists()
+
+
+def test_the_file_readers_docstring_example() -> None:
+    assert doctest.testmod(kubernetes_json).failed == 0
+
+
+def test_a_workload_created_again_under_one_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kueue deleted a Workload and created it again (same name, a new uid): one job id, so the
+    later one is the job and the earlier is quarantined; an event naming the earlier's uid
+    follows it there."""
+    first, second = a_workload([]), a_workload(fx.admitted(fx.at(20, "10:00:00"), "q"))
+    second["metadata"]["uid"] = fx.uid("again")
+    second["metadata"]["creationTimestamp"] = fx.at(20, "09:30:00")
+    early = old_event("Admitted", fx.at(20, "09:10:00"))
+    files = {"w.json": fx.kubectl_list([first, second]), "e.json": fx.kubectl_list([early])}
+    code, out, _, root = run_import(tmp_path, capsys, files)
+    assert code == 0 and "3 records read = 1 converted + 2 quarantined" in out
+    assert sorted(quarantined(root)) == [
+        "its Workload was not converted",
+        "replaced by a later Workload of the same name",
+    ]
+    assert brief(lines(root, "scheduler")[f"{NS}/{NAME}"]) == [
+        ("JOB_SUBMIT", "2026-11-20T09:30:00Z", None, None),
+        ("TASK_SCHEDULE", "2026-11-20T10:00:00Z", 0, 16),
+    ]
