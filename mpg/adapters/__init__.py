@@ -15,4 +15,5 @@ ADAPTERS: dict[str, str] = {
     "pytorch": "mpg.adapters.pytorch",
     "alibaba-gpu-v2023": "mpg.adapters.alibaba_gpu_v2023",
     "philly": "mpg.adapters.philly",
+    "slurm": "mpg.adapters.slurm",
 }
