@@ -40,9 +40,13 @@ install_packages() {
 write_config() {
     rm -rf "$WORK"
     mkdir -p "$WORK"/{etc,state,spool,log,jobs}
-    # Character devices for the gres: Slurm only checks that the File= paths exist.
+    # Character devices for the gres: Slurm only checks that the File= paths exist. Those made
+    # here are listed, and removed at the end.
     for n in 0 1 2 3 4 5 6 7; do
-        [ -e "/dev/nvidia$n" ] || mknod "/dev/nvidia$n" c 195 "$n"
+        if [ ! -e "/dev/nvidia$n" ]; then
+            mknod "/dev/nvidia$n" c 195 "$n"
+            echo "/dev/nvidia$n" >>"$WORK/devices-made"
+        fi
     done
     cat >"$WORK/etc/slurm.conf" <<EOF
 ClusterName=mpgtest
@@ -146,6 +150,7 @@ stop_daemons() {
     sleep 2
     mysqladmin shutdown 2>/dev/null || true
     if [ -s /run/munge/munged.pid ]; then kill "$(cat /run/munge/munged.pid)" 2>/dev/null || true; fi
+    if [ -s "$WORK/devices-made" ]; then xargs rm -f <"$WORK/devices-made"; fi
 }
 
 # --- the workload -------------------------------------------------------------------------------
