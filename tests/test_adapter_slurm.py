@@ -547,3 +547,19 @@ def test_unusable_files_and_options(
     assert code == 2
     assert err.startswith("mpg: error: ") and message in err and err.count("\n") == 1
     assert not (tmp_path / "root").exists()
+
+
+def test_options_reach_the_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--workload-class and --framework describe every job; --no-runtime writes no spans."""
+    src = tmp_path / "sacct.txt"
+    src.write_text(f"{HANDMADE_HEADER}\n{HANDMADE[1]}\n")
+    root = tmp_path / "root"
+    args = ("--workload-class", "serving", "--framework", "pytorch", "--no-runtime")
+    assert import_(capsys, src, "--out", root, *args)[0] == 0
+    submit = lines(root, "scheduler")[0]
+    assert (submit["workload_class"], submit["framework"], submit["chip_generation"]) == (
+        "serving",
+        "pytorch",
+        "gpu-unknown",
+    )
+    assert not (root / "runtime").exists()
