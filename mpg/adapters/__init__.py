@@ -15,5 +15,6 @@ ADAPTERS: dict[str, str] = {
     "pytorch": "mpg.adapters.pytorch",
     "alibaba-gpu-v2023": "mpg.adapters.alibaba_gpu_v2023",
     "philly": "mpg.adapters.philly",
+    "slurm": "mpg.adapters.slurm",
     "kubernetes": "mpg.adapters.kubernetes",
 }

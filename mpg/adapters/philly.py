@@ -21,6 +21,7 @@ import polars as pl
 
 from mpg.adapters.canonical import QUARANTINE_SCHEMA, Batch, Conversion
 from mpg.adapters.jobs import add_runtime_argument, allocation_spans
+from mpg.adapters.localtime import add_timezone_argument, check_timezone
 from mpg.adapters.philly_read import STATES, check, flatten, load_jobs, without_gc
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
@@ -42,12 +43,7 @@ class PhillyOptions:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--timezone",
-        default="UTC",
-        help="IANA zone the trace's local times are in (Philly's own utilization logs say "
-        "PDT/PST: America/Los_Angeles); default: UTC",
-    )
+    add_timezone_argument(parser, "Philly's own utilization logs say PDT/PST: America/Los_Angeles")
     parser.add_argument(
         "--chip-generation",
         default="gpu-unknown",
@@ -68,15 +64,11 @@ def philly_options(args: argparse.Namespace) -> PhillyOptions:
             f"--chip-generation {args.chip_generation!r} is not in the chip catalog "
             f"({', '.join(generations)})"
         )
-    try:
-        pl.Series([0], dtype=pl.Datetime("us")).dt.replace_time_zone(args.timezone)
-    except pl.exceptions.PolarsError as exc:
-        raise OptionsError(f"--timezone {args.timezone!r} is not an IANA time zone") from exc
     return PhillyOptions(
         args.chip_generation,
         args.workload_class,
         args.framework,
-        args.timezone,
+        check_timezone(args.timezone),
         not args.no_runtime,
     )
 

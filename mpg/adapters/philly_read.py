@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from mpg.adapters.canonical import UTC_TIME
+from mpg.adapters import localtime
 from mpg.errors import TraceFileError
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -193,20 +193,9 @@ def flatten(records: list[Any], shape: Shape, file: int) -> tuple[pl.DataFrame, 
 
 
 def to_utc(column: str, timezone: str) -> list[pl.Expr]:
-    """`column` (local wall-clock text) as `<column>_utc`, and `<column>_bad`: why it cannot be
-    read (`unparseable time`; `nonexistent local time`, in a DST gap of `timezone`), else null.
-    An ambiguous local time (the hour repeated when DST ends) is read as its earlier instant."""
-    naive = pl.col(column).str.strptime(pl.Datetime("us"), TIME_FORMAT, strict=False)
-    utc = naive.dt.replace_time_zone(
-        timezone, ambiguous="earliest", non_existent="null"
-    ).dt.convert_time_zone("UTC")
-    bad = (
-        pl.when(pl.col(column).is_not_null() & naive.is_null())
-        .then(pl.lit("unparseable time"))
-        .when(naive.is_not_null() & utc.is_null())
-        .then(pl.lit("nonexistent local time"))
-    )
-    return [utc.cast(UTC_TIME).alias(f"{column}_utc"), bad.alias(f"{column}_bad")]
+    """`column` (Philly's local wall-clock text) as `<column>_utc` and `<column>_bad`
+    (`localtime.to_utc`)."""
+    return localtime.to_utc(column, timezone, TIME_FORMAT)
 
 
 def _when(condition: pl.Expr, reason: str) -> pl.Expr:

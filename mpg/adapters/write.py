@@ -3,8 +3,9 @@
 Each batch becomes one file per source, `ROOT/<source>/<format>-<name>.jsonl`, written to a
 temporary name and renamed, so `mpg run` never reads half a file and a killed import leaves the
 root as it was. The name is the batch's (a job, a source file) made safe for a path, plus a digest
-of it: importing the same job or file again replaces its records rather than adding a second copy,
-and `mpg run`'s incremental planning sees a changed file. Records an adapter could not use go to
+of it: importing the same job or file again replaces its records rather than adding a second copy
+(or removes them, where the batch now has none of a source), and `mpg run`'s incremental planning
+sees a changed file. Records an adapter could not use go to
 `ROOT/quarantine/<format>-<digest>.jsonl` with their file, line and reason; `mpg run` ignores that
 folder.
 """
@@ -60,10 +61,15 @@ def write_conversion(root: Path, fmt: str, conversion: Conversion) -> ImportSumm
     records: Counter[str] = Counter()
     files: Counter[str] = Counter()
     for batch in conversion.batches:
-        for source, frame in batch.frames().items():
+        frames = batch.frames()
+        for source in ("scheduler", "runtime", "profiles"):
             path = root / source / f"{file_name(fmt, batch.name)}.jsonl"
-            _write_lines(path, json_lines(source, frame))
-            records[source] += frame.height
+            if source not in frames:
+                # The batch has no records of this source now: an earlier import's are stale.
+                path.unlink(missing_ok=True)
+                continue
+            _write_lines(path, json_lines(source, frames[source]))
+            records[source] += frames[source].height
             files[source] += 1
     quarantine_file = None
     if quarantined:
