@@ -271,17 +271,13 @@ class AccountJobs(beam.PTransform):
 
     def expand(self, inputs):
         buckets, data_end = inputs
-        accounted = (
-            buckets
-            | "AccountBucket"
-            >> beam.FlatMap(
-                account_bucket,
-                self._records,
-                self._accounting,
-                self._previous_end,
-                beam.pvalue.AsSingleton(data_end),
-            ).with_outputs("jobs", "checked", main="days")
-        )
+        accounted = buckets | "AccountBucket" >> beam.FlatMap(
+            account_bucket,
+            self._records,
+            self._accounting,
+            self._previous_end,
+            beam.pvalue.AsSingleton(data_end),
+        ).with_outputs("jobs", "checked", main="days")
         checked = (
             accounted.checked
             | "CheckSourceSuites" >> beam.ParDo(_CheckSourceSuites(self._accounting.catalog))

@@ -16,11 +16,14 @@ pyiceberg costs about a second to import: only `mpg run` and `mpg backfill` impo
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
+from pyiceberg.exceptions import NoSuchTableError
 
 from mpg.pipelines.store import OutputStore
 from mpg.schemas import PUBLISHED
@@ -57,12 +60,11 @@ def _catalog(store: OutputStore):  # -> pyiceberg.catalog.sql.SqlCatalog
     return catalog
 
 
-def _table(catalog, store: OutputStore, name: str, metadata: str | None, schema: pa.Schema):
-    """The table from its current metadata file, or a new one (partitioned by `day` if it has
-    one) at its place under DIR."""
+def _new_table(catalog, store: OutputStore, name: str, schema: pa.Schema):
+    """A new, empty table (partitioned by `day` if it has one) at its place under DIR."""
     identifier = f"{_NAMESPACE}.{name}"
-    if metadata is not None:
-        return catalog.register_table(identifier, _uri(store, metadata))
+    with contextlib.suppress(NoSuchTableError):
+        catalog.drop_table(identifier)  # the misplaced one registered before (its files stay)
     table = catalog.create_table(
         identifier, schema=schema, location=_uri(store, store.table_location(name))
     )
@@ -103,19 +105,37 @@ def metadata_files(table, store: OutputStore) -> list[str]:
 
 
 def commit_tables(
-    store: OutputStore, metadata: dict[str, str], changes: Sequence[TableChange]
+    store: OutputStore,
+    metadata: dict[str, str],
+    changes: Sequence[TableChange],
+    files: pa.Table,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Commit `changes` to the tables whose current metadata files are `metadata` (a table not
-    there yet is created). Returns every table's new metadata file and the metadata files all of
+    """Commit `changes` to the tables whose current metadata files are `metadata`. A table that
+    has none yet, or whose metadata places it elsewhere (the folder was copied or moved: Iceberg
+    records absolute locations), is made anew at its place with every data file `files`
+    (DATA_FILES) gives it. Returns every table's new metadata file and the metadata files all of
     them need."""
     catalog = _catalog(store)
     changed = {c.table: c for c in changes}
     locations, needed = {}, []
     for name, schema in PUBLISHED.items():
-        table = _table(catalog, store, name, metadata.get(name), schema)
-        if name in changed:
-            _replace(table, changed[name], store)
-            table = catalog.load_table(f"{_NAMESPACE}.{name}")
+        identifier = f"{_NAMESPACE}.{name}"
+        table = None
+        if name in metadata:
+            table = catalog.register_table(identifier, _uri(store, metadata[name]))
+        if table is None or table.location() != _uri(store, store.table_location(name)):
+            table = _new_table(catalog, store, name, schema)
+            own = tuple(
+                sorted(
+                    files.filter(pc.equal(files.column("table"), name)).column("path").to_pylist()
+                )
+            )
+            change = TableChange(name, own, None) if own else None
+        else:
+            change = changed.get(name)
+        if change is not None:
+            _replace(table, change, store)
+            table = catalog.load_table(identifier)
         locations[name] = _relative(store, table.metadata_location)
         needed.extend(metadata_files(table, store))
     return locations, tuple(sorted(set(needed)))

@@ -152,7 +152,7 @@ class JobWork:
         if not self.index.num_rows:
             return []
         bucket = bucket_of_hash(self.index.column("job_hash").to_numpy(), buckets)
-        ends = self.index.column("data_end").cast(pa.int64()).to_numpy(zero_copy_only=False)
+        ends = self.index.column("data_end").cast(pa.int64())
         table = (
             pa.table({"bucket": bucket, "end": ends, "open": self.index.column("open")})
             .group_by("bucket")

@@ -147,7 +147,7 @@ def publish(
             )
         whole_changes = [TableChange(t, (p,) if p else (), None) for t, p in whole.items()]
         changes = [*staged.changes, *whole_changes]
-        tables, metadata = commit_tables(store, previous.tables if previous else {}, changes)
+        tables, metadata = commit_tables(store, previous.tables if previous else {}, changes, files)
         state = {**staged.state, "files": store.state(run_id, "files.parquet")}
         store.write_parquet(files, state["files"])
         snapshot = Snapshot(
@@ -175,4 +175,3 @@ def _write_whole(store: OutputStore, run_id: str, table: str, rows: pa.Table) ->
     path = store.data_file(table, run_id)
     store.write_parquet(rows.cast(PUBLISHED[table]), path)
     return path
-

@@ -29,10 +29,10 @@ SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
 # Files that appear as a run moves through its phases (glob under the output folder).
 PHASES = {
     "starting": "runs/*.json",
-    "ingesting": ".mpg/staging/*/records",
-    "accounting": ".mpg/staging/*/tables/job_day_goodput",
+    "ingesting": ".mpg/staging/*/parsed",
+    "accounting": ".mpg/staging/*/days",
     "building the database": ".mpg/staging/*/mpg.duckdb",
-    "switching": ".mpg/snapshots/2*",  # the new snapshot is in place; `current` may not point at it
+    "switching": "state/*/snapshot.json",  # the snapshot is written; current.json may not name it
 }
 
 
@@ -85,7 +85,7 @@ def test_a_run_killed_at_any_phase_leaves_old_or_new_tables_and_a_rerun_complete
 ) -> None:
     previous, full = baseline
     out = tmp_path / "out"
-    shutil.copytree(previous, out, symlinks=True)
+    shutil.copytree(previous, out)
     old = published_state(out)
     phase = list(PHASES)[seed]
     before = {str(p) for p in out.glob(PHASES[phase])}
@@ -113,7 +113,7 @@ def test_a_reader_during_a_run_sees_the_old_tables_or_the_new_ones(
 ) -> None:
     previous, full = baseline
     out = tmp_path / "out"
-    shutil.copytree(previous, out, symlinks=True)
+    shutil.copytree(previous, out)
     old = published_state(out)
     process = _start_run(fleet, out)
     seen = []
@@ -141,23 +141,26 @@ def test_a_run_is_refused_while_another_process_writes_the_folder(
     assert run_mpg("run", "--traces", fleet, "--out", out).returncode == 0  # the lock died with it
 
 
-def test_a_copy_that_followed_the_links_is_a_one_line_error(
+def test_a_copied_output_folder_is_a_folder_of_its_own(
     baseline: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
-    """`shutil.copytree` (and `cp -L`) turn `.mpg/current` into a folder; a run on the copy says
-    how to copy instead, and a copy that keeps the links runs."""
+    """Every path a snapshot names is relative to the folder, so a copy (`cp -r`, any sync
+    tool) reads and runs as the original; its Iceberg tables are re-homed into the copy by the
+    first run that publishes there."""
     previous, _ = baseline
-    followed, kept = tmp_path / "followed", tmp_path / "kept"
-    shutil.copytree(previous, followed)
-    shutil.copytree(previous, kept, symlinks=True)
-    done = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", followed)
-    assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == (
-        f"mpg: error: {followed / '.mpg' / 'current'} is a folder, not a link to a snapshot: the "
-        "output folder was copied with its links followed; copy it keeping links (cp -a, "
-        "rsync -a)\n"
-    )
-    assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", kept).returncode == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(previous, copy)
+    assert published_state(copy) == published_state(previous)
+    done = run_mpg("run", "--traces", SAMPLE, "--out", copy)
+    assert done.returncode == 0, done.stderr
+    from mpg.pipelines.snapshot import read_current
+    from mpg.pipelines.store import OutputStore
+
+    snapshot, _ = read_current(OutputStore(str(copy)))
+    assert snapshot is not None
+    for table, metadata in snapshot.tables.items():
+        text = (copy / metadata).read_text()
+        assert str(previous) not in text, table
 
 
 _FULL_DISK = """
@@ -168,7 +171,7 @@ def mpg(traces):
     return subprocess.run([sys.executable, "-m", "mpg.cli", "run", "--traces", traces,
                            "--out", str(out)], capture_output=True, text=True)
 first = mpg(sys.argv[2])
-before = (out / "mpg.duckdb").resolve()
+before = (out / "mpg.duckdb").read_bytes()
 ballast = disk / "ballast"
 with ballast.open("wb", buffering=0) as f:  # fill the disk, then free 200 KiB
     try:
@@ -178,7 +181,7 @@ with ballast.open("wb", buffering=0) as f:  # fill the disk, then free 200 KiB
         pass
 os.truncate(ballast, ballast.stat().st_size - 200 * 1024)
 second = mpg(sys.argv[3])
-same = (out / "mpg.duckdb").resolve() == before
+same = (out / "mpg.duckdb").read_bytes() == before
 ballast.unlink()
 third = mpg(sys.argv[3])
 import duckdb
@@ -211,7 +214,7 @@ def test_a_full_disk_is_a_one_line_error_and_the_previous_tables_stay(tmp_path: 
     assert report["codes"] == [0, 2, 0]
     lines = report["stderr"].splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith(f"mpg: error: No space left on device: {disk}/out/.mpg/staging/")
+    assert lines[0].startswith(f"mpg: error: No space left on device: {disk}/out/")
     assert report["same"] is True  # the first run's tables stayed published
     (published, _), (failed, message), (last, _) = report["runs"]
     assert (published, failed, last) == ("published", "failed", "published")

@@ -1,16 +1,24 @@
 -- Chip-time ledger per job and UTC day, metric v1 without PG (no profiles, so no ideal time): a
--- second, independent implementation of the spec's "Accounting" rules (docs: fleet-traces.md),
--- read straight from the record store, to cross-check job_day_goodput / chip_time_ledger and to
--- benchmark against the pipeline.
+-- second, independent implementation of the spec's rules (docs: fleet-traces.md) from the raw
+-- trace files to the chip-time, in one DuckDB query: to cross-check job_day_goodput and
+-- chip_time_ledger, and to benchmark the pipeline against (make bench).
 -- grain: one row per job and UTC day on which the job has wanted time > 0.
--- parameters: $records (VARCHAR): the `records` folder of a record store, i.e. the parent of
---   source=scheduler/ and source=runtime/ (day=YYYY-MM-DD/bucket=NNNN/*.parquet of accepted,
---   de-duplicated records; each source needs at least one file). Profiles are not read.
+-- parameters: $traces (VARCHAR): a trace root (scheduler/ and runtime/ of *.jsonl[.gz], at any
+--   depth); $chip_generations, $workload_classes, $frameworks, $job_states, $span_kinds,
+--   $kinds_with_step (VARCHAR[]): the closed vocabularies (mpg/vocabulary.py, the chip catalog).
+--   Profiles are not read.
 -- columns: day (DATE), job_id, then DOUBLE chip-seconds: wanted, all_allocated, productive and the
 --   ledger categories lost_progress, checkpoint_save, checkpoint_restore, compile, init, data_wait,
 --   runtime_idle, scheduling. productive and the next seven add up to all_allocated, and
 --   all_allocated + scheduling to wanted: lengths are summed as integer microseconds and turned into
 --   seconds once, after the multiplication by chips_requested.
+--
+-- Reading: DuckDB's JSON reader with the fields typed; a line it cannot read, or a value it cannot
+-- cast, gives NULLs, and a record with a NULL or out-of-range required field is dropped (the
+-- spec's range rules). Unlike the pipeline it takes what DuckDB's casts take: a number written as
+-- a string, a time without an offset (read as UTC). Exact duplicates count once (DISTINCT on the
+-- fields read). A job is its earliest JOB_SUBMIT; its end the earliest JOB_END not before it;
+-- records of jobs without a JOB_SUBMIT do not count.
 --
 -- Shape: one sweep per job over its events in time order (no join of spans against allocation
 -- intervals, which grows as spans x intervals on long jobs):
@@ -20,8 +28,8 @@
 --     (1 kept step, 2 lost step, 3 checkpoint_save, 4 checkpoint_restore, 5 compile, 6 init,
 --     7 data_wait);
 --   * zero events cut the sweep at JOB_SUBMIT, at the end of wanted time (JOB_END or, for an open
---     job, the latest ts/end over ALL scheduler events and runtime spans in the store) and at
---     every UTC midnight in between.
+--     job, the latest ts/end over the accepted scheduler events and runtime spans) and at every
+--     UTC midnight in between.
 -- Running sums give the state on each piece [t, next t); a piece in wanted time is scheduling
 -- where fewer than chips_requested chips are held, else the lowest rank open, else runtime_idle.
 -- JOB_END needs no release event: wanted time, and with it every piece that counts, stops there.
@@ -35,39 +43,106 @@
 -- Decided where the spec is silent (docs/decisions.md): of two schedules of one task at one
 -- instant the larger applies, so file order never matters; zero-length spans cover nothing.
 
-with scheduler as (
-    select type, job_id, epoch_us(ts) as ts_us, chips_requested, workload_class,
-        task_index, chips, state, file, line
-    from read_parquet($records || '/source=scheduler/*/*/*.parquet', hive_partitioning = true)
+with scheduler_lines as (
+    select *
+    from read_ndjson(
+        $traces || '/scheduler/**/*.jsonl*',
+        columns = {
+            type: 'VARCHAR', ts: 'TIMESTAMPTZ', job_id: 'VARCHAR', chips_requested: 'BIGINT',
+            chip_generation: 'VARCHAR', workload_class: 'VARCHAR', framework: 'VARCHAR',
+            task_index: 'BIGINT', chips: 'BIGINT', state: 'VARCHAR'
+        },
+        ignore_errors = true
+    )
+),
+
+runtime_lines as (
+    select *
+    from read_ndjson(
+        $traces || '/runtime/**/*.jsonl*',
+        columns = {
+            job_id: 'VARCHAR', attempt: 'BIGINT', kind: 'VARCHAR', start: 'TIMESTAMPTZ',
+            "end": 'TIMESTAMPTZ', step: 'BIGINT'
+        },
+        ignore_errors = true
+    )
+),
+
+valid_events as (
+    select distinct
+        type, job_id, epoch_us(ts) as ts_us, chips_requested, workload_class, task_index, chips,
+        state
+    from scheduler_lines
+    where job_id <> '' and ts >= '2000-01-01 00:00:00+00' and ts < '2100-01-01 00:00:00+00'
+        and (
+            (type = 'JOB_SUBMIT' and chips_requested between 1 and 1000000000
+                and list_contains($chip_generations, chip_generation)
+                and list_contains($workload_classes, workload_class)
+                and list_contains($frameworks, framework))
+            or (type = 'TASK_SCHEDULE' and task_index >= 0 and chips between 1 and 1000000000)
+            or (type in ('TASK_EVICT', 'TASK_FAIL', 'TASK_LOST', 'TASK_FINISH') and task_index >= 0)
+            or (type = 'JOB_END' and list_contains($job_states, state))
+        )
+),
+
+submits as (
+    select job_id, arg_min(ts_us, ts_us) as ts_us, arg_min(chips_requested, ts_us) as chips_requested,
+        arg_min(workload_class, ts_us) as workload_class
+    from valid_events
+    where type = 'JOB_SUBMIT'
+    group by job_id
+),
+
+job_ends as (
+    select ends.job_id, arg_min(ends.ts_us, ends.ts_us) as ts_us,
+        arg_min(ends.state, ends.ts_us) as state
+    from valid_events as ends
+    join submits on submits.job_id = ends.job_id and ends.ts_us >= submits.ts_us
+    where ends.type = 'JOB_END'
+    group by ends.job_id
+),
+
+scheduler as (
+    select type, job_id, ts_us, chips_requested, workload_class, task_index, chips, state
+    from valid_events
+    where type in ('TASK_SCHEDULE', 'TASK_EVICT', 'TASK_FAIL', 'TASK_LOST', 'TASK_FINISH')
+        and job_id in (select job_id from submits)
 ),
 
 runtime as (
-    select job_id, attempt, kind, epoch_us(start) as start_us, epoch_us("end") as end_us, step
-    from read_parquet($records || '/source=runtime/*/*/*.parquet', hive_partitioning = true)
+    select distinct
+        job_id, attempt, kind, epoch_us(start) as start_us, epoch_us("end") as end_us,
+        case when list_contains($kinds_with_step, kind) then step end as step
+    from runtime_lines
+    where job_id in (select job_id from submits) and attempt >= 0
+        and list_contains($span_kinds, kind)
+        and start >= '2000-01-01 00:00:00+00' and "end" < '2100-01-01 00:00:00+00'
+        and "end" >= start
+        and (step is not null or not list_contains($kinds_with_step, kind))
 ),
 
 data_end as (
     select greatest(
+        (select max(ts_us) from submits),
         (select max(ts_us) from scheduler),
-        (select max(greatest(start_us, end_us)) from runtime)
+        (select max(ts_us) from job_ends),
+        (select max(end_us) from runtime)
     ) as data_end_us
 ),
 
 jobs as (
     select
-        submit.job_id,
-        submit.ts_us as submit_us,
-        submit.chips_requested,
-        submit.workload_class,
-        job_end.ts_us as job_end_us,
-        job_end.state as end_state,
-        greatest(submit.ts_us, coalesce(job_end.ts_us, data_end.data_end_us)) as wanted_end_us,
-        row_number() over (order by submit.job_id) as job_key
-    from scheduler as submit
-    left join scheduler as job_end
-        on job_end.job_id = submit.job_id and job_end.type = 'JOB_END'
+        submits.job_id,
+        submits.ts_us as submit_us,
+        submits.chips_requested,
+        submits.workload_class,
+        job_ends.ts_us as job_end_us,
+        job_ends.state as end_state,
+        greatest(submits.ts_us, coalesce(job_ends.ts_us, data_end.data_end_us)) as wanted_end_us,
+        row_number() over (order by submits.job_id) as job_key
+    from submits
+    left join job_ends using (job_id)
     cross join data_end
-    where submit.type = 'JOB_SUBMIT'
 ),
 
 task_changes as (
@@ -79,7 +154,7 @@ task_changes as (
         ) as held_change
     from (
         select
-            job_key, task_index, ts_us, file, line,
+            job_key, task_index, ts_us,
             type = 'TASK_SCHEDULE' as is_schedule,
             case when type = 'TASK_SCHEDULE' then chips else 0 end as held_after
         from scheduler
