@@ -161,6 +161,14 @@ def test_first_order_limit_and_jobs_the_model_cannot_advise() -> None:
     n = by["n"]
     assert (n["saves"], n["mean_save_s"], n["observed_interval_s"]) == (0, None, None)
     assert (n["predicted_productive_chip_s"], n["rg_predicted"], n["rg"]) == (None, None, 0.5)
+    assert (n["predicted_lost_chip_s"], n["predicted_save_chip_s"]) == (None, None)
+
+
+def test_no_training_job_no_advice() -> None:
+    serving = sweep([submit("s", "00:00", 1, cls="serving"), schedule("s", "00:00", 0, 1)])
+    advice = checkpoint_advice(serving)
+    assert (advice.num_rows, advice.schema) == (0, CHECKPOINT_ADVICE)
+    assert checkpoint_advice_by_slice(advice).num_rows == 0
 
 
 def test_the_slice_roll_up_is_ratios_of_sums() -> None:

@@ -52,6 +52,11 @@ def test_a_job_days_step_times_and_its_slow_steps() -> None:
     assert (row["ranks"], row["straggler_rank"], row["straggler_share"]) == (0, None, None)
 
 
+def test_a_job_without_kept_steps_has_no_row() -> None:
+    job = [submit("x", "00:00", 1), schedule("x", "00:00", 0, 1), end("x", "01:00")]
+    assert _stats(job, [span("x", "init", "00:00", "00:01")]) == ([], [])
+
+
 def test_lost_steps_are_not_looked_at_and_a_step_is_on_its_start_day() -> None:
     # Attempt 0 steps 1-2 (30 s each) are lost: evicted at 00:02 with no checkpoint. Attempt 1
     # redoes them as 60 s and 90 s steps, the second across midnight, and the job finishes.

@@ -120,7 +120,9 @@ def _model(x: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     cut = pl.when(interrupted).then(lam * (mean_phase - mean_min)).otherwise(0.0)
     scale = pl.col("running_s") * pl.col("chips_requested")
     productive = share * (1 - saves - cut) - lost
-    return lost * scale, saves * scale, productive * scale
+    modelled = x.is_not_null() & delta.is_not_null() & share.is_not_null()
+    lost, saves, productive = (pl.when(modelled).then(e * scale) for e in (lost, saves, productive))
+    return lost, saves, productive
 
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:

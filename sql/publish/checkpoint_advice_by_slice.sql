@@ -36,6 +36,8 @@ sums as (
         sum(usd_saved_per_day) as usd_saved_per_day
     from advice
     group by cube (workload_class, framework, chip_generation)
+    -- no job, no slice (the cube's grand total exists even over no rows)
+    having count(*) > 0
 ),
 
 means as (
