@@ -12,15 +12,14 @@ Observed per job, over its records in the run (durations in the job's seconds):
 - running time W: all-allocated time outside init, compile and checkpoint_restore, and the share
   s of it that steps take when not saving (the rest is data waits and idle gaps).
 
-The model, for a work interval x between saves of delta: saves take delta / (x + delta) of the
-running time; an interruption, uniform over the period x + delta, loses the steps since the last
-durable save, s (x^2 / 2 + x delta) / (x + delta) on average. So productive time is
-
-    P(x) = W s x / (x + delta) - N s (x^2 / 2 + x delta) / (x + delta)
-
-and RG(x) = P(x) / A. At the observed tau it predicts the ledger's lost progress and save time;
-Young/Daly's interval sqrt(2 delta M) maximises it to first order. The chip-hours a day the advice
-would save are (P(advised) - P(tau)) x chips over the job's wanted days.
+The model (`_model`): interruptions are a Poisson process in all-allocated time; with saves of
+delta after every x of work, one that strikes the running time loses the steps since the last
+durable save, and its phase in the period x + delta is truncated-exponential. That gives, in
+closed form, the save time, lost progress and productive time P(x) to expect of the job's running
+time, and RG(x) = P(x) / A. At the observed tau it predicts the ledger's lost progress and save
+time; for rare interruptions it is Young's first-order model, whose optimum is the Young/Daly
+interval sqrt(2 delta M) that the advice gives. The chip-hours a day the advice would save are
+P(advised) - P(tau), in chip-hours, over the job's wanted days.
 
     advice = checkpoint_advice(sweep, rates)   # CHECKPOINT_ADVICE, rates: COST_RATES or None
 
@@ -104,8 +103,8 @@ def _model(x: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
         lost steps       lam s E[min(u, x)]
         cut saves        lam (E[u] - E[min(u, x)])
     where E[min(u, x)] = ((1 - exp(-lam x)) / lam - x q) / (1 - q) and
-    E[u] = 1 / lam - p q / (1 - q);
-    and productive time is s x (what is left) less the lost steps. As lam p -> 0 these become
+    E[u] = 1 / lam - p q / (1 - q). Productive time is the steps' share s of the running time the
+    saves leave, less the lost steps. As lam p -> 0 these become
     Young's first-order terms, delta / p and lam s (x^2 / 2 + x delta) / p; at lam = 0 they are
     exactly delta / p, 0 and 0."""
     delta, share = pl.col("mean_save_s"), pl.col("step_share")
