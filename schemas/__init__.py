@@ -62,6 +62,9 @@ RUNTIME_SPANS = _schema(
     _req("start", UTC_US),
     _req("end", UTC_US),
     _opt("step", pa.int64()),
+    # Optional, on `step` spans: which process (rank) of a multi-process job reported the span.
+    # Several ranks' spans of one step are one step, from the earliest start to the latest end.
+    _opt("rank", pa.int64()),
     *PROVENANCE,
 )
 
@@ -268,6 +271,154 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "goodput_by_slice": ("day", "metric_version", "workload_class", "framework", "chip_generation"),
     "quarantine": ("source", "file", "line"),
     "record_counts": ("source",),
+}
+
+# What MPG alone does not show (issue 15): the ledger in dollars and kWh, checkpoint advice, step
+# times. Declared here, published once the pipeline writes them (ANALYSIS_TABLES).
+#
+# The price and power each chip generation is costed at: the cost catalog's defaults
+# (mpg/costs.v1.json) with DIR/mpg.toml's [prices], [power] and [energy] over them
+# (`mpg.costs.cost_rates`). One row per generation; null where no figure is known.
+COST_RATES = _schema(
+    _req("chip_generation", pa.string()),
+    _opt("usd_per_chip_hour", pa.float64()),
+    _opt("price_source", pa.string()),
+    _opt("watts_per_chip", pa.float64()),
+    _opt("power_source", pa.string()),
+    _req("pue", pa.float64()),
+    _req("pue_source", pa.string()),
+)
+
+# The ledger in dollars and kWh (sql/publish/chip_time_cost.sql): one row per ledger row, with the
+# rates it was costed at beside it. usd and kwh are null where the generation has no price or
+# power; kWh are estimated from board power (TDP), never measured.
+CHIP_TIME_COST = _schema(
+    _req("day", pa.date32()),
+    _req("job_id", pa.string()),
+    _req("metric_version", pa.string()),
+    _req("category", pa.string()),
+    _req("chip_generation", pa.string()),
+    _req("chip_s", pa.float64()),
+    _opt("usd", pa.float64()),
+    _opt("kwh", pa.float64()),
+    _opt("usd_per_chip_hour", pa.float64()),
+    _opt("price_source", pa.string()),
+    _opt("watts_per_chip", pa.float64()),
+    _opt("power_source", pa.string()),
+    _req("pue", pa.float64()),
+)
+
+# Young/Daly checkpoint advice per training job, over the job's records in the run
+# (`mpg.transforms.checkpoints`, docs/metrics.md). Durations (*_s) are the job's seconds,
+# chip-time (*_chip_s) chip-seconds; the sums beside each mean let slices be ratios of sums.
+CHECKPOINT_ADVICE = _schema(
+    _req("job_id", pa.string()),
+    _req("workload_class", pa.string()),
+    _req("framework", pa.string()),
+    _req("chip_generation", pa.string()),
+    _req("chips_requested", pa.int64()),
+    _req("first_day", pa.date32()),
+    _req("last_day", pa.date32()),
+    _req("wanted_s", pa.float64()),
+    _req("all_allocated_s", pa.float64()),
+    _req("running_s", pa.float64()),  # all-allocated time outside init, compile and restore
+    _req("step_s", pa.float64()),  # all-allocated time under steps, kept or lost
+    _req("interruptions", pa.int64()),
+    _opt("interruptions_per_hour", pa.float64()),
+    _opt("mtbi_s", pa.float64()),
+    _req("saves", pa.int64()),
+    _req("save_s", pa.float64()),
+    _opt("mean_save_s", pa.float64()),
+    _req("restarts", pa.int64()),
+    _req("restart_s", pa.float64()),
+    _opt("mean_restart_s", pa.float64()),
+    _req("intervals", pa.int64()),
+    _req("interval_s", pa.float64()),
+    _opt("observed_interval_s", pa.float64()),
+    _opt("advised_interval_s", pa.float64()),
+    _req("all_allocated_chip_s", pa.float64()),
+    _req("productive_chip_s", pa.float64()),
+    _req("lost_progress_chip_s", pa.float64()),
+    _req("checkpoint_save_chip_s", pa.float64()),
+    _opt("predicted_lost_chip_s", pa.float64()),
+    _opt("predicted_save_chip_s", pa.float64()),
+    _opt("predicted_productive_chip_s", pa.float64()),
+    _opt("advised_productive_chip_s", pa.float64()),
+    _opt("rg", pa.float64()),
+    _opt("rg_predicted", pa.float64()),
+    _opt("rg_advised", pa.float64()),
+    _opt("chip_hours_saved_per_day", pa.float64()),
+    _opt("usd_per_chip_hour", pa.float64()),
+    _opt("usd_saved_per_day", pa.float64()),
+)
+
+# The roll-up of CHECKPOINT_ADVICE per slice (sql/publish/checkpoint_advice_by_slice.sql): every
+# mean a ratio of sums, the advised interval Young/Daly's on the slice's means.
+CHECKPOINT_ADVICE_BY_SLICE = _schema(
+    _opt("workload_class", pa.string()),
+    _opt("framework", pa.string()),
+    _opt("chip_generation", pa.string()),
+    _req("jobs", pa.int64()),
+    _req("all_allocated_s", pa.float64()),
+    _req("interruptions", pa.int64()),
+    _opt("interruptions_per_hour", pa.float64()),
+    _opt("mtbi_s", pa.float64()),
+    _opt("mean_save_s", pa.float64()),
+    _opt("mean_restart_s", pa.float64()),
+    _opt("observed_interval_s", pa.float64()),
+    _opt("advised_interval_s", pa.float64()),
+    _opt("rg", pa.float64()),
+    _opt("rg_predicted", pa.float64()),
+    _opt("rg_advised", pa.float64()),
+    _opt("chip_hours_saved_per_day", pa.float64()),
+    _opt("usd_saved_per_day", pa.float64()),
+)
+
+# Step times inside productive time, per job-day (`mpg.transforms.step_times`): kept steps only,
+# a step's time from its earliest rank's start to its latest rank's end. Changes no ledger row.
+STEP_TIME_STATS = _schema(
+    _req("day", pa.date32()),
+    _req("job_id", pa.string()),
+    _req("chips_requested", pa.int64()),
+    _req("steps", pa.int64()),
+    _req("mean_step_s", pa.float64()),
+    _req("median_step_s", pa.float64()),
+    _req("p90_step_s", pa.float64()),
+    _req("p99_step_s", pa.float64()),
+    _req("max_step_s", pa.float64()),
+    _opt("ideal_step_s", pa.float64()),  # ml-goodput-measurement's ideal step time
+    _opt("step_time_deviation_s", pa.float64()),  # ml-goodput-measurement's step_time_deviation
+    _req("slow_step_chip_s", pa.float64()),
+    _req("productive_chip_s", pa.float64()),
+    _opt("slow_step_share", pa.float64()),
+    _req("ranks", pa.int64()),  # the most ranks any step reported (0: no step names its rank)
+    _opt("straggler_rank", pa.int64()),
+    _opt("straggler_share", pa.float64()),
+)
+
+# Per job-day and rank, over the steps several ranks reported: how often each rank was the slowest.
+STEP_RANK_STRAGGLERS = _schema(
+    _req("day", pa.date32()),
+    _req("job_id", pa.string()),
+    _req("rank", pa.int64()),
+    _req("steps", pa.int64()),
+    _req("slowest_steps", pa.int64()),
+    _req("slowest_share", pa.float64()),
+    _req("mean_step_s", pa.float64()),
+)
+
+# The tables above that a run publishes once wired in, with their keys (also their row order).
+ANALYSIS_TABLES: dict[str, pa.Schema] = {
+    "chip_time_cost": CHIP_TIME_COST,
+    "checkpoint_advice": CHECKPOINT_ADVICE,
+    "step_time_stats": STEP_TIME_STATS,
+    "step_rank_stragglers": STEP_RANK_STRAGGLERS,
+}
+ANALYSIS_TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    "chip_time_cost": ("day", "job_id", "metric_version", "category"),
+    "checkpoint_advice": ("job_id",),
+    "step_time_stats": ("day", "job_id"),
+    "step_rank_stragglers": ("day", "job_id", "rank"),
 }
 
 # Every table a snapshot publishes (as Iceberg tables, in mpg.duckdb and to BigQuery): the

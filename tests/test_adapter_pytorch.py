@@ -102,18 +102,41 @@ def test_a_gzipped_trace_becomes_step_spans_and_profile_records(
     assert not (tmp_path / "scheduler").exists()  # no --chip-generation: no scheduler events
 
 
-def test_ranks_combine_into_one_span_and_one_record_per_step(tmp_path: Path) -> None:
-    # The folder is searched; job_id and chips come from the ranks' sidecars.
+def test_each_rank_has_its_spans_and_a_step_one_record(tmp_path: Path) -> None:
+    # The folder is searched; job_id and chips come from the ranks' sidecars. Each trace names
+    # its rank in distributedInfo, so each rank's step is a span of its own, with its rank.
     assert _import(PYTORCH / "ddp", "--out", tmp_path) == 0
     ranks = [_host_steps(p) for p in RANKS]
+    assert [_doc(p)["distributedInfo"]["rank"] for p in RANKS] == [0, 1]
     assert sorted(ranks[0]) == sorted(ranks[1]) == [2, 3, 4]
     spans, profiles = _records(tmp_path, "runtime"), _records(tmp_path, "profiles")
-    for n, span, profile in zip([2, 3, 4], spans, profiles, strict=True):
-        assert (span["job_id"], span["step"], profile["step"]) == ("mlp-ddp", n, n)
-        assert _when(span["start"]) == _time(min(r[n][0] for r in ranks))
-        assert _when(span["end"]) == _time(max(r[n][1] for r in ranks))
+    assert [(s["job_id"], s["step"], s["rank"]) for s in spans] == [
+        ("mlp-ddp", n, rank) for n in (2, 3, 4) for rank in (0, 1)
+    ]
+    for span in spans:
+        start, end, _ = ranks[span["rank"]][span["step"]]
+        assert (_when(span["start"]), _when(span["end"])) == (_time(start), _time(end))
+    for n, profile in zip([2, 3, 4], profiles, strict=True):
+        assert profile["step"] == n
         assert profile["step_time_s"] == pytest.approx(max(r[n][2] for r in ranks) / 1e6, rel=1e-12)
         assert (profile["chips"], profile["model_flops"]) == (2, MLP_STEP_FLOPS * 2)
+
+
+def test_traces_that_name_no_rank_combine_into_one_span_per_step(tmp_path: Path) -> None:
+    # The same two traces without distributedInfo: one span per step, from the earliest start
+    # to the latest end over the files.
+    for i, path in enumerate(RANKS):
+        doc = _doc(path)
+        del doc["distributedInfo"]
+        (tmp_path / "in").mkdir(exist_ok=True)
+        (tmp_path / "in" / f"w{i}.pt.trace.json").write_text(json.dumps(doc))
+    assert _import(tmp_path / "in", "--out", tmp_path / "o", "--job-id", "j") == 0
+    ranks = [_host_steps(p) for p in RANKS]
+    spans = _records(tmp_path / "o", "runtime")
+    assert [(s["step"], "rank" in s) for s in spans] == [(2, False), (3, False), (4, False)]
+    for n, span in zip([2, 3, 4], spans, strict=True):
+        assert _when(span["start"]) == _time(min(r[n][0] for r in ranks))
+        assert _when(span["end"]) == _time(max(r[n][1] for r in ranks))
 
 
 def test_no_sidecar_writes_spans_only_and_says_so(

@@ -74,7 +74,10 @@ def test_current_views_show_the_configured_version(
             "[metrics] current = 2 is not a metric version (known: v1, v2)",
         ),
         ('[metrics]\ncurent = "v2"\n', "unknown key [metrics] 'curent' (known: current)"),
-        ('current = "v2"\n', "unknown entry 'current' (known: [metrics] current)"),
+        (
+            'current = "v2"\n',
+            "unknown entry 'current' (known: [metrics] current, [prices], [power], [energy] pue)",
+        ),
         (
             "[metrics\n",
             "cannot be read as TOML: Expected ']' at the end of a table declaration "

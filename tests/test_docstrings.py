@@ -13,6 +13,7 @@ import pytest
     [
         "mpg.sqlfiles",
         "mpg.catalog",
+        "mpg.costs",
         "mpg.schemas",
         "mpg.schemas.ddl",
         "mpg.schemas.bigquery",

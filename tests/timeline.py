@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from mpg.catalog import ChipCatalog, load_catalog
-from mpg.transforms.account import account_chip_time
+from mpg.transforms.account import ChipTimeSweep, account_chip_time, sweep_chip_time
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import Reconciled, reconcile_jobs
 
@@ -147,3 +147,21 @@ def catalog_with(
         schema=base.table.schema,
     )
     return ChipCatalog(version="test", table=pa.concat_tables([base.table, extra]))
+
+
+def sweep(
+    scheduler: list[dict],
+    runtime: list[dict] = (),  # type: ignore[assignment]
+    profiles: list[dict] = (),  # type: ignore[assignment]
+) -> ChipTimeSweep:
+    """The accounting's frames for a timeline (parsed and reconciled as a run would), for the
+    analyses that read them (step times, checkpoint advice)."""
+    parser = BlockParser(load_catalog())
+    parsed = {}
+    for source, records in (("scheduler", scheduler), ("runtime", runtime), ("profiles", profiles)):
+        block = parser.parse(source, f"{source}/t.jsonl", _lines(list(records)))
+        assert block.quarantine.num_rows == 0, block.quarantine.to_pylist()
+        parsed[source] = block.records
+    parser.close()
+    records = reconcile_bucket(0, parsed).records
+    return sweep_chip_time(records.scheduler, records.runtime, records.profiles, records.data_end)

@@ -31,7 +31,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "chips",
         "state",
     ),
-    "runtime": ("job_id", "attempt", "kind", "start", "end", "step"),
+    "runtime": ("job_id", "attempt", "kind", "start", "end", "step", "rank"),
     "profiles": (
         "job_id",
         "ts",

@@ -12,6 +12,9 @@ absent. So a step's
 wall-clock start is `baseTimeNanoseconds + ts * 1000` ns, with the key taken as 0 when absent.
 A trace whose times are still not Unix times after that can only be placed by the user: with
 `--start`, its earliest step starts then; without, the file is refused.
+
+A process of a distributed job names its rank in the top-level `distributedInfo` (`"rank": 1`,
+with `world_size`); a trace without one, or with no integer there, has no rank.
 """
 
 from __future__ import annotations
@@ -43,6 +46,13 @@ class ProfiledSteps:
     read: int  # host-side ProfilerStep events in the file
     steps: pl.DataFrame  # STEPS_SCHEMA, one row per event converted
     quarantine: pl.DataFrame  # QUARANTINE_SCHEMA
+    rank: int | None = None  # the process's rank in a distributed job (`distributedInfo`)
+
+
+def _rank(doc: Any) -> int | None:
+    info = doc.get("distributedInfo") if isinstance(doc, dict) else None
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
 
 
 def _load(path: Path) -> Any:
@@ -72,8 +82,9 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _step_events(path: Path) -> tuple[int, list[tuple[int, dict[str, Any]]]]:
-    """The trace's `baseTimeNanoseconds` (0 when absent) and its host-side ProfilerStep events,
+def _step_events(path: Path) -> tuple[int, int | None, list[tuple[int, dict[str, Any]]]]:
+    """The trace's `baseTimeNanoseconds` (0 when absent), its rank (None when it names none) and
+    its host-side ProfilerStep events,
     each with its position in `traceEvents` counting from 1 (the quarantine's `line`: a Chrome
     trace's events do not map to lines). A bare list of events, Chrome's other form, is taken."""
     doc = _load(path)
@@ -96,7 +107,7 @@ def _step_events(path: Path) -> tuple[int, list[tuple[int, dict[str, Any]]]]:
             f"{path}: no {STEP_PREFIX}N events (profile with schedule= and call prof.step() "
             "after every step)"
         )
-    return base, found
+    return base, _rank(doc), found
 
 
 def _field_reason(field: str) -> pl.Expr:
@@ -120,7 +131,7 @@ def profiled_steps(path: Path, start: dt.datetime | None) -> ProfiledSteps:
     """The file's host-side ProfilerStep events: each a step of STEPS_SCHEMA, or a quarantine
     row (not a complete event, a step number that is no integer, `ts` or `dur` missing or no
     number, `dur` negative or zero: a step needs a time > 0)."""
-    base, found = _step_events(path)
+    base, rank, found = _step_events(path)
     events = pl.DataFrame(
         {
             "line": [i for i, _ in found],
@@ -162,6 +173,7 @@ def profiled_steps(path: Path, start: dt.datetime | None) -> ProfiledSteps:
         "step", "start_ns", (pl.col("start_ns") + pl.col("dur_ns")).alias("end_ns"), "dur_us"
     )
     return ProfiledSteps(
+        rank=rank,
         read=events.height,
         steps=steps.cast(STEPS_SCHEMA),
         quarantine=quarantine.cast(QUARANTINE_SCHEMA),

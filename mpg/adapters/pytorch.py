@@ -4,10 +4,14 @@ spans and, with a FLOPs sidecar, profile records.
     mpg import pytorch run/ --out traces --job-id resnet --chips 8 --chip-generation gpu-a100
 
 All the files of one import are one attempt of one job, typically one file per rank. A step is
-a `ProfilerStep#N` event (mpg.adapters.chrome_trace); ranks that profiled the same step make one
-span, from the earliest start to the latest end, and one profile record whose `step_time_s` is
-the slowest rank's. The exported trace carries no FLOPs, so they come from a sidecar written at
-capture time with `torch.utils.flop_counter.FlopCounterMode` (mpg.adapters.flops_sidecar).
+a `ProfilerStep#N` event (mpg.adapters.chrome_trace). Where every file names its own rank (the
+trace's `distributedInfo`, as torch.distributed writes it), each rank's step is a span of its own
+with its `rank`, so step-time statistics can tell the slowest rank (docs/trace-format.md); the
+accounting counts the time under several ranks' spans once. Otherwise the files' steps make one
+span per step, from the earliest start to the latest end. Either way a step has one profile
+record, whose `step_time_s` is the slowest rank's. The exported trace carries no FLOPs, so they
+come from a sidecar written at capture time with `torch.utils.flop_counter.FlopCounterMode`
+(mpg.adapters.flops_sidecar).
 Without one, only the spans are written and the job's PG is null (docs/adapters.md).
 """
 
@@ -92,12 +96,16 @@ def _microseconds(column: str) -> pl.Expr:
     return ((pl.col(column) + 500) // 1000).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
 
 
-def _steps(paths: list[Path], start: dt.datetime | None) -> tuple[Conversion, pl.DataFrame]:
-    """Every file's steps, ranks combined: one row per step number with its wall-clock extent
-    over the ranks and the slowest rank's `dur`. The Conversion carries the counts and the
-    quarantine (no batches yet)."""
+def _steps(
+    paths: list[Path], start: dt.datetime | None
+) -> tuple[Conversion, pl.DataFrame, pl.DataFrame]:
+    """Every file's steps: the spans (one per rank and step where every file names a distinct
+    rank, else one per step over the files) and one row per step number with its wall-clock
+    extent over the ranks and the slowest rank's `dur`. The Conversion carries the counts and
+    the quarantine (no batches yet)."""
     found = [profiled_steps(p, start) for p in paths]
-    every = pl.concat([f.steps for f in found])
+    ranks = [f.rank for f in found]
+    every = pl.concat([f.steps.with_columns(pl.lit(f.rank, pl.Int64).alias("rank")) for f in found])
     quarantine = pl.concat([f.quarantine for f in found])
     steps = (
         every.group_by("step")
@@ -113,7 +121,17 @@ def _steps(paths: list[Path], start: dt.datetime | None) -> tuple[Conversion, pl
     counts = Conversion(
         read=sum(f.read for f in found), converted=every.height, quarantine=quarantine
     )
-    return counts, steps
+    per_rank = None not in ranks and len(set(ranks)) == len(ranks)
+    spans = (
+        every.sort("step", "rank").select(
+            "step",
+            *(_microseconds(c).alias(c.removesuffix("_ns")) for c in ("start_ns", "end_ns")),
+            "rank",
+        )
+        if per_rank
+        else steps.select("step", "start", "end", pl.lit(None, pl.Int64).alias("rank"))
+    )
+    return counts, steps, spans
 
 
 def _profiles(
@@ -138,15 +156,16 @@ def _profiles(
 def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     sidecars = _sidecars(paths, args.flops)
     job_id, opts = _job(args, sidecars)
-    counts, steps = _steps(paths, args.start)
+    counts, steps, spans = _steps(paths, args.start)
     job = pl.lit(job_id).alias("job_id")
-    runtime = steps.select(
+    runtime = spans.select(
         job,
         pl.lit(args.attempt).alias("attempt"),
         pl.lit("step").alias("kind"),
         "start",
         "end",
         "step",
+        "rank",
     )
     if sidecars:
         profiles = _profiles(steps, job_id, opts, sidecars)

@@ -1,12 +1,14 @@
 -- Runtime spans: validate and type every line of one block of a runtime file.
 -- grain: one row per input line, in no particular order. `reason` is the first problem found
 -- (NULL: the record is usable).
+-- `rank` (optional, read on `step` spans only) names the process of a multi-process job that
+-- reported the span (docs/trace-format.md).
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $span_kinds, $kinds_with_step (VARCHAR[]);
 -- $min_time, $max_time (TIMESTAMPTZ): the instants a record may hold, [min, max).
 with objects as (
     select * from mpg_json_objects('lines', '{
             "job_id": "JSON", "attempt": "JSON", "kind": "JSON", "start": "JSON",
-            "end": "JSON", "step": "JSON"}')
+            "end": "JSON", "step": "JSON", "rank": "JSON"}')
 ),
 
 -- each value typed once, then checked
@@ -16,7 +18,8 @@ typed as (
         mpg_int(j.attempt) as attempt,
         mpg_ts(j.start) as start,
         mpg_ts(j."end") as "end",
-        mpg_int(j.step) as step
+        mpg_int(j.step) as step,
+        mpg_int(j.rank) as rank
     from objects
 ),
 
@@ -35,6 +38,9 @@ checked as (
             -- `step` is read only for the kinds that have one; elsewhere it is ignored unchecked.
             case when list_contains($kinds_with_step, mpg_str(j.kind))
                 then mpg_int_problem('step', j.step, step) end,
+            case when mpg_str(j.kind) = 'step' then mpg_optional(j.rank, coalesce(
+                mpg_int_problem('rank', j.rank, rank),
+                case when rank < 0 then 'out of range: rank must be >= 0' end)) end,
             -- each field first, then how the fields relate
             case when "end" < start then 'out of range: end < start' end
         ) as reason
@@ -50,5 +56,6 @@ select
     mpg_str(j.kind) as kind,
     start,
     "end",
-    case when list_contains($kinds_with_step, mpg_str(j.kind)) then step end as step
+    case when list_contains($kinds_with_step, mpg_str(j.kind)) then step end as step,
+    case when mpg_str(j.kind) = 'step' then rank end as rank
 from checked

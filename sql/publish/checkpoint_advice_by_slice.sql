@@ -1,0 +1,77 @@
+-- checkpoint_advice_by_slice: the checkpoint advice rolled up per slice.
+-- grain: one row per combination of workload_class, framework and chip_generation, a NULL slice
+-- column meaning "all" (GROUP BY CUBE: every roll-up present).
+-- Every mean is a ratio of sums over the slice's jobs (interruptions per all-allocated hour,
+-- MTBI, save and restart cost, interval); the advised interval is Young/Daly's on the slice's own
+-- means, sqrt(2 x mean save x MTBI); RGs are ratios of summed chip-time, a job without advice
+-- (no interruption) counting as unchanged; savings per day add up over the jobs.
+-- input: table checkpoint_advice (mpg.schemas.CHECKPOINT_ADVICE, one row per training job); the
+-- macros of sql/publish/macros.sql (mpg_ratio).
+with advice as (
+    select * from checkpoint_advice
+),
+
+sums as (
+    select
+        workload_class,
+        framework,
+        chip_generation,
+        count(*) as jobs,
+        sum(all_allocated_s) as all_allocated_s,
+        sum(interruptions) as interruptions,
+        sum(save_s) as save_s,
+        sum(saves) as saves,
+        sum(restart_s) as restart_s,
+        sum(restarts) as restarts,
+        sum(interval_s) as interval_s,
+        sum(intervals) as intervals,
+        sum(all_allocated_chip_s) as all_allocated_chip_s,
+        sum(productive_chip_s) as productive_chip_s,
+        sum(all_allocated_chip_s) filter (where predicted_productive_chip_s is not null)
+            as modelled_chip_s,
+        sum(predicted_productive_chip_s) as predicted_productive_chip_s,
+        sum(coalesce(advised_productive_chip_s, predicted_productive_chip_s))
+            as advised_productive_chip_s,
+        sum(chip_hours_saved_per_day) as chip_hours_saved_per_day,
+        sum(usd_saved_per_day) as usd_saved_per_day
+    from advice
+    group by cube (workload_class, framework, chip_generation)
+    -- no job, no slice (the cube's grand total exists even over no rows)
+    having count(*) > 0
+),
+
+means as (
+    select
+        *,
+        mpg_ratio(interruptions * 3600, all_allocated_s) as interruptions_per_hour,
+        mpg_ratio(all_allocated_s, interruptions) as mtbi_s,
+        mpg_ratio(save_s, saves) as mean_save_s,
+        mpg_ratio(restart_s, restarts) as mean_restart_s,
+        mpg_ratio(interval_s, intervals) as observed_interval_s
+    from sums
+),
+
+final as (
+    select
+        workload_class,
+        framework,
+        chip_generation,
+        jobs,
+        all_allocated_s,
+        interruptions,
+        interruptions_per_hour,
+        mtbi_s,
+        mean_save_s,
+        mean_restart_s,
+        observed_interval_s,
+        case when mean_save_s > 0 then sqrt(2 * mean_save_s * mtbi_s) end as advised_interval_s,
+        mpg_ratio(productive_chip_s, all_allocated_chip_s) as rg,
+        mpg_ratio(predicted_productive_chip_s, modelled_chip_s) as rg_predicted,
+        mpg_ratio(advised_productive_chip_s, modelled_chip_s) as rg_advised,
+        chip_hours_saved_per_day,
+        usd_saved_per_day
+    from means
+)
+
+select * from final
+order by workload_class nulls first, framework nulls first, chip_generation nulls first
