@@ -2,7 +2,6 @@
 
     (BucketUpdates, idle buckets), end of data | AccountJobs -> (day, DayRef)  job-table rows
                                                              -> jobs           the bucket's index
-                                                             -> validation    source suites
 
 A job without JOB_END wants chips up to the end of data, the latest accepted record over the
 whole fleet, so accounting waits for every bucket's update; then each bucket accounts its
@@ -30,7 +29,6 @@ from mpg.schemas import (
     JOB_DAY_GOODPUT,
     JOB_INDEX,
     SOURCES,
-    VALIDATION_RESULTS,
     conform,
 )
 from mpg.transforms.account import account_chip_time
@@ -162,7 +160,7 @@ def account_bucket(
 ) -> Iterator:
     """Account one bucket (its update, or the number of a bucket nothing touched whose open
     jobs the end of data may move); yields (day, DayRef), then its index rows' scratch path
-    (`jobs`) and the source suites' records (`checked`)."""
+    (`jobs`)."""
     store, run_id = records.store, records.run_id
     bucket = item if isinstance(item, int) else item.bucket
     moved = data_end != previous_end
@@ -190,7 +188,6 @@ def account_bucket(
         }
     )
     job_days, ledger = accounting.account(accepted, data_end)
-    checked = _changed_records(accepted, updated)
     previous = pl.from_arrow(index).filter(pl.col("job_id").is_in(ids.implode()))
     replaced = replaced_per_day(previous.to_arrow(), job_days)
     name = f"b{bucket:05d}"
@@ -200,18 +197,6 @@ def account_bucket(
     jobs_path = store.scratch(run_id, "index", name)
     store.write_scratch(jobs_path, [jobs])
     yield beam.pvalue.TaggedOutput("jobs", jobs_path)
-    yield beam.pvalue.TaggedOutput("checked", checked)
-
-
-def _changed_records(accepted: JobRecords, updated: pl.DataFrame) -> JobRecords:
-    """The records of the jobs whose records changed (what the source suites check)."""
-    changed = updated.filter(pl.col("accounted")).get_column("job_id").to_arrow()
-    return JobRecords(
-        **{
-            s: accepted.table(s).filter(pc.is_in(accepted.table(s).column("job_id"), changed))
-            for s in SOURCES
-        }
-    )
 
 
 def _index_rows(
@@ -242,26 +227,9 @@ def _index_rows(
     )
 
 
-class _CheckSourceSuites(beam.DoFn):
-    """The source expectation suites; Great Expectations starts once per worker."""
-
-    def __init__(self, catalog: ChipCatalog) -> None:
-        self._catalog = catalog
-        self._validator = None
-
-    def setup(self) -> None:
-        from mpg.quality import BucketValidator
-
-        self._validator = BucketValidator(self._catalog)
-
-    def process(self, records: JobRecords) -> Iterator[pa.Table]:
-        assert self._validator is not None
-        yield self._validator(records)
-
-
 class AccountJobs(beam.PTransform):
     """(BucketUpdates and idle bucket numbers, end of data) -> (day, DayRef) (`days`), index
-    scratch paths (`jobs`) and VALIDATION_RESULTS of the source suites (`checked`)."""
+    scratch paths (`jobs`)."""
 
     def __init__(
         self, records: RecordStore, accounting: Accounting, previous_end: int | None
@@ -277,17 +245,5 @@ class AccountJobs(beam.PTransform):
             self._accounting,
             self._previous_end,
             beam.pvalue.AsSingleton(data_end),
-        ).with_outputs("jobs", "checked", main="days")
-        checked = (
-            accounted.checked
-            | "CheckSourceSuites" >> beam.ParDo(_CheckSourceSuites(self._accounting.catalog))
-            | "CombineResults" >> beam.CombineGlobally(_combine).without_defaults()
-        )
-        return {"days": accounted.days, "jobs": accounted.jobs, "checked": checked}
-
-
-def _combine(parts) -> pa.Table:
-    from mpg.quality import combine_results
-
-    parts = list(parts)
-    return combine_results(parts) if parts else VALIDATION_RESULTS.empty_table()
+        ).with_outputs("jobs", main="days")
+        return {"days": accounted.days, "jobs": accounted.jobs}

@@ -99,6 +99,7 @@ class BucketUpdate:
     records: str  # accepted records of the accounted jobs: scratch files' name (per source)
     jobs: str  # _UPDATED rows: every job the bucket rewrote
     data_end: int | None  # the latest accepted instant over all of the bucket's jobs (epoch µs)
+    accepted: int = 0  # accepted records of its accounted jobs (in `records`)
 
 
 def _read_refs(store: OutputStore, refs: Iterable[ParsedRef]) -> dict[str, pa.Table]:
@@ -171,7 +172,8 @@ def update_bucket(
     store.write_scratch(store.scratch(records.run_id, "quarantine-refs", f"b{bucket:05d}"), [refs])
     untouched = index.filter(pc.invert(pc.is_in(index.column("job_id"), rewritten)))
     ends = [e for e in (_us(jobs.column("data_end")), _us(untouched.column("data_end"))) if e]
-    return BucketUpdate(bucket, name, jobs_path, max(ends) if ends else None)
+    rows = sum(t.num_rows for t in accepted)
+    return BucketUpdate(bucket, name, jobs_path, max(ends) if ends else None, rows)
 
 
 def _only_jobs(table: pa.Table, jobs: pa.Array | pa.ChunkedArray) -> pa.Table:

@@ -29,6 +29,9 @@ from mpg.pipelines.store import OutputStore
 from mpg.schemas import PUBLISHED
 
 _NAMESPACE = "mpg"
+# Merge manifests at every commit: a table's metadata stays a few files however many runs it saw
+# (a fast append otherwise adds a manifest per commit and keeps the old ones).
+_PROPERTIES = {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,10 @@ def _new_table(catalog, store: OutputStore, name: str, schema: pa.Schema):
     with contextlib.suppress(NoSuchTableError):
         catalog.drop_table(identifier)  # the misplaced one registered before (its files stay)
     table = catalog.create_table(
-        identifier, schema=schema, location=_uri(store, store.table_location(name))
+        identifier,
+        schema=schema,
+        location=_uri(store, store.table_location(name)),
+        properties=_PROPERTIES,
     )
     if "day" in schema.names:
         with table.update_spec() as update:

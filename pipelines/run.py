@@ -15,6 +15,8 @@ recorded in `DIR/runs/` (`mpg.pipelines.runlog`).
 from __future__ import annotations
 
 import contextlib
+import importlib
+import threading
 from collections.abc import Iterator
 
 import apache_beam as beam
@@ -101,9 +103,25 @@ def writing(store: OutputStore, run_id: str) -> Iterator[tuple[Snapshot | None, 
         yield current, version
 
 
+def warm_up() -> None:
+    """Import what the run's later steps need (Great Expectations, pyiceberg: seconds) in a
+    thread, while the pipeline works: its DuckDB and Polars steps leave the interpreter idle much
+    of the time. The steps that need them import them as usual, waiting if the thread is not done.
+    """
+
+    def imports() -> None:
+        from mpg.quality.engine import start_gx
+
+        start_gx()
+        importlib.import_module("pyiceberg.catalog.sql")
+
+    threading.Thread(target=imports, name="mpg-warm-up", daemon=True).start()
+
+
 def run(opts: RunOptions) -> RunResult:
     """Bring the output folder up to date with the trace root; with nothing new, publish
     nothing."""
+    warm_up()
     files, skipped = discover_trace_files(opts.traces)
     store = OutputStore(opts.out)
     record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)

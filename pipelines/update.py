@@ -6,7 +6,8 @@ r"""The run's Beam pipeline: new trace files -> an updated record store and job-
     (buckets, end of data) | AccountJobs -> (day, DayRef)            mpg.pipelines.accounting
     (day, DayRef) | MergeJobTableDays | WriteTableChanges            mpg.pipelines.days
     quarantine references | RecoverQuarantinedText                   mpg.pipelines.quarantine
-    files | WriteFileStats;  source suites | WriteSourceResults
+    updates | CheckSourceSuites | WriteSourceResults                 mpg.pipelines.checks
+    files | WriteFileStats
 
 Only references (scratch file names, batch numbers, day numbers) and small summaries cross a
 shuffle or reach a side input: records move through files of the output folder, so a worker holds
@@ -27,6 +28,7 @@ import pyarrow as pa
 
 from mpg.pipelines.accounting import Accounting, AccountJobs
 from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
+from mpg.pipelines.checks import CheckSourceSuites
 from mpg.pipelines.days import DayChange, DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
 from mpg.pipelines.io import TraceFile
@@ -172,7 +174,10 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         | "WriteTableChanges"
         >> _WriteTable(store, result_path(store, run_id, TABLE_CHANGES), _CHANGES, _change_rows)
     )
-    _ = accounted["checked"] | "WriteSourceResults" >> _WriteTable(
+    checked = updates | "CheckSourceSuites" >> CheckSourceSuites(
+        store, run_id, plan.accounting.catalog
+    )
+    _ = checked | "WriteSourceResults" >> _WriteTable(
         store, result_path(store, run_id, SOURCE_RESULTS), VALIDATION_RESULTS, _result_rows
     )
     _ = (

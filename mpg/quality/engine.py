@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 _ORDINAL = "mpg_ordinal"
 
 
-def _start_gx() -> Any:
+def start_gx() -> Any:
     os.environ["GX_ANALYTICS_ENABLED"] = "false"
     import great_expectations as gx  # here only: keeps GX off every import path
 
@@ -129,7 +129,7 @@ class SuiteRunner:
     """Great Expectations set up once for `suites`: one dataframe asset and GX suite per target."""
 
     def __init__(self, suites: Iterable[Suite]) -> None:
-        gx = _start_gx()
+        gx = start_gx()
         context = _ephemeral_context(gx)
         datasource = context.data_sources.add_pandas("mpg")
         self._prepared: dict[str, _Prepared] = {}
