@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -108,6 +110,6 @@ def test_job_hash_is_crc32_of_the_job_id() -> None:
 def test_buckets_are_ranges_of_the_hash_that_cover_it_once(buckets: int) -> None:
     ranges = [hash_range(b, buckets) for b in range(buckets)]
     assert ranges[0][0] == 0 and ranges[-1][1] == 2**32
-    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
     edges = np.array([h for low, high in ranges for h in (low, high - 1)])
     assert bucket_of_hash(edges, buckets).tolist() == [b for b in range(buckets) for _ in (0, 1)]

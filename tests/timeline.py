@@ -163,5 +163,5 @@ def sweep(
         assert block.quarantine.num_rows == 0, block.quarantine.to_pylist()
         parsed[source] = block.records
     parser.close()
-    records = reconcile_bucket(0, parsed).records
+    records = reconcile_jobs(parsed).records
     return sweep_chip_time(records.scheduler, records.runtime, records.profiles, records.data_end)
