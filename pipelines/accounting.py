@@ -24,42 +24,50 @@ import pyarrow.compute as pc
 from mpg.catalog import ChipCatalog
 from mpg.pipelines.buckets import _UPDATED, BucketUpdate, RecordStore, read_records
 from mpg.pipelines.state import Coverage
-from mpg.schemas import (
-    CHIP_TIME_LEDGER,
-    JOB_DAY_GOODPUT,
-    JOB_INDEX,
-    SOURCES,
-    conform,
-)
-from mpg.transforms.account import account_chip_time
+from mpg.schemas import JOB_INDEX, PUBLISHED, SOURCES, conform
+from mpg.transforms.account import goodput_tables, sweep_chip_time
+from mpg.transforms.checkpoints import checkpoint_advice
 from mpg.transforms.reconcile import JobRecords, reconcile_jobs
+from mpg.transforms.step_times import step_time_stats
 
-JOB_TABLES = ("job_day_goodput", "chip_time_ledger")
+# What accounting a job gives, per day (checkpoint advice: on the job's last day).
+JOB_TABLES = (
+    "job_day_goodput",
+    "chip_time_ledger",
+    "step_time_stats",
+    "step_rank_stragglers",
+    "checkpoint_advice",
+)
+# Of them, those each metric version has rows of (a backfill replaces one version's rows).
+VERSIONED = ("job_day_goodput", "chip_time_ledger")
 # Per day, the jobs whose rows are replaced there (those it held, and those it gets).
 REPLACED = pa.schema([pa.field("job_id", pa.string(), nullable=False)])
 
 
 @dataclass(frozen=True)
 class Accounting:
-    """How to account: the chip catalog and the metric versions, each within its coverage."""
+    """How to account: the chip catalog, the metric versions (each within its coverage) and the
+    prices advice is costed at (COST_RATES; None: no dollars)."""
 
     catalog: ChipCatalog
     metric_versions: tuple[str, ...]
     coverage: Coverage = ()
+    rates: pa.Table | None = None
 
-    def account(self, records: JobRecords, data_end: int | None) -> tuple[pa.Table, pa.Table]:
-        """Job-day goodput and ledger rows of some jobs' accepted records."""
+    def account(self, records: JobRecords, data_end: int | None) -> dict[str, pa.Table]:
+        """The JOB_TABLES rows of some jobs' accepted records."""
         if not records.scheduler.num_rows or data_end is None:
-            return JOB_DAY_GOODPUT.empty_table(), CHIP_TIME_LEDGER.empty_table()
-        job_days, ledger = account_chip_time(
-            records.scheduler,
-            records.runtime,
-            records.profiles,
-            self.catalog,
-            data_end,
-            self.metric_versions,
-        )
-        return in_coverage(job_days, self.coverage), in_coverage(ledger, self.coverage)
+            return {t: PUBLISHED[t].empty_table() for t in JOB_TABLES}
+        sweep = sweep_chip_time(records.scheduler, records.runtime, records.profiles, data_end)
+        job_days, ledger = goodput_tables(sweep, self.catalog, self.metric_versions)
+        steps, ranks = step_time_stats(sweep)
+        return {
+            "job_day_goodput": in_coverage(job_days, self.coverage),
+            "chip_time_ledger": in_coverage(ledger, self.coverage),
+            "step_time_stats": steps,
+            "step_rank_stragglers": ranks,
+            "checkpoint_advice": checkpoint_advice(sweep, self.rates),
+        }
 
 
 def in_coverage(rows: pa.Table, coverage: Coverage) -> pa.Table:
@@ -187,11 +195,11 @@ def account_bucket(
             for s in SOURCES
         }
     )
-    job_days, ledger = accounting.account(accepted, data_end)
+    tables = accounting.account(accepted, data_end)
+    job_days = tables["job_day_goodput"]
     previous = pl.from_arrow(index).filter(pl.col("job_id").is_in(ids.implode()))
     replaced = replaced_per_day(previous.to_arrow(), job_days)
     name = f"b{bucket:05d}"
-    tables = {"job_day_goodput": job_days, "chip_time_ledger": ledger}
     yield from write_days(store, run_id, name, replaced, tables)
     jobs = _index_rows(updated, woken, pl.from_arrow(index), ids, job_days)
     jobs_path = store.scratch(run_id, "index", name)

@@ -35,6 +35,7 @@ from mpg.pipelines import runlog
 from mpg.pipelines.accounting import Accounting, replaced_per_day, write_days
 from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.buckets import RecordStore
+from mpg.pipelines.database import table_files
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import Staged, data_files_after, table_changes
 from mpg.pipelines.lookup import end_of_data
@@ -45,7 +46,7 @@ from mpg.pipelines.snapshot import Snapshot, read_current
 from mpg.pipelines.state import StateKey, bucket_count
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable, result_path
-from mpg.schemas import DATA_FILES, SOURCES, VALIDATION_RESULTS
+from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS
 from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs
 
 Span = tuple[datetime.date, datetime.date]
@@ -144,12 +145,12 @@ def backfill_bucket(bucket: int, chunk: _Chunk) -> Iterator[tuple[str, object]]:
         return
     history = records.history(bucket, jobs)
     accepted = reconcile_jobs({s: history[s].drop_columns(["job_hash"]) for s in SOURCES}).records
-    job_days, ledger = chunk.accounting.account(accepted, chunk.data_end)
+    accounted = chunk.accounting.account(accepted, chunk.data_end)
     in_range = pl.col("day").is_between(chunk.first, chunk.last)
-    replaced = replaced_per_day(jobs, job_days).filter(in_range)
+    replaced = replaced_per_day(jobs, accounted["job_day_goodput"]).filter(in_range)
     tables = {
-        "job_day_goodput": pl.from_arrow(job_days).filter(in_range).to_arrow(),
-        "chip_time_ledger": pl.from_arrow(ledger).filter(in_range).to_arrow(),
+        t: pl.from_arrow(accounted[t]).filter(in_range).to_arrow()
+        for t in ("job_day_goodput", "chip_time_ledger")
     }
     yield from write_days(records.store, records.run_id, f"b{bucket:05d}", replaced, tables)
 
@@ -197,7 +198,8 @@ def _backfill_chunk(
             last=last,
             data_end=end_of_data(store, current)[0],
         )
-        days = DayTables(store, run_id, _day_files(files), frozenset([metric]))
+        rates = store.read_parquets(table_files(files, "cost_rates"), COST_RATES)
+        days = DayTables(store, run_id, _day_files(files), frozenset([metric]), rates=rates)
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
             _ = (
                 p
@@ -210,7 +212,7 @@ def _backfill_chunk(
                 )
             )
         changes = store.read_parquet(result_path(store, run_id, TABLE_CHANGES), DATA_FILES)
-        kept = {t: _only(files, t) for t in ("quarantine", "record_counts")}
+        kept = {t: _only(files, t) for t in ("quarantine", "record_counts", "cost_rates")}
         staged = Staged(
             run_id=run_id,
             key=key,

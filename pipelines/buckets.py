@@ -161,9 +161,11 @@ def update_bucket(
     )
     jobs_path = store.scratch(records.run_id, "jobs", f"b{bucket:05d}")
     store.write_scratch(jobs_path, [conform(updated.to_arrow(), _UPDATED)])
-    is_accounted = pc.is_in(jobs.column("job_id"), accounted)
+    # Records of the jobs accounting may need: the accounted ones, and the open ones (accounted
+    # too if the end of data moves).
+    needed = pc.or_(pc.is_in(jobs.column("job_id"), accounted), jobs.column("open"))
     accepted = [
-        _only_jobs(reconciled.records.table(s), jobs.column("job_id").filter(is_accounted))
+        _only_jobs(reconciled.records.table(s), jobs.column("job_id").filter(needed))
         for s in SOURCES
     ]
     name = f"b{bucket:05d}"

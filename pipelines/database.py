@@ -123,3 +123,9 @@ def view_tables(con: duckdb.DuckDBPyConnection, store: OutputStore, files: pa.Ta
     for table in PUBLISHED:
         rows = _relation(con, store, table_files(files, table), table)
         rows.select(*[f'"{c}"' for c in PUBLISHED[table].names]).create_view(table)
+
+
+def read_headline(con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, pa.Table]:
+    """The headline (fleet and per-generation ratios per day) and the record counts."""
+    headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
+    return headline, con.table("record_counts").order("source").to_arrow_table()

@@ -6,8 +6,10 @@ The job tables are partitioned by UTC day, one data file per table and day. For 
 buckets that accounted jobs there hand over their new rows and the jobs whose rows they replace;
 the day's file is the old one less those jobs' rows, plus the new rows, sorted by the table's
 key (so the same input gives the same bytes). A day whose rows come out as they were is left as
-it was; a day with no rows left loses its file. `goodput_by_slice` of a changed day follows from
-its new job-day rows (`mpg.transforms.slices`).
+it was; a day with no rows left loses its file. Two tables follow from the others, day by day:
+`goodput_by_slice` from the job-day rows (`mpg.transforms.slices`) and `chip_time_cost` from
+the ledger at the run's prices (`mpg.costs`). When the prices changed, the run also sends every
+day here with no rows (a `None` ref), to cost its unchanged ledger again.
 
 Memory is one day's rows of the job tables (one row per job and day): it does not grow with the
 records of the fleet.
@@ -23,9 +25,11 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.pipelines.accounting import JOB_TABLES, REPLACED, DayRef, day_files
+from mpg.costs import chip_time_cost
+from mpg.pipelines.accounting import JOB_TABLES, REPLACED, VERSIONED, DayRef, day_files
 from mpg.pipelines.store import OutputStore
-from mpg.schemas import TABLE_KEYS, TABLES, concat
+from mpg.schemas import PUBLISHED, TABLE_KEYS, concat
+from mpg.transforms.checkpoints import priced_advice
 from mpg.transforms.slices import goodput_by_slice
 
 
@@ -47,10 +51,12 @@ class DayTables:
     run_id: str
     previous: dict[tuple[str, datetime.date], str]  # (table, day) -> the current data file
     versions: frozenset[str] | None = None  # replace only these versions' rows (a backfill)
+    rates: pa.Table | None = None  # COST_RATES: what costs and advice are priced at
+    repriced: bool = False  # the rates differ from the previous snapshot's
 
     def old_rows(self, table: str, day: datetime.date) -> pa.Table:
         path = self.previous.get((table, day))
-        schema = TABLES[table]
+        schema = PUBLISHED[table]
         return schema.empty_table() if path is None else self.store.read_parquet(path, schema)
 
 
@@ -66,35 +72,46 @@ def _kept(old: pa.Table, jobs: pa.Array, versions: frozenset[str] | None) -> pa.
     return old.filter(pc.invert(replaced))
 
 
-def merge_day(element: tuple[str, Iterable[DayRef]], tables: DayTables) -> Iterator[DayChange]:
-    """One day's job tables (the day as YYYY-MM-DD), and its slices when its job-day rows
-    changed."""
+def merge_day(
+    element: tuple[str, Iterable[DayRef | None]], tables: DayTables
+) -> Iterator[DayChange]:
+    """One day's tables (the day as YYYY-MM-DD): the job tables merged, then those that follow
+    from them where they changed or prices did."""
     day = datetime.date.fromisoformat(element[0])
-    refs = element[1]
-    refs = sorted(refs, key=lambda r: r.name)
+    refs = sorted((r for r in element[1] if r is not None), key=lambda r: r.name)
     store, run_id = tables.store, tables.run_id
     files = [day_files(store, run_id, ref.name) for ref in refs]
     jobs = concat(
         (store.read_scratch(f["replaced"], [r.batch]) for f, r in zip(files, refs, strict=True)),
         REPLACED,
     ).column("job_id")
-    merged = {}
+    rows, changed = {}, set()
     for name in JOB_TABLES:
+        if tables.versions is not None and name not in VERSIONED:
+            rows[name] = tables.old_rows(name, day)  # a backfill changes one version's rows
+            continue
         old = tables.old_rows(name, day)
         new = concat(
             (store.read_scratch(f[name], [r.batch]) for f, r in zip(files, refs, strict=True)),
-            TABLES[name],
+            PUBLISHED[name],
         )
-        rows = _sorted(
-            concat([_kept(old, jobs.combine_chunks(), tables.versions), new], TABLES[name]), name
+        kept = _kept(old, jobs.combine_chunks(), tables.versions)
+        rows[name] = _sorted(concat([kept, new], PUBLISHED[name]), name)
+        if name == "checkpoint_advice" and tables.repriced:
+            rows[name] = priced_advice(rows[name], tables.rates)
+        if not rows[name].equals(old):
+            changed.add(name)
+            yield _write(store, run_id, name, day, rows[name])
+    if "job_day_goodput" in changed:
+        slices = goodput_by_slice(rows["job_day_goodput"])
+        yield _write(store, run_id, "goodput_by_slice", day, slices)
+    if changed & {"job_day_goodput", "chip_time_ledger"} or tables.repriced:
+        costs = _sorted(
+            chip_time_cost(rows["chip_time_ledger"], rows["job_day_goodput"], tables.rates),
+            "chip_time_cost",
         )
-        merged[name] = rows
-        if not rows.equals(old.cast(TABLES[name])):
-            yield _write(store, run_id, name, day, rows)
-    if not merged["job_day_goodput"].equals(tables.old_rows("job_day_goodput", day)):
-        yield _write(
-            store, run_id, "goodput_by_slice", day, goodput_by_slice(merged["job_day_goodput"])
-        )
+        if not costs.equals(tables.old_rows("chip_time_cost", day)):
+            yield _write(store, run_id, "chip_time_cost", day, costs)
 
 
 def _write(
@@ -103,7 +120,7 @@ def _write(
     if rows.num_rows == 0:
         return DayChange(table, day, None, 0)
     path = store.data_file(table, run_id, day)
-    store.write_parquet(rows.cast(TABLES[table]), path)
+    store.write_parquet(rows.cast(PUBLISHED[table]), path)
     return DayChange(table, day, path, rows.num_rows)
 
 

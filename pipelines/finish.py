@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.iceberg import TableChange
 from mpg.pipelines.state import StateKey, source_totals
 from mpg.pipelines.store import OutputStore
@@ -147,4 +148,4 @@ def table_changes(
 
 
 # The tables partitioned by day, which a run changes day by day.
-DAY_TABLES = ("job_day_goodput", "chip_time_ledger", "goodput_by_slice")
+DAY_TABLES = (*JOB_TABLES, "goodput_by_slice", "chip_time_cost")

@@ -30,15 +30,17 @@ import pyarrow.parquet as pq
 from mpg import progress
 from mpg.pipelines import runlog
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
-from mpg.pipelines.database import add_views, copy_tables, writing
+from mpg.pipelines.database import add_views, copy_tables, read_headline, writing
 from mpg.pipelines.finish import Staged, data_files_after
 from mpg.pipelines.iceberg import TableChange, commit_tables
 from mpg.pipelines.snapshot import Snapshot, switch
 from mpg.pipelines.store import DATABASE, REPORT, OutputStore
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
-from mpg.schemas import DATA_FILES, PUBLISHED, TABLES, VALIDATION_RESULTS, concat
+from mpg.schemas import DATA_FILES, PUBLISHED, VALIDATION_RESULTS, concat
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import load_sql
+
+# The tables publishing writes itself, after the checks: their results, and the run log.
+_WRITTEN_HERE = ("validation_results", "runs")
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,6 @@ class Published:
     expectations: int
     warnings: int
     bigquery: BigQueryLoad | None  # what was loaded there, if anywhere
-
-
-def read_headline(con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, pa.Table]:
-    """The headline (fleet and per-generation ratios per day) and the record counts."""
-    headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
-    return headline, con.table("record_counts").order("source").to_arrow_table()
 
 
 @contextlib.contextmanager
@@ -126,7 +122,7 @@ def publish(
     whole: dict[str, str | None] = {}
     with _database_file(store, run_id) as database:
         with progress.phase("publish") as step, writing(database) as con:
-            copy_tables(con, store, staged.files, list(TABLES))
+            copy_tables(con, store, staged.files, [t for t in PUBLISHED if t not in _WRITTEN_HERE])
             add_views(con, current_version)
             results, report = _validate(con, store, staged, record)
             whole["validation_results"] = _write_whole(store, run_id, "validation_results", results)

@@ -8,8 +8,7 @@ import duckdb
 import pyarrow as pa
 
 from mpg.pipelines.bigquery_target import BigQueryLoad
-from mpg.pipelines.database import view_tables
-from mpg.pipelines.publish import read_headline
+from mpg.pipelines.database import read_headline, view_tables
 from mpg.pipelines.snapshot import Snapshot
 from mpg.pipelines.store import DATABASE, OutputStore
 from mpg.schemas import DATA_FILES, RECORD_COUNTS

@@ -26,6 +26,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg import progress
 from mpg.catalog import load_catalog
+from mpg.config import read_config
+from mpg.costs import cost_rates, load_cost_catalog
 from mpg.errors import find_user_error, one_line
 from mpg.pipelines import runlog
 from mpg.pipelines.accounting import Accounting
@@ -59,7 +61,14 @@ from mpg.pipelines.update import (
     build_update,
     result_path,
 )
-from mpg.schemas import DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, VALIDATION_RESULTS
+from mpg.schemas import (
+    COST_RATES,
+    DATA_FILES,
+    JOB_INDEX,
+    MANIFEST,
+    SEGMENTS,
+    VALIDATION_RESULTS,
+)
 from mpg.storage import Storage
 from mpg.storage_lock import hold_lease
 from mpg.version import code_version
@@ -191,6 +200,8 @@ def _compute(
         else DATA_FILES.empty_table()
     )
     catalog = load_catalog()
+    rates = cost_rates(load_cost_catalog(), catalog, read_config(opts.out))
+    repriced = _repriced(store, files, rates)
     records = RecordStore(
         store, run_id, buckets, previous.state["jobs"] if previous else None,
         frozenset(plan.delta.retracted),
@@ -206,8 +217,9 @@ def _compute(
         previous_buckets=tuple(previous_buckets),
         previous_end=max(ends) if ends else None,
         records=records,
-        accounting=Accounting(catalog, plan.key.computed_versions, plan.key.coverage),
-        days=DayTables(store, run_id, _day_files(files)),
+        accounting=Accounting(catalog, plan.key.computed_versions, plan.key.coverage, rates),
+        days=DayTables(store, run_id, _day_files(files), rates=rates, repriced=bool(repriced)),
+        repriced_days=repriced,
         quarantine=QuarantineSources(
             store,
             run_id,
@@ -222,8 +234,18 @@ def _compute(
             build_update(p, update)
         stats = store.read_parquet(result_path(store, run_id, FILE_STATS), MANIFEST)
         step.done(pc.sum(stats.column("lines_read")).as_py() or 0)
-    staged = _finish(store, plan, update, work, files, stats)
+    staged = _finish(store, plan, update, work, files, stats, rates)
     return staged, step.count
+
+
+def _repriced(store: OutputStore, files: pa.Table, rates: pa.Table) -> tuple[str, ...]:
+    """Every published day (YYYY-MM-DD) when the prices differ from the previous snapshot's, so
+    that its costs and advice are priced again; none otherwise."""
+    previous = table_files(files, "cost_rates")
+    if not previous or store.read_parquet(previous[0], COST_RATES).equals(rates):
+        return ()
+    priced = files.filter(pc.is_in(files.column("table"), pa.array(DAY_TABLES)))
+    return tuple(sorted({d.isoformat() for d in priced.column("day").to_pylist()}))
 
 
 def _day_files(files: pa.Table) -> dict:
@@ -247,6 +269,7 @@ def _finish(
     work,
     files: pa.Table,
     stats: pa.Table,
+    rates: pa.Table,
 ) -> Staged:
     run_id = update.run_id
     state = {
@@ -277,7 +300,13 @@ def _finish(
     counts = record_counts(manifest, index_sums(store, state["jobs"]))
     counts_file = store.data_file("record_counts", run_id)
     store.write_parquet(counts, counts_file)
-    whole = {"quarantine": quarantine if rows else None, "record_counts": counts_file}
+    rates_file = store.data_file("cost_rates", run_id)
+    store.write_parquet(rates, rates_file)
+    whole = {
+        "quarantine": quarantine if rows else None,
+        "record_counts": counts_file,
+        "cost_rates": rates_file,
+    }
     if not rows:
         store.storage.delete([quarantine])
     changes = store.read_parquet(result_path(store, run_id, TABLE_CHANGES), DATA_FILES)

@@ -66,6 +66,7 @@ class UpdatePlan:
     days: DayTables
     quarantine: QuarantineSources
     block_bytes: int
+    repriced_days: tuple[str, ...] = ()  # every published day, when prices changed (YYYY-MM-DD)
 
 
 def _latest(values: Iterable[int | None]) -> int | None:
@@ -168,8 +169,10 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     accounted = (to_account, data_end) | "AccountJobs" >> AccountJobs(
         plan.records, plan.accounting, plan.previous_end
     )
+    repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.repriced_days])
     _ = (
-        accounted["days"]
+        (accounted["days"], repriced)
+        | "DaysToMerge" >> beam.Flatten()
         | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
         | "WriteTableChanges"
         >> _WriteTable(store, result_path(store, run_id, TABLE_CHANGES), _CHANGES, _change_rows)

@@ -312,6 +312,9 @@ CHIP_TIME_COST = _schema(
 # (`mpg.transforms.checkpoints`, docs/metrics.md). Durations (*_s) are the job's seconds,
 # chip-time (*_chip_s) chip-seconds; the sums beside each mean let slices be ratios of sums.
 CHECKPOINT_ADVICE = _schema(
+    # The job's last day (`last_day`): the day partition its advice is stored in, replaced
+    # whenever the job is accounted again, as its job-day rows are.
+    _req("day", pa.date32()),
     _req("job_id", pa.string()),
     _req("workload_class", pa.string()),
     _req("framework", pa.string()),
@@ -407,24 +410,28 @@ STEP_RANK_STRAGGLERS = _schema(
     _req("mean_step_s", pa.float64()),
 )
 
-# The tables above that a run publishes once wired in, with their keys (also their row order).
+# The tables above, with their keys (also their row order).
 ANALYSIS_TABLES: dict[str, pa.Schema] = {
     "chip_time_cost": CHIP_TIME_COST,
     "checkpoint_advice": CHECKPOINT_ADVICE,
     "step_time_stats": STEP_TIME_STATS,
     "step_rank_stragglers": STEP_RANK_STRAGGLERS,
+    "cost_rates": COST_RATES,
 }
 ANALYSIS_TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "chip_time_cost": ("day", "job_id", "metric_version", "category"),
-    "checkpoint_advice": ("job_id",),
+    "checkpoint_advice": ("day", "job_id"),
     "step_time_stats": ("day", "job_id"),
     "step_rank_stragglers": ("day", "job_id", "rank"),
+    "cost_rates": ("chip_generation",),
 }
+TABLE_KEYS.update(ANALYSIS_TABLE_KEYS)
 
 # Every table a snapshot publishes (as Iceberg tables, in mpg.duckdb and to BigQuery): the
 # spec's and mpg's own, and what the run found (its expectation results and the run log).
 PUBLISHED: dict[str, pa.Schema] = {
     **TABLES,
+    **ANALYSIS_TABLES,
     "validation_results": VALIDATION_RESULTS,
     "runs": RUNS,
 }

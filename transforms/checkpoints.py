@@ -213,17 +213,29 @@ def checkpoint_advice(sweep: ChipTimeSweep, rates: pa.Table | None = None) -> pa
             ).alias("chip_hours_saved_per_day"),
         )
     )
+    advice = advice.with_columns(
+        pl.col("last_day").alias("day"),
+        pl.lit(None, pl.Float64).alias("usd_per_chip_hour"),
+        pl.lit(None, pl.Float64).alias("usd_saved_per_day"),
+    )
+    return priced_advice(conform(advice.sort("job_id").to_arrow(), CHECKPOINT_ADVICE), rates)
+
+
+def priced_advice(advice: pa.Table, rates: pa.Table | None) -> pa.Table:
+    """CHECKPOINT_ADVICE rows with their dollars from `rates` (COST_RATES) where it prices the
+    job's generation, else null: applied again to stored rows when prices change."""
+    rows = pl.from_arrow(advice).drop("usd_per_chip_hour")
     if rates is None:
-        advice = advice.with_columns(pl.lit(None, pl.Float64).alias("usd_per_chip_hour"))
+        rows = rows.with_columns(pl.lit(None, pl.Float64).alias("usd_per_chip_hour"))
     else:
         prices = pl.from_arrow(rates).select("chip_generation", "usd_per_chip_hour")
-        advice = advice.join(prices, on="chip_generation", how="left")
-    advice = advice.with_columns(
+        rows = rows.join(prices, on="chip_generation", how="left", maintain_order="left")
+    rows = rows.with_columns(
         (pl.col("chip_hours_saved_per_day") * pl.col("usd_per_chip_hour")).alias(
             "usd_saved_per_day"
         )
-    ).sort("job_id")
-    return conform(advice.to_arrow(), CHECKPOINT_ADVICE)
+    )
+    return conform(rows.to_arrow(), CHECKPOINT_ADVICE)
 
 
 def checkpoint_advice_by_slice(advice: pa.Table) -> pa.Table:
