@@ -173,12 +173,15 @@ def account_bucket(
     bucket = item if isinstance(item, int) else item.bucket
     moved = data_end != previous_end
     index = records.previous_index(bucket)
+    vanished: tuple[str, ...] = ()
     if isinstance(item, int):
         updated, accepted = pl.from_arrow(_UPDATED.empty_table()), JobRecords.empty()
     else:
         updated = pl.from_arrow(store.read_scratch(item.jobs))
         accepted = read_records(store, run_id, item.records)
-    rewritten = updated.get_column("job_id")
+        vanished = item.vanished
+    gone = pl.Series(vanished, dtype=pl.String)
+    rewritten = pl.concat([updated.get_column("job_id"), gone])
     untouched = pl.from_arrow(index).filter(pl.col("job_id").is_in(rewritten.implode()).not_())
     woken = untouched.filter(pl.col("open")) if moved else untouched.clear()
     if woken.height:
@@ -197,7 +200,8 @@ def account_bucket(
     )
     tables = accounting.account(accepted, data_end)
     job_days = tables["job_day_goodput"]
-    previous = pl.from_arrow(index).filter(pl.col("job_id").is_in(ids.implode()))
+    # Where the accounted jobs had rows, and the jobs that vanished (they get none now).
+    previous = pl.from_arrow(index).filter(pl.col("job_id").is_in(pl.concat([ids, gone]).implode()))
     replaced = replaced_per_day(previous.to_arrow(), job_days)
     name = f"b{bucket:05d}"
     yield from write_days(store, run_id, name, replaced, tables)

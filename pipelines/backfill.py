@@ -199,7 +199,7 @@ def _backfill_chunk(
             data_end=end_of_data(store, current)[0],
         )
         rates = store.read_parquets(table_files(files, "cost_rates"), COST_RATES)
-        days = DayTables(store, run_id, _day_files(files), frozenset([metric]), rates=rates)
+        days = DayTables(store, run_id, _day_files(files), rates, frozenset([metric]))
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
             _ = (
                 p

@@ -100,6 +100,7 @@ class BucketUpdate:
     jobs: str  # _UPDATED rows: every job the bucket rewrote
     data_end: int | None  # the latest accepted instant over all of the bucket's jobs (epoch µs)
     accepted: int = 0  # accepted records of its accounted jobs (in `records`)
+    vanished: tuple[str, ...] = ()  # jobs whose records were all retracted: their rows go
 
 
 def _read_refs(store: OutputStore, refs: Iterable[ParsedRef]) -> dict[str, pa.Table]:
@@ -175,7 +176,9 @@ def update_bucket(
     untouched = index.filter(pc.invert(pc.is_in(index.column("job_id"), rewritten)))
     ends = [e for e in (_us(jobs.column("data_end")), _us(untouched.column("data_end"))) if e]
     rows = sum(t.num_rows for t in accepted)
-    return BucketUpdate(bucket, name, jobs_path, max(ends) if ends else None, rows)
+    gone = pc.invert(pc.is_in(accounted, jobs.column("job_id")))
+    vanished = tuple(sorted(accounted.filter(gone).to_pylist()))
+    return BucketUpdate(bucket, name, jobs_path, max(ends) if ends else None, rows, vanished)
 
 
 def _only_jobs(table: pa.Table, jobs: pa.Array | pa.ChunkedArray) -> pa.Table:

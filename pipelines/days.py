@@ -50,8 +50,8 @@ class DayTables:
     store: OutputStore
     run_id: str
     previous: dict[tuple[str, datetime.date], str]  # (table, day) -> the current data file
+    rates: pa.Table  # COST_RATES: what costs and advice are priced at
     versions: frozenset[str] | None = None  # replace only these versions' rows (a backfill)
-    rates: pa.Table | None = None  # COST_RATES: what costs and advice are priced at
     repriced: bool = False  # the rates differ from the previous snapshot's
 
     def old_rows(self, table: str, day: datetime.date) -> pa.Table:

@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import apache_beam as beam
 import pyarrow as pa
@@ -46,7 +47,7 @@ from mpg.pipelines.finish import (
 )
 from mpg.pipelines.io import TraceFile, discover_trace_files
 from mpg.pipelines.options import RunOptions
-from mpg.pipelines.plan import RunPlan, job_work, plan_run, planned_jobs
+from mpg.pipelines.plan import JobWork, RunPlan, job_work, plan_run, planned_jobs
 from mpg.pipelines.publish import Published, collect_garbage, publish
 from mpg.pipelines.quarantine import QuarantineSources, assemble_quarantine
 from mpg.pipelines.result import RunResult
@@ -186,11 +187,19 @@ def _result(
     )
 
 
-def _compute(
-    opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str
-) -> tuple[Staged, int]:
-    """Run the update pipeline and merge its results into the new snapshot's state; returns it
-    and the lines the run read."""
+@dataclass(frozen=True)
+class Prepared:
+    """A run's pipeline, decided: what it is built from, and what finishing it needs."""
+
+    update: UpdatePlan
+    work: JobWork
+    files: pa.Table  # the previous snapshot's DATA_FILES (none when computing everything)
+    rates: pa.Table  # COST_RATES of this run
+
+
+def prepare(opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str) -> Prepared:
+    """Everything the update pipeline is built from: the jobs to rewrite, the bucket count,
+    the previous snapshot's files and ends of data, the prices."""
     previous = plan.previous
     work = job_work(store, previous, plan.delta.retracted)
     buckets = opts.buckets or work.buckets(plan.delta.new, opts.records_per_bucket)
@@ -218,7 +227,7 @@ def _compute(
         previous_end=max(ends) if ends else None,
         records=records,
         accounting=Accounting(catalog, plan.key.computed_versions, plan.key.coverage, rates),
-        days=DayTables(store, run_id, _day_files(files), rates=rates, repriced=bool(repriced)),
+        days=DayTables(store, run_id, _day_files(files), rates, repriced=bool(repriced)),
         repriced_days=repriced,
         quarantine=QuarantineSources(
             store,
@@ -229,12 +238,21 @@ def _compute(
         ),
         block_bytes=opts.block_bytes,
     )
+    return Prepared(update, work, files, rates)
+
+
+def _compute(
+    opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str
+) -> tuple[Staged, int]:
+    """Run the update pipeline and merge its results into the new snapshot's state; returns it
+    and the lines the run read."""
+    prepared = prepare(opts, plan, store, run_id)
     with progress.phase("pipeline") as step:
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
-            build_update(p, update)
+            build_update(p, prepared.update)
         stats = store.read_parquet(result_path(store, run_id, FILE_STATS), MANIFEST)
         step.done(pc.sum(stats.column("lines_read")).as_py() or 0)
-    staged = _finish(store, plan, update, work, files, stats, rates)
+    staged = _finish(store, plan, prepared, stats)
     return staged, step.count
 
 
@@ -262,15 +280,8 @@ def _unchanged_files(plan: RunPlan, traces: str) -> dict[str, TraceFile]:
     }
 
 
-def _finish(
-    store: OutputStore,
-    plan: RunPlan,
-    update: UpdatePlan,
-    work,
-    files: pa.Table,
-    stats: pa.Table,
-    rates: pa.Table,
-) -> Staged:
+def _finish(store: OutputStore, plan: RunPlan, prepared: Prepared, stats: pa.Table) -> Staged:
+    update, work, files, rates = prepared.update, prepared.work, prepared.files, prepared.rates
     run_id = update.run_id
     state = {
         "manifest": store.state(run_id, "manifest.parquet"),

@@ -11,13 +11,14 @@ import pyarrow as pa
 import pytest
 
 from mpg.errors import find_user_error
+from mpg.pipelines import publish as publish_module
 from mpg.pipelines import run as run_module
-from mpg.pipelines import transaction
-from mpg.pipelines.io import read_job_bucket, stored_buckets
 from mpg.pipelines.options import RunOptions
-from mpg.quality import ValidationFailed, combine_results, validate_bucket
+from mpg.quality import ValidationFailed, validate_bucket
 from mpg.schemas import VALIDATION_RESULTS
 from tests.conftest import SPEC_EXAMPLES, run_mpg
+from tests.snapshots import current_run, published_state
+from tests.test_quality import sample_fleet
 
 SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
 
@@ -36,12 +37,10 @@ def _published_results(out: Path) -> pa.Table:
         return con.table("validation_results").to_arrow_table().cast(VALIDATION_RESULTS)
 
 
-def test_source_suite_results_equal_the_suites_run_bucket_by_bucket(sample_out: Path) -> None:
-    """The run checks buckets several at a time inside Beam; checking each bucket of the
-    published store on its own and adding the parts up must give the same rows."""
-    store = sample_out / "records"
-    parts = [validate_bucket(read_job_bucket(b, str(store))) for b in stored_buckets(store)]
-    expected = combine_results(parts)
+def test_source_suite_results_equal_the_suites_run_on_the_whole_sample(sample_out: Path) -> None:
+    """The run checks its changed jobs' records inside Beam, buckets grouped by size; checking
+    every accepted record of the sample at once must give the same rows."""
+    expected = validate_bucket(sample_fleet())
     published = _published_results(sample_out)
     sources = published.filter(pa.compute.is_in(published["target"], expected["target"].unique()))
     assert sources.to_pylist() == expected.to_pylist()
@@ -58,21 +57,21 @@ def test_every_expectation_passes_on_the_sample_and_the_report_says_so(sample_ou
     )
     targets = {r["target"] for r in results}
     assert targets >= {"scheduler", "runtime", "profiles", "job_day_goodput", "chip_time_ledger"}
-    # the same rows as Parquet, beside the other tables
-    parquet = pa.parquet.read_table(sample_out / "tables" / "validation_results")
+    # the same rows in the published table's data file
+    parquet = pa.parquet.read_table(
+        str(next((sample_out / "tables/validation_results").rglob("*.parquet")))
+    )
     assert parquet.select(VALIDATION_RESULTS.names).to_pylist() == results
 
 
-def _doctored_build(real):
-    """build_database, then a planted bug: a job-day whose SG is 1.5."""
+def _doctored_views(real):
+    """add_views, after a planted bug: a job-day whose SG is 1.5."""
 
-    def build(staging: Path, current_version: str) -> Path:
-        database = real(staging, current_version)
-        with duckdb.connect(str(database)) as con:
-            con.execute("update job_day_goodput set sg = 1.5 where job_id = 'train-a'")
-        return database
+    def add_views(con: duckdb.DuckDBPyConnection, current_version: str) -> None:
+        con.execute("update job_day_goodput set sg = 1.5 where job_id = 'train-a'")
+        real(con, current_version)
 
-    return build
+    return add_views
 
 
 def test_a_failed_output_expectation_fails_the_run_and_publishes_nothing(
@@ -80,14 +79,14 @@ def test_a_failed_output_expectation_fails_the_run_and_publishes_nothing(
 ) -> None:
     out = tmp_path / "out"
     assert run_mpg("run", "--traces", SPEC_EXAMPLES / "edges", "--out", out).returncode == 0
-    before = (out / "mpg.duckdb").resolve()
+    before, run_before = published_state(out), current_run(out)
 
-    doctored = _doctored_build(transaction.build_database)
-    monkeypatch.setattr(transaction, "build_database", doctored)
+    monkeypatch.setattr(publish_module, "add_views", _doctored_views(publish_module.add_views))
     with pytest.raises(ValidationFailed) as failed:
-        run_module.run(RunOptions(traces=SPEC_EXAMPLES / "tiny", out=out))
+        run_module.run(RunOptions(traces=str(SPEC_EXAMPLES / "tiny"), out=str(out)))
 
-    assert (out / "mpg.duckdb").resolve() == before  # the edges tables are still the current ones
+    # the edges tables are still the current ones
+    assert (published_state(out), current_run(out)) == (before, run_before)
     (record,) = [
         json.loads(p.read_text())
         for p in (out / "runs").glob("*.json")
@@ -104,4 +103,5 @@ def test_a_failed_output_expectation_fails_the_run_and_publishes_nothing(
     assert find_user_error(failed.value) is failed.value  # the CLI prints it in one line, exit 2
     row = "| job_day_goodput | expect_column_values_to_be_between | sg within [0, 1] | fail"
     assert f"{row} | FAILED | 1 / 3 |" in report.read_text().splitlines()
-    assert list((out / ".mpg" / "staging").iterdir()) == []
+    staging = out / ".mpg" / "staging"
+    assert not staging.exists() or list(staging.iterdir()) == []

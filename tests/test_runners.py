@@ -26,13 +26,15 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
-from mpg.catalog import load_catalog
 from mpg.errors import OptionsError, find_user_error, one_line
-from mpg.pipelines.buckets import UpdateContext
 from mpg.pipelines.io import discover_trace_files
+from mpg.pipelines.options import RunOptions
 from mpg.pipelines.packaging import REQUIREMENTS, package_args, pinned_requirements
+from mpg.pipelines.plan import plan_run
+from mpg.pipelines.run import prepare
 from mpg.pipelines.runners import beam_args, checked_options, needs_packaging, parse_options
-from mpg.pipelines.state import StateKey, plan_run
+from mpg.pipelines.state import StateKey
+from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import build_update
 from mpg.version import code_version
 from tests.conftest import SPEC_EXAMPLES, run_mpg
@@ -280,38 +282,39 @@ def _labels(pipeline: beam.Pipeline, options: PipelineOptions) -> list[str]:
 
 
 def test_the_real_pipeline_builds_for_dataflow(tmp_path: Path) -> None:
-    files, _ = discover_trace_files(SPEC_EXAMPLES / "tiny")
-    key = StateKey(64, code_version(), ("v1",), "v1")
-    plan = plan_run(files, None, key)
-    ctx = UpdateContext(
-        staging=str(tmp_path),
-        previous=None,
-        run_id="r1",
-        live=plan.live(),
-        new=frozenset(plan.live()),
-        catalog=load_catalog(),
-        metric_versions=("v1",),
-        previous_data_end=None,
-    )
+    traces, out = str(SPEC_EXAMPLES / "tiny"), str(tmp_path / "out")
+    files, _ = discover_trace_files(traces)
+    key = StateKey(code_version(), ("v1",), "v1")
+    store = OutputStore(out)
+    plan = plan_run(store, files, None, None, key, full=False)
+    prepared = prepare(RunOptions(traces=traces, out=out), plan, store, "r1")
     options = PipelineOptions(list(DATAFLOW))
     pipeline = beam.Pipeline(options=options)
-    build_update(pipeline, plan, ctx, {f.name: f for f in files}, 64, 1 << 20)
+    build_update(pipeline, prepared.update)
     assert type(pipeline.runner).__name__ == "DataflowRunner"
     assert _labels(pipeline, options) == [
         "ListNewTraceFiles",
-        "ReadLineBlocks",
-        "ParseTraceRecords",
-        "WriteParseQuarantine",
-        "DescribeFiles",
-        "ListRetractedBuckets",
-        "UpdateJobBuckets",
+        "IngestTraceFiles",
+        "ListPlannedJobs",
+        "BucketInputs",
+        "GroupByJobBucket",
+        "UpdateJobRecords",
         "ListPreviousBuckets",
-        "FindEndOfData",
-        "AccountChangedJobs",
-        "ReconciledRecords",
-        "ValidateRecords",
+        "KeyUpdates",
+        "JoinBuckets",
+        "BucketEnds",
+        "EndOfData",
+        "BucketsToAccount",
+        "AccountJobs",
+        "ListRepricedDays",
+        "DaysToMerge",
+        "MergeJobTableDays",
+        "WriteTableChanges",
+        "CheckSourceSuites",
         "WriteSourceResults",
+        "QuarantineRefs",
         "RecoverQuarantinedText",
+        "WriteFileStats",
     ]
 
 

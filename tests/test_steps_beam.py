@@ -1,35 +1,38 @@
-"""Each composite PTransform run under Beam's TestPipeline (in-process FnApiRunner), fed with
-beam.Create and checked with assert_that, as in Beam's own examples."""
+"""Each composite step run on its own: the Beam PTransforms under Beam's TestPipeline
+(in-process FnApiRunner), fed with beam.Create and checked with assert_that as in Beam's own
+examples; the bucket steps as the functions the transforms map, on an output folder in tmp."""
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import pickle
-from collections.abc import Iterable
 from pathlib import Path
 
 import apache_beam as beam
-import pyarrow.parquet as pq
+import pyarrow as pa
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from mpg.catalog import load_catalog
-from mpg.pipelines.buckets import UpdateContext
-from mpg.pipelines.io import LineBlock, TraceFile
-from mpg.pipelines.state import read_bucket_states
-from mpg.pipelines.update import (
-    CHANGED_DAYS,
-    AccountChangedJobs,
-    FindEndOfData,
-    UpdateJobBuckets,
-)
+from mpg.config import OutputConfig
+from mpg.costs import cost_rates, load_cost_catalog
+from mpg.pipelines.accounting import Accounting, AccountJobs
+from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
+from mpg.pipelines.days import DayTables, MergeJobTableDays
+from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
+from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files
+from mpg.pipelines.store import OutputStore
+from mpg.schemas import SOURCES
 from mpg.transforms.parse import BlockParser
-from mpg.transforms.steps import ParseTraceRecords, split_by_bucket
+from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
+from mpg.transforms.steps import ParseTraceRecords
 from tests.timeline import DAY, at, end, schedule, span, submit
 
 CATALOG = load_catalog()
+RUN = "r1"
 
 
 def at_us(clock: str) -> int:
@@ -38,27 +41,23 @@ def at_us(clock: str) -> int:
     return int(stamp.timestamp()) * 1_000_000
 
 
-def _block(
-    source: str, records: list[dict | str], name: str = "a.jsonl", first_line: int = 1
-) -> LineBlock:
-    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
-    file = TraceFile(source=source, path=f"/nowhere/{source}/{name}", name=f"{source}/{name}")
-    return LineBlock(file=file, first_line=first_line, data=text.encode())
+def _text(records: list[dict | str]) -> str:
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
+
+
+def _block(source: str, records: list[dict | str], name: str = "a.jsonl") -> LineBlock:
+    file = TraceFile(source, "/nowhere", f"{source}/{name}", 0, 0)
+    return LineBlock(file=file, first_line=1, data=_text(records).encode())
 
 
 SCHEDULER = [submit("j", "00:00", 2), schedule("j", "00:00", 0, 2), end("j", "00:10")]
 RUNTIME = [span("j", "step", "00:00", "00:05", step=1), span("j", "init", "00:05", "00:06")]
-
-
-def _blocks() -> list[LineBlock]:
-    return [
-        _block("scheduler", [*SCHEDULER, "not json"]),
-        _block("runtime", RUNTIME[:1], "a.jsonl"),
-        # the second file repeats the first span (an exporter retry) and names an unknown job
-        _block(
-            "runtime", [RUNTIME[0], RUNTIME[1], span("ghost", "init", "00:00", "00:01")], "b.jsonl"
-        ),
-    ]
+# The second runtime file repeats the first span (an exporter retry) and names an unknown job.
+FILES = {
+    "scheduler/a.jsonl": [*SCHEDULER, "not json"],
+    "runtime/a.jsonl": RUNTIME[:1],
+    "runtime/b.jsonl": [RUNTIME[0], RUNTIME[1], span("ghost", "init", "00:00", "00:01")],
+}
 
 
 @pytest.fixture
@@ -66,9 +65,19 @@ def pipeline() -> BeamTestPipeline:
     return BeamTestPipeline(runner="FnApiRunner")
 
 
+@pytest.fixture
+def traces(tmp_path: Path) -> Path:
+    root = tmp_path / "traces"
+    for name, records in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(_text(records))
+    return root
+
+
 def test_parse_trace_records(pipeline: BeamTestPipeline) -> None:
+    blocks = [_block(name.split("/")[0], rows, name.split("/")[1]) for name, rows in FILES.items()]
     with pipeline as p:
-        parsed = p | beam.Create(_blocks()) | ParseTraceRecords(CATALOG)
+        parsed = p | beam.Create(blocks) | ParseTraceRecords(CATALOG)
         summary = parsed | beam.Map(
             lambda b: (
                 b.file,
@@ -89,90 +98,151 @@ def test_parse_trace_records(pipeline: BeamTestPipeline) -> None:
         )
 
 
-def _context(staging: Path) -> UpdateContext:
-    """A first run's context: no previous snapshot, every block's file new."""
-    live = {b.file.name: "0" * 64 for b in _blocks()}
-    return UpdateContext(
-        staging=str(staging),
-        previous=None,
-        run_id="r1",
-        live=live,
-        new=frozenset(live),
-        catalog=CATALOG,
-        metric_versions=("v1",),
-        previous_data_end=None,
-    )
+_COLLECTED: list = []  # what a pipeline in this process hands back (FnApiRunner runs here)
 
 
-def _updated(p: beam.Pipeline, ctx: UpdateContext, buckets: int):  # -> tagged PCollections
-    parsed = p | "Blocks" >> beam.Create(_blocks()) | ParseTraceRecords(CATALOG)
-    retracted = p | "NoneRetracted" >> beam.Create([])
-    return (parsed, retracted) | UpdateJobBuckets(ctx, buckets)
+def _collect(element: object) -> None:
+    _COLLECTED.append(element)
 
 
-def _union(sets: Iterable[Iterable[str]]) -> list[str]:
-    return sorted({x for s in sets for x in s})
+def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]]:
+    """IngestTraceFiles over `traces`; returns its (bucket, ParsedRef) pairs, and checks the
+    FileStats it gives each file: lines, refused lines and the SHA-256 of the bytes."""
+    store, files = OutputStore(str(out)), discover_trace_files(str(traces))[0]
+    _COLLECTED.clear()
+    with BeamTestPipeline(runner="FnApiRunner") as p:
+        ingested = (
+            p
+            | beam.Create(files)
+            | IngestTraceFiles(store, RUN, CATALOG, buckets, block_bytes=1 << 20)
+        )
+        stats = ingested["files"] | beam.Map(
+            lambda s: (s.name, s.lines_read, s.quarantined, s.sha256)
+        )
+        expected = [
+            (f.name, len(FILES[f.name]), int(f.name == "scheduler/a.jsonl"),
+             hashlib.sha256((traces / f.name).read_bytes()).hexdigest())
+            for f in files
+        ]  # fmt: skip
+        assert_that(stats, equal_to(expected), label="stats")
+        _ = ingested["parsed"] | beam.Map(_collect)
+    return list(_COLLECTED)
 
 
 @pytest.mark.parametrize("buckets", [1, 3])
-def test_update_job_buckets(pipeline: BeamTestPipeline, tmp_path: Path, buckets: int) -> None:
-    with pipeline as p:
-        updated = _updated(p, _context(tmp_path), buckets)
-        changed = updated.updates | beam.Map(lambda u: u.changed_jobs)
-        assert_that(
-            changed | beam.CombineGlobally(_union), equal_to([["ghost", "j"]]), label="changed"
-        )
-        # the unknown job's span: one reference to read back from runtime/b.jsonl, line 3
-        refs = updated.quarantine | beam.Map(lambda w: (w[0], w[1][1].to_pylist(), w[1][2]))
-        assert_that(
-            refs | beam.Map(lambda r: (r[0], [x["line"] for x in r[1]], r[2].num_rows)),
-            equal_to([("runtime/b.jsonl", [3], 0)]),
-            label="refs",
-        )
-    states = read_bucket_states(tmp_path).group_by("source")
-    counts = states.aggregate([(c, "sum") for c in ("accepted", "duplicates", "quarantined")])
-    assert sorted(counts.to_pylist(), key=lambda r: r["source"]) == [
-        {"source": "profiles", "accepted_sum": 0, "duplicates_sum": 0, "quarantined_sum": 0},
-        {"source": "runtime", "accepted_sum": 2, "duplicates_sum": 1, "quarantined_sum": 1},
-        {"source": "scheduler", "accepted_sum": 3, "duplicates_sum": 0, "quarantined_sum": 0},
-    ]
-
-
-def test_find_end_of_data_and_account_changed_jobs(
-    pipeline: BeamTestPipeline, tmp_path: Path
+def test_ingest_cuts_records_into_job_buckets_by_hash_range(
+    traces: Path, tmp_path: Path, buckets: int
 ) -> None:
+    refs = _ingest(traces, tmp_path / "out", buckets)
+    store = OutputStore(str(tmp_path / "out"))
+    rows = 0
+    for bucket, ref in refs:
+        low, high = hash_range(bucket, buckets)
+        table = store.read_scratch(ref.path, [ref.batch])
+        assert table.num_rows == ref.rows
+        assert all(low <= h < high for h in table.column("job_hash").to_pylist())
+        rows += ref.rows
+    assert rows == 3 + 1 + 3  # every parsed record, the refused line not among them
+
+
+def _records(tmp_path: Path, traces: Path, buckets: int) -> tuple[RecordStore, list]:
+    """A first run's record store and bucket updates for the fixture files."""
+    out = tmp_path / "out"
+    refs = _ingest(traces, out, buckets)
+    records = RecordStore(OutputStore(str(out)), RUN, buckets, None, frozenset())
+    per_bucket: dict[int, list[ParsedRef]] = {}
+    for bucket, ref in refs:
+        per_bucket.setdefault(bucket, []).append(ref)
+    return records, [update_bucket(records, b, r) for b, r in sorted(per_bucket.items())]
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_update_bucket_counts_every_record_on_its_job(
+    traces: Path, tmp_path: Path, buckets: int
+) -> None:
+    records, updates = _records(tmp_path, traces, buckets)
+    store = records.store
+    jobs = pa.concat_tables([store.read_scratch(u.jobs) for u in updates]).to_pylist()
+    by_job = {r["job_id"]: r for r in jobs}
+    assert (by_job["j"]["accepted_runtime"], by_job["j"]["duplicates_runtime"]) == (2, 1)
+    assert (by_job["j"]["accepted_scheduler"], by_job["j"]["open"]) == (3, False)
+    assert (by_job["ghost"]["quarantined_runtime"], by_job["ghost"]["submitted"]) == (1, False)
+    refs = pa.concat_tables(
+        [store.read_scratch(store.scratch(RUN, "quarantine-refs", f"b{u.bucket:05d}"))
+         for u in updates]
+    ).to_pylist()  # fmt: skip
+    assert [(r["file"], r["line"], r["reason"], r["job_id"]) for r in refs] == [
+        ("runtime/b.jsonl", 3, UNKNOWN_JOB, "ghost")
+    ]
+    assert max(u.data_end or 0 for u in updates) == at_us("00:10")
+    # the segments hold every parsed record of their jobs, the duplicate and the orphan included
+    stored = {
+        s: sum(
+            store.storage.parquet_file(path).metadata.num_rows
+            for u in updates
+            if store.storage.exists(path := store.segment(s, records.segment_id(u.bucket)))
+        )
+        for s in SOURCES
+    }
+    assert stored == {"scheduler": 3, "runtime": 4, "profiles": 0}
+
+
+def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_path: Path) -> None:
     # 2 chips for 600 s: step 300 s productive (kept: last attempt of a FINISHED job), init 60 s,
     # idle 240 s; the end of data is the JOB_END at 00:10.
-    ctx = _context(tmp_path)
+    records, updates = _records(tmp_path, traces, 2)
+    store = records.store
+    accounting = Accounting(CATALOG, ("v1",))
+    days = DayTables(store, RUN, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
     with pipeline as p:
-        updated = _updated(p, ctx, 4)
-        previous = p | "NoPreviousBuckets" >> beam.Create([])
-        data_end, idle = (updated.updates, previous) | FindEndOfData()
-        assert_that(data_end, equal_to([at_us("00:10")]), label="end")
-        _ = (updated.updates, idle, data_end) | AccountChangedJobs(ctx)
-    changed = json.loads((tmp_path / CHANGED_DAYS).read_text())
-    assert sorted(changed) == [["chip_time_ledger", DAY], ["job_day_goodput", DAY]]
-    (ledger,) = (tmp_path / "tables" / "chip_time_ledger").glob("day=*/*.parquet")
-    rows = pq.read_table(ledger).to_pylist()
+        end_of_data = p | "End" >> beam.Create([at_us("00:10")])
+        accounted = (p | "Updates" >> beam.Create(updates), end_of_data) | AccountJobs(
+            records, accounting, None
+        )
+        changes = (
+            accounted["days"]
+            | MergeJobTableDays(days)
+            | beam.Map(lambda c: (c.table, c.day.isoformat(), c.rows))
+        )
+        assert_that(
+            changes,
+            equal_to(
+                [
+                    ("job_day_goodput", DAY, 1),
+                    ("chip_time_ledger", DAY, 3),
+                    ("goodput_by_slice", DAY, 8),
+                    ("checkpoint_advice", DAY, 1),
+                    ("step_time_stats", DAY, 1),
+                    ("chip_time_cost", DAY, 3),
+                ]
+            ),
+        )
+    (ledger,) = list((tmp_path / "out" / "tables" / "chip_time_ledger").rglob("*.parquet"))
+    rows = pa.parquet.read_table(ledger).to_pylist()
     assert {(r["job_id"], r["category"]): r["chip_s"] for r in rows} == {
         ("j", "productive_unprofiled"): 600.0,
         ("j", "init"): 120.0,
         ("j", "runtime_idle"): 480.0,
     }
+    # accounting read the accepted records the update left: j's three events and two spans
+    accepted = [read_records(store, RUN, u.records) for u in updates]
+    assert sum(r.records for r in accepted) == 5
 
 
 def test_bucket_parts_pickle_compactly() -> None:
-    """What crosses the shuffle is compact: the parts of a block pickle to about the block's size
-    (a slice of an Arrow table would carry its parent's whole buffers, once per bucket)."""
+    """What a block's parts weigh is about the block's size (a slice of an Arrow table would
+    carry its parent's whole buffers, once per bucket)."""
     spans = [span(f"job-{i}", "step", "00:00", "00:01", step=i) for i in range(2000)]
     parser = BlockParser(CATALOG)
     block = _block("runtime", spans)
     parsed = parser.parse("runtime", block.file.name, block.data)
-    parts = list(split_by_bucket(parsed, 64))
+    parts = by_bucket(parsed.records, 64)
     assert len(parts) == 64
-    assert sum(p[1][1].num_rows for p in parts) == 2000
+    assert sum(t.num_rows for _, t in parts) == 2000
+    first = parts[0][1]
+    assert job_hash_of(first.column("job_id")).to_pylist() == first.column("job_hash").to_pylist()
     whole = len(pickle.dumps(parsed.records))
-    assert sum(len(pickle.dumps(p[1][1])) for p in parts) < 2 * whole
+    assert sum(len(pickle.dumps(t)) for _, t in parts) < 2 * whole
 
 
 def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(
@@ -200,6 +270,7 @@ def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(
                                 "line": 7,
                                 "reason": "unreadable file: truncated",
                                 "raw": json.dumps(RUNTIME[0]),
+                                "job_id": None,
                             }
                         ],
                     )
