@@ -138,7 +138,8 @@ def waterfall_chart(data: ReportData) -> alt.LayerChart:
         color=ledger_color(legend=False),
         tooltip=tooltip,
     )
-    labels = base.mark_text(baseline="bottom", dy=-3, fontSize=10).encode(
+    # Two lines (chip-hours, share): Vega draws the second below the first, so lift both.
+    labels = base.mark_text(baseline="bottom", dy=-14, fontSize=10).encode(
         y="bar_start:Q", text="label:N"
     )
     layers = [bars, labels]
