@@ -2,7 +2,9 @@
 id and owner are markup that must show as text and never run.
 
 The hostile job wants 1024 chips from 2026-11-21 00:00 to 12:00 UTC, holds them from 06:00 and
-never runs a step: 12 288 wanted chip-hours, all lost, the most of any job in the fleet.
+never runs a step: 12 288 wanted chip-hours, all lost, the most of any job but train-00018 (whose
+29 383 chip-hours of program loss count too). A second job names a framework that is markup, so
+the quarantine's reason quotes it; the traces folder's name is markup too (the page names it).
 """
 
 from __future__ import annotations
@@ -12,12 +14,17 @@ import re
 import shutil
 from pathlib import Path
 
+import duckdb
+import pytest
+
 from tests.conftest import run_mpg
 
 SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
 HOSTILE_JOB = "<script>alert(1)</script>"
 HOSTILE_OWNER = "<img src=x onerror=alert(2)>"
 HOSTILE_LOST_CHIP_H = 12.0 * 1024
+HOSTILE_FRAMEWORK = "<script>alert(5)</script>"
+HOSTILE_TRACES = "traces <b>bold"  # a file name cannot hold a slash
 
 _HOSTILE_EVENTS = [
     {"type": "JOB_SUBMIT", "ts": "2026-11-21T00:00:00Z", "job_id": HOSTILE_JOB,
@@ -26,12 +33,15 @@ _HOSTILE_EVENTS = [
     {"type": "TASK_SCHEDULE", "ts": "2026-11-21T06:00:00Z", "job_id": HOSTILE_JOB,
      "task_index": 0, "chips": 1024},
     {"type": "JOB_END", "ts": "2026-11-21T12:00:00Z", "job_id": HOSTILE_JOB, "state": "FAILED"},
+    {"type": "JOB_SUBMIT", "ts": "2026-11-21T00:00:00Z", "job_id": "quarantined",
+     "chips_requested": 1, "chip_generation": "tpu-v5p", "workload_class": "training",
+     "framework": HOSTILE_FRAMEWORK},
 ]  # fmt: skip
 
 
 def published_hostile_fleet(root: Path) -> Path:
     """`mpg run` over the sample fleet and the hostile job; returns the output folder."""
-    traces = root / "traces"
+    traces = root / HOSTILE_TRACES
     shutil.copytree(SAMPLE, traces)
     lines = "".join(json.dumps(event) + "\n" for event in _HOSTILE_EVENTS)
     (traces / "scheduler" / "events-hostile.jsonl").write_text(lines, encoding="utf-8")
@@ -41,8 +51,51 @@ def published_hostile_fleet(root: Path) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def hostile_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The hostile fleet, published once for every report test of the session."""
+    return published_hostile_fleet(tmp_path_factory.mktemp("report"))
+
+
+def published_rows(out: Path, table: str) -> list[dict]:
+    """Every row of a published table or view, as dicts."""
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+        cursor = con.execute(f"select * from {table}")  # a fixed name from a test
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
 def specs_of(page: str) -> dict:
     """The charts' Vega-Lite specs, by chart id, as the page carries them."""
     block = re.search(r'<script type="application/json" id="mpg-specs">(.*?)</script>', page, re.S)
     assert block is not None
     return json.loads(block.group(1))
+
+
+def datasets_of(spec: dict) -> list[list[dict]]:
+    """Every distinct set of rows in a spec (inline `data.values`, or top-level `datasets`), in
+    the order first met."""
+    found: list[list[dict]] = list(spec.get("datasets", {}).values())
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            values = (
+                node.get("data", {}).get("values") if isinstance(node.get("data"), dict) else None
+            )
+            if values is not None and values not in found:
+                found.append(values)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(spec)
+    return found
+
+
+def rows_with(spec: dict, *fields: str) -> list[dict]:
+    """The one set of rows of `spec` whose rows have all of `fields`."""
+    matching = [rows for rows in datasets_of(spec) if rows and all(f in rows[0] for f in fields)]
+    assert len(matching) == 1, (fields, len(matching))
+    return matching[0]

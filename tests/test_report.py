@@ -1,31 +1,37 @@
 """`mpg report`: the charts' numbers against the published tables, recomputed here in plain
-Python from the job-day rows; the hostile job's strings kept out of the markup; the period.
-(The page in a real browser: tests/test_report_browser.py.)"""
+Python from the job-day and ledger rows; the hostile job's strings kept out of the markup; the
+period; the comparison. (The page's other sections: tests/test_report_sections.py; the page in a
+real browser: tests/test_report_browser.py.)"""
 
 from __future__ import annotations
 
 import datetime as dt
+import html
 import itertools
 import json
 import shutil
 from collections import defaultdict
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from mpg.compare import Comparison, Sums, compare_periods, decompose, parse_period
 from mpg.compare.comparison import CategoryMove
 from mpg.compare.decompose import FLEET_PART_NAMES, PART_NAMES
 from mpg.metrics import LEDGER_CATEGORIES
-from mpg.report.compare_charts import comparison_charts
+from mpg.report.compare_charts import comparison_section
 from mpg.report.page import render_page
+from mpg.report.theme import LEDGER_COLORS, LOSSES
 from tests.conftest import run_mpg
 from tests.report_fleet import (
+    HOSTILE_FRAMEWORK,
     HOSTILE_JOB,
     HOSTILE_LOST_CHIP_H,
     HOSTILE_OWNER,
-    published_hostile_fleet,
+    HOSTILE_TRACES,
+    hostile_out,  # noqa: F401 (a fixture)
+    published_rows,
+    rows_with,
     specs_of,
 )
 
@@ -34,8 +40,8 @@ BASE, CURRENT = "2026-11-20", "2026-11-21..2026-11-22"
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return published_hostile_fleet(tmp_path_factory.mktemp("report"))
+def out(hostile_out: Path) -> Path:  # noqa: F811
+    return hostile_out
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +52,7 @@ def page(out: Path) -> str:
     return (out / "report.html").read_text(encoding="utf-8")
 
 
-def _rows(out: Path, table: str) -> list[dict]:
-    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
-        cursor = con.execute(f"select * from {table}")  # a fixed name from this file
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+_rows = published_rows
 
 
 def _ratios(rows: list[dict]) -> dict[str, float]:
@@ -71,6 +73,10 @@ def _by_day(rows: list[dict]) -> dict[str, list[dict]]:
     return days
 
 
+def _fleet_rows(specs: dict) -> list[dict]:
+    return rows_with(specs["fleet"], "metric", "value")
+
+
 def test_fleet_goodput_per_day_is_the_ratio_of_the_job_days_sums(out: Path, page: str) -> None:
     job_days = _by_day(_rows(out, "job_day_goodput_current"))
     expected = {
@@ -78,9 +84,7 @@ def test_fleet_goodput_per_day_is_the_ratio_of_the_job_days_sums(out: Path, page
         for day, rows in job_days.items()
         for metric, value in _ratios(rows).items()
     }
-    plotted = {
-        (v["day"], v["metric"]): v["value"] for v in specs_of(page)["fleet"]["data"]["values"]
-    }
+    plotted = {(v["day"], v["metric"]): v["value"] for v in _fleet_rows(specs_of(page))}
     assert sorted(plotted) == sorted(expected)
     assert sorted({day for day, _ in plotted}) == DAYS
     for key, value in expected.items():
@@ -95,7 +99,7 @@ def test_sg_by_size_class(out: Path, page: str) -> None:
     groups = defaultdict(list)
     for row in _rows(out, "job_day_goodput_current"):
         groups[row["day"].isoformat(), size_class(row["chips_requested"])].append(row)
-    plotted = {(v["day"], v["size_class"]): v for v in specs_of(page)["by-size"]["data"]["values"]}
+    plotted = {(v["day"], v["size_class"]): v for v in rows_with(specs_of(page)["by-size"], "jobs")}
     assert sorted(plotted) == sorted(groups)
     for key, rows in groups.items():
         assert plotted[key]["value"] == pytest.approx(_ratios(rows)["sg"], rel=1e-12), key
@@ -116,10 +120,10 @@ def test_ledger_area_and_waterfall_add_up(out: Path, page: str) -> None:
         per_day[row["day"].isoformat(), row["category"]] += row["chip_s"] / 3600
         per_category[row["category"]] += row["chip_s"] / 3600
     specs = specs_of(page)
-    area = {(v["day"], v["category"]): v["chip_h"] for v in specs["ledger"]["data"]["values"]}
+    area = {(v["day"], v["category"]): v["chip_h"] for v in rows_with(specs["ledger"], "day")}
     assert area == pytest.approx({k: v for k, v in per_day.items() if v > 0}, rel=1e-12)
 
-    bars = specs["waterfall"]["data"]["values"]
+    bars = rows_with(specs["waterfall"], "bar_start")
     losses = [c for c in reversed(LEDGER_CATEGORIES) if c != "ideal"]
     assert [b["category"] for b in bars] == ["wanted", *losses, "ideal"]
     wanted = sum(per_category.values())
@@ -133,27 +137,135 @@ def test_ledger_area_and_waterfall_add_up(out: Path, page: str) -> None:
     assert top == pytest.approx(per_category["ideal"], rel=1e-9)
     assert bars[-1]["bar_start"] == pytest.approx(per_category["ideal"], rel=1e-12)
     assert bars[-1]["bar_end"] == 0
+    # Every bar carries its chip-hours and share of wanted as its label.
+    for bar in bars:
+        share = bar["chip_h"] / wanted
+        assert bar["share"] == pytest.approx(share, rel=1e-12)
+        assert bar["label"] == [f"{bar['chip_h']:,.1f}", f"{bar['share']:.1%}"]
+    # The non-productive categories again, on their own scale: the same figures.
+    losses = rows_with(specs["losses"], "bar_start")
+    productive = {"wanted", "productive_unprofiled", "program_loss", "ideal"}
+    assert losses == [b for b in bars if b["category"] not in productive]
 
 
-def test_worst_jobs_rank_lost_chip_hours_and_name_owners(out: Path, page: str) -> None:
-    lost = defaultdict(float)
-    for row in _rows(out, "job_day_goodput_current"):
-        lost[row["job_id"]] += (row["wanted_chip_s"] - row["productive_chip_s"]) / 3600
-    ranked = sorted(lost.items(), key=lambda item: (-item[1], item[0]))[:15]
-    plotted = specs_of(page)["worst-jobs"]["data"]["values"]
+def _category_scales(node: object) -> list[dict]:
+    """The colour scales of every `color` channel that encodes `category` in a spec."""
+    found = []
+    if isinstance(node, dict):
+        color = node.get("encoding", {}).get("color", {}) if "encoding" in node else {}
+        if color.get("field") == "category":
+            found.append(color["scale"])
+        for value in node.values():
+            found += _category_scales(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _category_scales(value)
+    return found
+
+
+def test_each_ledger_category_has_one_colour_on_the_whole_page(page: str) -> None:
+    """The area, the waterfall, the losses, each slice's bars and the worst jobs colour a
+    category alike: one scale, every category in it, whichever of them a chart holds."""
+    specs = specs_of(page)
+    scales = {chart: _category_scales(spec) for chart, spec in specs.items()}
+    expected = {"domain": list(LEDGER_COLORS), "range": list(LEDGER_COLORS.values())}
+    drawn = [c for c, found in scales.items() if found]
+    assert set(drawn) >= {
+        "ledger",
+        "waterfall",
+        "losses",
+        "by-chip-generation",
+        "by-workload-class",
+        "by-framework",
+        "worst-jobs",
+    }
+    for chart in drawn:
+        assert all(scale == expected for scale in scales[chart]), chart
+    assert len(set(LEDGER_COLORS.values())) == len(LEDGER_COLORS)
+
+
+def _lost_by_job(out: Path) -> dict[str, dict[str, float]]:
+    """Per job, the chip-hours of each category of LOSSES over the whole period (the ledger)."""
+    lost: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(LOSSES, 0.0))
+    for row in _rows(out, "chip_time_ledger_current"):
+        if row["category"] in LOSSES:
+            lost[row["job_id"]][row["category"]] += row["chip_s"] / 3600
+    return lost
+
+
+def _ranked(jobs: dict[str, dict[str, float]], limit: int) -> list[tuple[str, float]]:
+    totals = {job: sum(parts.values()) for job, parts in jobs.items()}
+    return sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def test_worst_jobs_rank_every_lost_chip_hour_split_by_cause(out: Path, page: str) -> None:
+    """Lost is every ledger category but ideal and productive_unprofiled, program loss
+    included; each bar's parts are the job's ledger rows."""
+    lost = _lost_by_job(out)
+    rows = rows_with(specs_of(page)["worst-jobs"], "fleet_rank")
+    plotted = sorted((v for v in rows if v["fleet_rank"] <= 15), key=lambda v: v["fleet_rank"])
     assert [(v["job_id"], v["lost_chip_h"]) for v in plotted] == [
-        (job, pytest.approx(hours, rel=1e-12)) for job, hours in ranked
+        (job, pytest.approx(hours, rel=1e-12)) for job, hours in _ranked(lost, 15)
     ]
-    assert (plotted[0]["job_id"], plotted[0]["owner"]) == (HOSTILE_JOB, HOSTILE_OWNER)
-    assert plotted[0]["lost_chip_h"] == HOSTILE_LOST_CHIP_H
-    assert plotted[1]["owner"] == "team-chat"  # train-00018, as its JOB_SUBMIT says
+    for v in plotted:
+        assert {c: v[c] for c in LOSSES} == pytest.approx(lost[v["job_id"]], rel=1e-12, abs=1e-9)
+    # train-00018's program loss (29 383 chip-hours) puts it above the hostile job.
+    assert plotted[0]["job_id"] == "train-00018"
+    assert plotted[0]["program_loss"] > 29_000
+    assert plotted[0]["owner"] == "team-chat"  # as its JOB_SUBMIT says
+    hostile = plotted[1]
+    assert (hostile["job_id"], hostile["owner"]) == (HOSTILE_JOB, HOSTILE_OWNER)
+    assert hostile["lost_chip_h"] == HOSTILE_LOST_CHIP_H
+    assert (hostile["scheduling"], hostile["runtime_idle"]) == (6 * 1024, 6 * 1024)
+
+
+@pytest.mark.parametrize("kind", ["chip_generation", "workload_class", "framework"])
+def test_each_slice_leads_to_its_worst_jobs(out: Path, page: str, kind: str) -> None:
+    """Each slice chart carries, for every value of its column, that value's 10 worst jobs: the
+    rows the picked slice's panel ranks (filter by the value, order by lost chip-hours then job
+    id, keep 10) are those recomputed here. The panel is filtered by the chart's selection."""
+    lost = _lost_by_job(out)
+    slice_of = {r["job_id"]: r[kind] for r in _rows(out, "job_day_goodput_current")}
+    spec = specs_of(page)[f"by-{kind.replace('_', '-')}"]
+    rows = rows_with(spec, "fleet_rank")
+    for value in set(slice_of.values()):
+        expected = _ranked({j: p for j, p in lost.items() if slice_of[j] == value}, 10)
+        mine = sorted(
+            (v for v in rows if v[kind] == value), key=lambda v: (-v["lost_chip_h"], v["job_id"])
+        )[:10]
+        assert [(v["job_id"], v["lost_chip_h"]) for v in mine] == [
+            (job, pytest.approx(hours, rel=1e-12)) for job, hours in expected
+        ], value
+    assert [p["name"] for p in spec["params"]] == [f"pick_{kind}"]
+    assert json.dumps({"filter": {"param": f"pick_{kind}"}}) in json.dumps(spec)
+
+
+@pytest.mark.parametrize("kind", ["chip_generation", "workload_class", "framework"])
+def test_each_slice_shows_its_chip_hours_by_category(out: Path, page: str, kind: str) -> None:
+    job_days = {(r["day"], r["job_id"]): r for r in _rows(out, "job_day_goodput_current")}
+    expected: dict[tuple[str, str], float] = defaultdict(float)
+    for row in _rows(out, "chip_time_ledger_current"):
+        value = job_days[row["day"], row["job_id"]][kind]
+        expected[value, row["category"]] += row["chip_s"] / 3600
+    rows = rows_with(specs_of(page)[f"by-{kind.replace('_', '-')}"], "slice_label")
+    plotted = {(v["slice"], v["category"]): v["chip_h"] for v in rows}
+    assert plotted == pytest.approx({k: v for k, v in expected.items() if v > 0}, rel=1e-12)
+    wanted: dict[str, float] = defaultdict(float)
+    for row in job_days.values():
+        wanted[row[kind]] += row["wanted_chip_s"] / 3600
+    for v in rows:
+        assert v["slice_chip_h"] == pytest.approx(wanted[v["slice"]], rel=1e-12)
+        assert v["slice_label"] == f"{v['slice']} ({round(v['slice_chip_h']):,} chip-h)"
 
 
 def test_strings_from_the_logs_stay_out_of_the_markup(page: str) -> None:
-    """The hostile id and owner appear only JSON-escaped inside the specs block: no `<` of theirs
-    reaches the HTML, and the page's only `</script` are its own three closing tags."""
-    for text in (HOSTILE_JOB, HOSTILE_OWNER):
+    """The hostile id, owner, framework (quoted by a quarantine reason) and traces folder appear
+    only escaped, as JSON inside the specs block or as HTML text: no `<` of theirs reaches the
+    markup, and the page's only `</script` are its own three closing tags."""
+    for text in (HOSTILE_JOB, HOSTILE_OWNER, HOSTILE_FRAMEWORK, HOSTILE_TRACES):
         assert text not in page
+    assert html.escape(HOSTILE_TRACES, quote=False) in page
+    assert "unknown framework: \\u003cscript\\u003ealert(5)" in page
     assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in page
     assert page.lower().count("</script") == 3
     assert "\\u003cimg src=x onerror=alert(2)\\u003e" in page
@@ -168,10 +280,15 @@ def test_the_period_limits_every_chart(out: Path, tmp_path: Path) -> None:
     page = target.read_text(encoding="utf-8")
     assert "<title>Fleet goodput, 2026-11-21 to 2026-11-21</title>" in page
     specs = specs_of(page)
-    for chart in ("fleet", "by-chip-generation", "by-size", "ledger"):
-        assert {v["day"] for v in specs[chart]["data"]["values"]} == {"2026-11-21"}, chart
+    for chart, field in [
+        ("fleet", "metric"),
+        ("by-chip-generation", "metric"),
+        ("by-size", "jobs"),
+        ("ledger", "category"),
+    ]:
+        assert {v["day"] for v in rows_with(specs[chart], "day", field)} == {"2026-11-21"}, chart
     day = [r for r in _rows(out, "job_day_goodput_current") if r["day"] == dt.date(2026, 11, 21)]
-    fleet = {v["metric"]: v["value"] for v in specs["fleet"]["data"]["values"]}
+    fleet = {v["metric"]: v["value"] for v in _fleet_rows(specs)}
     assert fleet == pytest.approx(_ratios(day), rel=1e-12)
 
 
@@ -211,9 +328,7 @@ def test_the_report_shows_the_metric_version_asked_for(out: Path, tmp_path: Path
     page = target.read_text(encoding="utf-8")
     assert _opening(page).startswith("Metric version v2. ")
     v2 = [r for r in _rows(copy, "job_day_goodput") if r["metric_version"] == "v2"]
-    plotted = {
-        (v["day"], v["metric"]): v["value"] for v in specs_of(page)["fleet"]["data"]["values"]
-    }
+    plotted = {(v["day"], v["metric"]): v["value"] for v in _fleet_rows(specs_of(page))}
     for day, rows in _by_day(v2).items():
         for metric, value in _ratios(rows).items():
             assert plotted[day, metric] == pytest.approx(value, rel=1e-12), (day, metric)
@@ -272,20 +387,33 @@ def test_the_comparison_charts_carry_compare_periods_parts(out: Path, compared: 
 
 
 def test_the_comparison_shows_the_ledger_categories_that_moved(out: Path, compared: dict) -> None:
-    """Each moved category's share of wanted chip-time, per period, against the ledger rows."""
+    """For the fleet and then each top slice, as the terminal prints them, each moved category's
+    share of wanted chip-time per period; the fleet's also against the ledger rows."""
     comparison = compare_periods(out, parse_period(BASE), parse_period(CURRENT))
     plotted = compared["compare-ledger"]["data"]["values"]
-    moves = comparison.fleet_moves
-    assert [(v["category"], v["share"]) for v in plotted] == [
-        (m.category, share) for m in moves for share in (m.base_share, m.current_share)
+    scopes = [("fleet", comparison.fleet_moves)] + [
+        (" / ".join(c.slice), comparison.slice_moves[c.slice]) for c in comparison.top_slices
+    ]
+    assert [(v["scope"].split(" (")[0], v["category"], v["share"]) for v in plotted] == [
+        (scope, m.category, share)
+        for scope, moves in scopes
+        for m in moves
+        for share in (m.base_share, m.current_share)
     ]
     assert len(comparison.fleet_moves) == 3
+    assert len(plotted) == 2 * sum(len(moves) for _, moves in scopes) > 6
+    # A slice without job-days in one period says which, as the terminal does.
+    absent = [c for c in comparison.top_slices if not c.base.wanted]
+    assert absent
+    for c in absent:
+        label = f"{' / '.join(c.slice)} (no job-days in the base period)"
+        assert any(v["scope"] == label for v in plotted)
     chip_s = defaultdict(float)
     for row in _rows(out, "chip_time_ledger_current"):
         period = "base" if row["day"].isoformat() == DAYS[0] else "current"
         chip_s[period, row["category"]] += row["chip_s"]
     wanted = {p: sum(v for (q, _), v in chip_s.items() if q == p) for p in ("base", "current")}
-    for v in plotted:
+    for v in (v for v in plotted if v["scope"] == "fleet"):
         period = v["period"].split()[0]
         expected = chip_s[period, v["category"]] / wanted[period]
         assert v["share"] == pytest.approx(expected, rel=1e-12), v
@@ -305,7 +433,7 @@ def test_a_hand_made_comparison_on_the_page() -> None:
         fleet_moves=(CategoryMove("runtime_idle", 0.1, 0.3),),
         slice_moves={},
     )
-    page = render_page("compare", "", comparison_charts(comparison))
+    page = render_page("compare", [comparison_section(comparison)])
     assert name[0] not in page and name[2] not in page
     assert page.lower().count("</script") == 3
     specs = specs_of(page)
@@ -315,9 +443,10 @@ def test_a_hand_made_comparison_on_the_page() -> None:
     bars = specs["compare-slices"]["data"]["values"]
     assert {v["slice"] for v in bars} == {" / ".join(name)}
     assert [v["value"] for v in bars] == pytest.approx([0, 0, -0.1, 0], abs=1e-15)
-    assert [(v["period"], v["share"]) for v in specs["compare-ledger"]["data"]["values"]] == [
-        ("base (2026-01-01..2026-01-01)", 0.1),
-        ("current (2026-01-02..2026-01-03)", 0.3),
+    moves = specs["compare-ledger"]["data"]["values"]
+    assert [(v["scope"], v["period"], v["share"]) for v in moves] == [
+        ("fleet", "base (2026-01-01..2026-01-01)", 0.1),
+        ("fleet", "current (2026-01-02..2026-01-03)", 0.3),
     ]
 
 

@@ -1,7 +1,9 @@
 """The report in a real headless Chromium (Debian's `chromium`, which `make test` installs), as a
-reader opens it: from a file, with the network off. It loads without a console message or a page
-error, draws every chart, shows the hostile job's id and owner as text and runs neither, and
-leaves a screenshot (its path printed; `pytest -s` shows it).
+reader opens it: from a file, with the network off, in a 1400 px window. It loads without a
+console message or a page error, every chart draws marks of every kind it declares (counted in
+each Vega view's scenegraph), the page fills the window without scrolling sideways, clicking a
+slice's bar shows that slice's worst jobs, the hostile job's id and owner show as text and run
+neither, and it leaves a screenshot (its path printed; `pytest -s` shows it).
 
 A missing browser fails the test rather than skipping it: CI must not pass without it.
 """
@@ -16,7 +18,41 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.conftest import run_mpg
-from tests.report_fleet import HOSTILE_JOB, HOSTILE_OWNER, published_hostile_fleet, specs_of
+from tests.report_fleet import (
+    HOSTILE_JOB,
+    HOSTILE_OWNER,
+    hostile_out,  # noqa: F401 (a fixture)
+    published_rows,
+    specs_of,
+)
+
+WIDTH = 1400
+
+# Per data mark of a Vega view (axes, legends and titles left out), how many items it drew.
+_MARK_ITEMS = """(id) => {
+  const counts = {};
+  const walk = (node) => {
+    if (node.marktype) {
+      if (node.role === "mark") counts[node.name] = (counts[node.name] || 0) + node.items.length;
+      if (node.marktype === "group") node.items.forEach((g) => (g.items || []).forEach(walk));
+    } else if (node.items) node.items.forEach(walk);
+  };
+  walk(window.mpgViews[id].scenegraph().root);
+  return counts;
+}"""
+
+# The jobs a worst-jobs panel shows, in its order: the data of its owners' text marks.
+_SHOWN_JOBS = """([id, name]) => {
+  const found = [];
+  const walk = (node) => {
+    if (node.marktype) {
+      if (node.name && node.name.includes(name)) found.push(...node.items.map((i) => i.datum));
+      if (node.marktype === "group") node.items.forEach((g) => (g.items || []).forEach(walk));
+    } else if (node.items) node.items.forEach(walk);
+  };
+  walk(window.mpgViews[id].scenegraph().root);
+  return found.sort((a, b) => a.rank - b.rank).map((d) => d.job_id);
+}"""
 
 
 def _chromium() -> str:
@@ -37,8 +73,8 @@ def _open(page: Page, report: Path, events: list[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return published_hostile_fleet(tmp_path_factory.mktemp("report-browser"))
+def out(hostile_out: Path) -> Path:  # noqa: F811
+    return hostile_out
 
 
 def _write_report(out: Path, name: str, *options: str) -> Path:
@@ -62,12 +98,13 @@ def browser() -> Iterator[Browser]:
 
 
 def _new_page(browser: Browser) -> Page:
-    context = browser.new_context(offline=True, viewport={"width": 1200, "height": 900})
+    context = browser.new_context(offline=True, viewport={"width": WIDTH, "height": 900})
     return context.new_page()
 
 
 def _render(browser: Browser, report: Path, screenshot: Path) -> Page:
-    """Open the report and check it loads quietly and draws every chart as an SVG of real size."""
+    """Open the report and check it loads quietly, draws every chart as an SVG of real size whose
+    every data mark drew something, and fits the window's width while using most of it."""
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
     events: list[str] = []
     page = _new_page(browser)
@@ -87,20 +124,75 @@ def _render(browser: Browser, report: Path, screenshot: Path) -> Page:
     assert [c[:2] for c in charts] == [[chart_id, 1] for chart_id in chart_ids]
     for chart_id, _, width, height in charts:
         assert width > 100 and height > 100, chart_id
+    for chart_id in chart_ids:
+        drawn = page.evaluate(_MARK_ITEMS, chart_id)
+        assert drawn and all(n > 0 for n in drawn.values()), (chart_id, drawn)
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
+    assert max(width for _, _, width, _ in charts) > 0.85 * WIDTH
     assert screenshot.stat().st_size > 50_000
     return page
 
 
 def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path: Path) -> None:
-    assert len(specs_of(report.read_text(encoding="utf-8"))) == 8
+    assert len(specs_of(report.read_text(encoding="utf-8"))) == 10
     page = _render(browser, report, tmp_path / "report.png")
-    # The worst-jobs chart names the hostile job on its axis and its owner beside the bar, as
-    # text; the page holds its own three scripts and no image.
+    # The worst jobs (the fleet's, and each slice chart's while no slice is picked) name the
+    # hostile job on their axis and its owner beside its bar, as text; the page holds its own
+    # three scripts and no image.
     for text in (HOSTILE_JOB, HOSTILE_OWNER):
         shown = page.get_by_text(text, exact=True)
-        assert (shown.count(), shown.first.is_visible()) == (1, True), text
+        assert shown.count() == 4, text
+        assert all(shown.nth(i).is_visible() for i in range(4)), text
     assert page.evaluate("document.querySelectorAll('script').length") == 3
     assert page.evaluate("document.querySelectorAll('img').length") == 0
+
+
+def _worst(out: Path, kind: str | None, value: str | None, limit: int) -> list[str]:
+    """The jobs with most lost chip-hours (every ledger category but ideal and
+    productive_unprofiled), of one slice or of the fleet, recomputed from the published rows."""
+    slice_of = {r["job_id"]: r for r in published_rows(out, "job_day_goodput_current")}
+    lost: dict[str, float] = {}
+    for row in published_rows(out, "chip_time_ledger_current"):
+        if row["category"] not in ("ideal", "productive_unprofiled"):
+            lost[row["job_id"]] = lost.get(row["job_id"], 0.0) + row["chip_s"]
+    jobs = [j for j in lost if kind is None or slice_of[j][kind] == value]
+    return sorted(jobs, key=lambda j: (-lost[j], j))[:limit]
+
+
+def test_clicking_a_slice_shows_its_worst_jobs(
+    out: Path, report: Path, browser: Browser, tmp_path: Path
+) -> None:
+    """A click on tpu-v5p's bar (as a reader clicks: the mouse on the drawn bar) picks it: the
+    panel beside lists tpu-v5p's 10 worst jobs, the hostile one first, and its owner as text;
+    a double-click clears the pick and the fleet's 10 worst come back."""
+    page = _new_page(browser)
+    _open(page, report, [])
+    chart = page.locator("#by-chip-generation")
+    shown = ("by-chip-generation", "chip_generation_worst_owners")
+    assert page.evaluate(_SHOWN_JOBS, shown) == _worst(out, None, None, 10)
+
+    # tpu-v5p's scheduling part: the hostile job's 6,144 chip-hours, wide enough to click.
+    bar = chart.locator(
+        'path[aria-roledescription="bar"]'
+        '[aria-label*="chip generation: tpu-v5p;"][aria-label*="category: scheduling;"]'
+    )
+    bar.click()
+    expected = _worst(out, "chip_generation", "tpu-v5p", 10)
+    assert expected[0] == HOSTILE_JOB and len(expected) < 10  # a small slice: all its jobs
+    page.wait_for_function(
+        f"([id, name]) => ({_SHOWN_JOBS})([id, name]).length == {len(expected)}", arg=list(shown)
+    )
+    assert page.evaluate(_SHOWN_JOBS, shown) == expected
+    assert chart.get_by_text(HOSTILE_OWNER, exact=True).is_visible()
+    assert chart.get_by_text("Worst jobs of tpu-v5p", exact=True).is_visible()
+    page.screenshot(path=tmp_path / "picked.png", full_page=True)
+    print(f"screenshot: {tmp_path / 'picked.png'}")
+
+    bar.dblclick()
+    page.wait_for_function(
+        f"([id, name]) => ({_SHOWN_JOBS})([id, name]).length == 10", arg=list(shown)
+    )
+    assert page.evaluate(_SHOWN_JOBS, shown) == _worst(out, None, None, 10)
 
 
 def test_the_comparison_renders_in_chromium(out: Path, browser: Browser, tmp_path: Path) -> None:
@@ -108,7 +200,7 @@ def test_the_comparison_renders_in_chromium(out: Path, browser: Browser, tmp_pat
     periods = ("2026-11-20", "2026-11-21..2026-11-22")
     report = _write_report(out, "compared.html", "--compare", *periods)
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
-    assert chart_ids[8:] == ["compare-waterfall", "compare-slices", "compare-ledger"]
+    assert chart_ids[10:] == ["compare-waterfall", "compare-slices", "compare-ledger"]
     page = _render(browser, report, tmp_path / "compared.png")
     # The waterfall's steps on its axis: base MPG, the five parts (coverage the last), current MPG.
     labels = ["base MPG", "mix", "SG", "RG", "PG", "PG coverage", "current MPG"]

@@ -1,234 +1,234 @@
-"""The report's charts, as Vega-Lite specs built with Altair from the frames of `data.py`.
+"""The fleet's charts: goodput per day, SG by job size, the ledger per day and as a waterfall.
 
-Each chart's rows travel inside its spec (`alt.Data(values=...)`): strings from the logs (job ids,
-owners, slice values) are data that Vega draws as text, never markup.
+Each chart's rows travel inside its spec (`alt.Data(values=...)`): strings from the logs are data
+that Vega draws as text, never markup. Colours of ledger categories come from `theme`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import altair as alt
 import polars as pl
 
-from mpg.metrics import LEDGER_CATEGORIES
+from mpg.report.blocks import Chart
 from mpg.report.data import ReportData
+from mpg.report.theme import (
+    FULL_WIDTH,
+    METRIC_TITLES,
+    METRICS,
+    chip_hours,
+    day_axis,
+    ledger_color,
+    ledger_order,
+    percent,
+    ratio_axis,
+    tooltips,
+    values,
+    with_category_order,
+)
 
-METRICS = ("mpg", "sg", "rg", "pg")
-_SLICE_TITLES = {
-    "chip_generation": "chip generation",
-    "workload_class": "workload class",
-    "framework": "framework",
-}
-CHART_WIDTH = 640
-
-
-@dataclass(frozen=True)
-class Chart:
-    """One chart of the page: its element id, heading, a sentence on how to read it, its spec."""
-
-    id: str
-    title: str
-    caption: str
-    chart: alt.TopLevelMixin
-
-    @property
-    def spec(self) -> dict:
-        """The Vega-Lite spec, data included."""
-        return self.chart.to_dict()
+WATERFALL_WIDTH = 680
+LOSSES_WIDTH = 330
 
 
-def _values(frame: pl.DataFrame) -> alt.Data:
-    """Rows as JSON values, days as ISO dates (read as UTC by `utcyearmonthdate`)."""
-    dates = [
-        pl.col(name).dt.to_string("%Y-%m-%d") for name, t in frame.schema.items() if t == pl.Date
-    ]
-    return alt.Data(values=frame.with_columns(dates).to_dicts())
-
-
-def _day_axis() -> alt.X:
-    return alt.X(
-        "utcyearmonthdate(day):T",
-        title="day (UTC)",
-        axis=alt.Axis(format="%b %d", tickCount={"interval": "day", "step": 1}),
+def long_metrics(frame: pl.DataFrame, index: list[str]) -> pl.DataFrame:
+    """One row per metric: `metric` and `value` (ratios), the `index` columns kept."""
+    return frame.unpivot(on=list(METRICS), index=index, variable_name="metric").with_columns(
+        pl.col("metric").replace_strict(METRIC_TITLES).alias("metric_title")
     )
 
 
-def _ratio_axis(title: str) -> alt.Y:
-    return alt.Y("value:Q", title=title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
-
-
-def _long(frame: pl.DataFrame, index: list[str]) -> pl.DataFrame:
-    return frame.unpivot(on=list(METRICS), index=index, variable_name="metric")
-
-
-def fleet_chart(data: ReportData) -> alt.Chart:
-    fleet = data.slice_days.filter(pl.col("slice_kind") == "fleet")
-    return (
-        alt.Chart(_values(_long(fleet, ["day"])), width=CHART_WIDTH)
+def fleet_chart(data: ReportData) -> alt.VConcatChart:
+    """MPG, SG, RG, PG per day, over the wanted chip-hours that weigh each day."""
+    fleet = data.slice_days.filter(pl.col("slice_kind") == "fleet").with_columns(
+        (pl.col("wanted_chip_s") / 3600).alias("wanted_chip_h")
+    )
+    lines = (
+        alt.Chart(values(long_metrics(fleet, ["day", "wanted_chip_h"])), width=FULL_WIDTH)
         .mark_line(point=True)
         .encode(
-            x=_day_axis(),
-            y=_ratio_axis("goodput"),
-            color=alt.Color("metric:N", sort=list(METRICS), title="metric"),
-            tooltip=["day:T", "metric:N", alt.Tooltip("value:Q", format=".2%")],
+            x=day_axis(None),
+            y=ratio_axis("goodput"),
+            color=alt.Color(
+                "metric_title:N", sort=[METRIC_TITLES[m] for m in METRICS], title="metric"
+            ),
+            strokeWidth=alt.condition("datum.metric == 'mpg'", alt.value(3.5), alt.value(1.5)),
+            tooltip=tooltips("day:T", "metric_title:N", alt.Tooltip("value:Q", format=".2%")),
         )
     )
-
-
-def slice_chart(data: ReportData, kind: str) -> alt.FacetChart:
-    """MPG, SG, RG and PG of each value of one slice column, one panel per metric."""
-    rows = data.slice_days.filter(pl.col("slice_kind") == kind)
-    return (
-        alt.Chart(_values(_long(rows, ["day", "slice"])), width=CHART_WIDTH // 4 - 10, height=180)
-        .mark_line(point=True)
+    weight = (
+        alt.Chart(values(fleet), width=FULL_WIDTH, height=70)
+        .mark_area(color="#5f6b77", opacity=0.35, line=True, point=True)
         .encode(
-            x=_day_axis(),
-            y=_ratio_axis(""),
-            color=alt.Color("slice:N", title=_SLICE_TITLES[kind]),
-            tooltip=["day:T", "slice:N", "metric:N", alt.Tooltip("value:Q", format=".2%")],
+            x=day_axis(),
+            y=alt.Y("wanted_chip_h:Q", title="wanted chip-h", axis=alt.Axis(tickCount=3)),
+            tooltip=tooltips(
+                "day:T", alt.Tooltip("wanted_chip_h:Q", format=",.1f", title="wanted chip-h")
+            ),
         )
-        .facet(column=alt.Column("metric:N", sort=list(METRICS), title=None))
     )
+    return alt.vconcat(lines, weight, spacing=4)
 
 
 def size_class_chart(data: ReportData) -> alt.Chart:
     order = data.size_class_days.sort("size_order")["size_class"].unique(maintain_order=True)
+    rows = data.size_class_days.rename({"sg": "value"}).with_columns(
+        (pl.col("wanted_chip_s") / 3600).alias("wanted_chip_h")
+    )
     return (
-        alt.Chart(_values(data.size_class_days.rename({"sg": "value"})), width=CHART_WIDTH)
+        alt.Chart(values(rows), width=FULL_WIDTH, height=260)
         .mark_line(point=True)
         .encode(
-            x=_day_axis(),
-            y=_ratio_axis("SG (scheduling goodput)"),
+            x=day_axis(),
+            y=ratio_axis("SG (scheduling goodput)", full=False),
             color=alt.Color("size_class:N", sort=order.to_list(), title="chips requested"),
-            tooltip=["day:T", "size_class:N", "jobs:Q", alt.Tooltip("value:Q", format=".2%")],
+            tooltip=tooltips(
+                "day:T",
+                alt.Tooltip("size_class:N", title="chips requested"),
+                alt.Tooltip("jobs:Q", title="job-days"),
+                alt.Tooltip("wanted_chip_h:Q", format=",.1f", title="wanted chip-h"),
+                alt.Tooltip("value:Q", format=".2%", title="SG"),
+            ),
         )
-    )
-
-
-def _category_color(title: str) -> alt.Color:
-    return alt.Color(
-        "category:N",
-        sort=list(LEDGER_CATEGORIES),
-        title=title,
-        scale=alt.Scale(scheme="tableau20"),
     )
 
 
 def ledger_area_chart(data: ReportData) -> alt.Chart:
-    order = {category: i for i, category in enumerate(LEDGER_CATEGORIES)}
-    rows = data.ledger_days.with_columns(
-        pl.col("category").replace_strict(order, default=len(order)).alias("order")
-    )
     return (
-        alt.Chart(_values(rows), width=CHART_WIDTH)
+        alt.Chart(values(with_category_order(data.ledger_days)), width=FULL_WIDTH)
         .mark_area()
         .encode(
-            x=_day_axis(),
+            x=day_axis(),
             y=alt.Y("chip_h:Q", stack="zero", title="chip-hours"),
-            color=_category_color("ledger category"),
-            order=alt.Order("order:Q"),
-            tooltip=["day:T", "category:N", alt.Tooltip("chip_h:Q", format=",.1f")],
+            color=ledger_color(),
+            order=ledger_order(),
+            tooltip=tooltips("day:T", "category:N", alt.Tooltip("chip_h:Q", format=",.1f")),
         )
     )
 
 
-def waterfall_chart(data: ReportData) -> alt.Chart:
-    order = data.ledger_waterfall["category"].to_list()
-    return (
-        alt.Chart(_values(data.ledger_waterfall), width=CHART_WIDTH)
-        .mark_bar()
-        .encode(
-            x=alt.X("category:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40)),
-            y=alt.Y("bar_start:Q", title="chip-hours"),
-            y2="bar_end:Q",
-            color=alt.Color(
-                "category:N", sort=order, legend=None, scale=alt.Scale(scheme="tableau20")
-            ),
-            tooltip=["category:N", alt.Tooltip("chip_h:Q", format=",.1f")],
+def _waterfall_rows(data: ReportData) -> pl.DataFrame:
+    wanted = data.ledger_waterfall["chip_h"][0]
+    share = pl.col("chip_h") / wanted if wanted else pl.lit(None, pl.Float64)
+    return data.ledger_waterfall.with_columns(share.alias("share")).with_columns(
+        pl.struct("chip_h", "share")
+        .map_elements(
+            lambda r: [chip_hours(r["chip_h"]), percent(r["share"], 1)],
+            return_dtype=pl.List(pl.String),
         )
+        .alias("label")
     )
 
 
-def worst_jobs_chart(data: ReportData) -> alt.LayerChart:
-    rows = data.worst_jobs.with_columns(pl.col("owner").fill_null(""))
-    base = alt.Chart(_values(rows), width=CHART_WIDTH // 2).encode(
-        y=alt.Y("job_id:N", sort=None, title="job", axis=alt.Axis(labelLimit=400))
+def waterfall_chart(data: ReportData) -> alt.LayerChart:
+    """Wanted chip-hours stepping down to ideal, each bar labelled with its chip-hours and share
+    of wanted; a dashed line marks what fleet MPG makes of wanted (see `reconciliation`)."""
+    rows = _waterfall_rows(data)
+    order = rows["category"].to_list()
+    base = alt.Chart(values(rows), width=WATERFALL_WIDTH, height=320).encode(
+        x=alt.X("category:N", sort=order, title=None, axis=alt.Axis(labelAngle=-35)),
     )
-    tooltip = [
-        "job_id:N",
-        "owner:N",
-        "workload_class:N",
-        "framework:N",
-        "chip_generation:N",
-        "chips_requested:Q",
-        alt.Tooltip("wanted_chip_h:Q", format=",.1f"),
-        alt.Tooltip("lost_chip_h:Q", format=",.1f"),
-    ]
+    tooltip = tooltips(
+        "category:N",
+        alt.Tooltip("chip_h:Q", format=",.1f", title="chip-hours"),
+        alt.Tooltip("share:Q", format=".2%", title="share of wanted"),
+    )
     bars = base.mark_bar().encode(
-        x=alt.X("lost_chip_h:Q", title="lost chip-hours (wanted - productive)"),
+        y=alt.Y("bar_start:Q", title="chip-hours"),
+        y2="bar_end:Q",
+        color=ledger_color(legend=False),
         tooltip=tooltip,
     )
-    owners = base.mark_text(align="left", dx=4).encode(x="lost_chip_h:Q", text="owner:N")
-    return alt.layer(bars, owners)
-
-
-def _percent(ratio: float | None) -> str:
-    return "n/a" if ratio is None else f"{ratio:.2%}"
-
-
-def opening_line(data: ReportData) -> str:
-    """The sentence above the charts: the metric version every figure below is of, and the fleet's
-    goodput over the whole period (ratios of the period's chip-time sums, as every roll-up)."""
+    # Two lines (chip-hours, share): Vega draws the second below the first, so lift both.
+    labels = base.mark_text(baseline="bottom", dy=-14, fontSize=10).encode(
+        y="bar_start:Q", text="label:N"
+    )
+    layers = [bars, labels]
     fleet = data.period_fleet.row(0, named=True)
-    coverage = (
-        "no job-day has a program profile, so PG and MPG are unknown"
-        if fleet["pg"] is None
-        else f"PG from the {fleet['pg_coverage']:.1%} of productive chip-time that was profiled"
-    )
-    return (
-        f"Metric version {data.metric_version}. From {data.first} to {data.last}, "
-        f"{fleet['jobs']:,} jobs wanted {fleet['wanted_chip_s'] / 3600:,.1f} chip-hours: "
-        f"fleet MPG {_percent(fleet['mpg'])} = SG {_percent(fleet['sg'])} x "
-        f"RG {_percent(fleet['rg'])} x PG {_percent(fleet['pg'])} ({coverage})."
-    )
+    if fleet["mpg"] is not None:
+        at = fleet["mpg"] * fleet["wanted_chip_s"] / 3600
+        mark = pl.DataFrame(
+            {
+                "at": [at],
+                "label": [f"fleet MPG x wanted: {chip_hours(at)} ({percent(fleet['mpg'])})"],
+            }
+        )
+        line = alt.Chart(values(mark))
+        layers += [
+            line.mark_rule(strokeDash=[6, 4], color="#222").encode(y="at:Q"),
+            line.mark_text(align="center", baseline="bottom", dy=-3, x=WATERFALL_WIDTH / 2).encode(
+                y="at:Q", text="label:N"
+            ),
+        ]
+    return alt.layer(*layers)
 
 
-def charts(data: ReportData) -> list[Chart]:
-    """Every chart of the report, in page order."""
+def losses_chart(data: ReportData) -> alt.LayerChart:
+    """The chip-hours that made no kept progress (wanted - productive) on their own scale, so that
+    the waterfall's small categories are bars here, not slivers."""
+    productive = ("wanted", "productive_unprofiled", "program_loss", "ideal")
+    rows = _waterfall_rows(data).filter(~pl.col("category").is_in(productive))
+    base = alt.Chart(values(rows), width=LOSSES_WIDTH, height=320).encode(
+        y=alt.Y("category:N", sort=rows["category"].to_list(), title=None),
+        x=alt.X("chip_h:Q", title="chip-hours", scale=alt.Scale(nice=True)),
+    )
+    bars = base.mark_bar().encode(
+        color=ledger_color(legend=False),
+        tooltip=tooltips(
+            "category:N",
+            alt.Tooltip("chip_h:Q", format=",.1f", title="chip-hours"),
+            alt.Tooltip("share:Q", format=".2%", title="share of wanted"),
+        ),
+    )
+    labels = base.mark_text(align="left", dx=3, fontSize=10).encode(
+        text=alt.Text("share:Q", format=".1%")
+    )
+    return alt.layer(bars, labels)
+
+
+def fleet_charts(data: ReportData) -> list[Chart]:
     return [
-        Chart("fleet", "Fleet goodput", "MPG = SG x RG x PG, per UTC day.", fleet_chart(data)),
-        *(
-            Chart(
-                f"by-{kind.replace('_', '-')}",
-                f"Goodput per {title}",
-                f"Each {title}'s MPG, SG, RG and PG per day.",
-                slice_chart(data, kind),
-            )
-            for kind, title in _SLICE_TITLES.items()
-        ),
         Chart(
-            "by-size",
-            "Scheduling goodput by job size",
-            "SG of the jobs in each class of chips requested: 1, 2-8, 9-64, 65-512, 513+.",
-            size_class_chart(data),
-        ),
+            "fleet",
+            "Fleet goodput per day",
+            "MPG = SG x RG x PG per UTC day (MPG the thick line); below, the wanted chip-hours "
+            "each day weighs in the period's figures.",
+            fleet_chart(data),
+        )
+    ]
+
+
+def ledger_charts(data: ReportData) -> list[Chart]:
+    return [
         Chart(
             "ledger",
-            "Where the chip-hours went",
-            "The chip-time ledger summed over jobs, per day.",
+            "Per day",
+            "The chip-time ledger summed over jobs, stacked per day, ideal time at the bottom.",
             ledger_area_chart(data),
         ),
         Chart(
             "waterfall",
             "From wanted to ideal chip-hours",
-            "The whole period's ledger: each category takes its share off the wanted chip-hours.",
+            "The whole period's ledger: each category takes its chip-hours (and share of "
+            "wanted) off the wanted chip-hours; the dashed line is fleet MPG x wanted.",
             waterfall_chart(data),
         ),
         Chart(
-            "worst-jobs",
-            "Jobs that lost the most chip-hours",
-            "Wanted but not productive chip-hours over the period, with the job's owner.",
-            worst_jobs_chart(data),
+            "losses",
+            "The non-productive chip-hours on their own scale",
+            "The waterfall's categories before productive time (wanted - productive), each "
+            "labelled with its share of wanted.",
+            losses_chart(data),
         ),
+    ]
+
+
+def size_class_charts(data: ReportData) -> list[Chart]:
+    return [
+        Chart(
+            "by-size",
+            "Scheduling goodput by job size",
+            "SG of the jobs in each class of chips requested (1, 2-8, 9-64, 65-512, 513+), per "
+            "day; the axis fits the values, it does not start at 0%.",
+            size_class_chart(data),
+        )
     ]

@@ -16,9 +16,8 @@ from mpg.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.compare import compare_periods, parse_period
 from mpg.config import metric_version_to_read
 from mpg.errors import OptionsError
-from mpg.report.charts import charts, opening_line
-from mpg.report.compare_charts import comparison_charts
 from mpg.report.data import read_report_data
+from mpg.report.layout import sections
 from mpg.report.page import render_page
 
 REPORT_FILE = "report.html"
@@ -55,17 +54,17 @@ def report_command(args: argparse.Namespace) -> int:
     with progress.reporting("report"):
         with progress.phase("query", unit="days") as step:
             data = read_report_data(args.out, version, args.first, args.last)
-            section = []
+            comparison = None
             if args.compare:
                 base, current = (parse_period(text) for text in args.compare)
-                section = comparison_charts(compare_periods(args.out, base, current, version))
+                comparison = compare_periods(args.out, base, current, version)
             days = (data.last - data.first).days + 1
             step.done(days)
         with progress.phase("render", unit="charts") as step:
-            figures = charts(data) + section
+            parts = sections(data, comparison)
             title = f"Fleet goodput, {data.first} to {data.last}"
-            page = render_page(title, opening_line(data), figures)
-            step.done(len(figures))
+            page = render_page(title, parts)
+            step.done(sum(len(part.charts) for part in parts))
         target = args.file or default_report_file(args.out)
         partial = target.with_name(f".{target.name}.partial")
         partial.write_text(page, encoding="utf-8")

@@ -11,10 +11,18 @@ from __future__ import annotations
 import altair as alt
 
 from mpg.compare.comparison import Comparison
-from mpg.compare.decompose import FLEET_PART_NAMES, PART_LABELS, PART_NAMES, SLICE_COLUMNS
-from mpg.report.charts import CHART_WIDTH, Chart
+from mpg.compare.decompose import (
+    FLEET_PART_NAMES,
+    PART_LABELS,
+    PART_NAMES,
+    SLICE_COLUMNS,
+    SliceChange,
+)
+from mpg.report.blocks import Chart, Section
+from mpg.report.theme import FULL_WIDTH, HALF_WIDTH, tooltips
 
 _STEP_COLORS = alt.Scale(domain=["MPG", "up", "down"], range=["#4c78a8", "#54a24b", "#e45756"])
+_PERIOD_COLORS = ["#a5b4c4", "#34495e"]
 
 
 def waterfall_rows(comparison: Comparison) -> list[dict]:
@@ -56,25 +64,40 @@ def slice_part_rows(comparison: Comparison) -> list[dict]:
     ]
 
 
+def _slice_label(change: SliceChange) -> str:
+    """The slice's name, and which period it has no job-days in, as the terminal says."""
+    absent = next(
+        (p for p, sums in (("base", change.base), ("current", change.current)) if not sums.wanted),
+        None,
+    )
+    name = " / ".join(change.slice)
+    return f"{name} (no job-days in the {absent} period)" if absent else name
+
+
 def ledger_move_rows(comparison: Comparison) -> list[dict]:
-    """The fleet's ledger categories that moved most: their share of wanted chip-time in each
-    period, one row per category and period."""
+    """The ledger categories whose share of wanted chip-time moved most, for the fleet and then
+    each top slice (as the terminal prints them): one row per scope, category and period."""
     periods = {"base": comparison.base_period, "current": comparison.current_period}
+    scopes = [("fleet", comparison.fleet_moves)] + [
+        (_slice_label(c), comparison.slice_moves.get(c.slice, ())) for c in comparison.top_slices
+    ]
     return [
         {
+            "scope": scope,
             "category": m.category,
             "period": f"{period} ({periods[period]})",
             "share": share,
             "change": m.change,
         }
-        for m in comparison.fleet_moves
+        for scope, moves in scopes
+        for m in moves
         for period, share in (("base", m.base_share), ("current", m.current_share))
     ]
 
 
 def _waterfall_chart(comparison: Comparison) -> alt.LayerChart:
     rows = waterfall_rows(comparison)
-    base = alt.Chart(alt.Data(values=rows), width=CHART_WIDTH).encode(
+    base = alt.Chart(alt.Data(values=rows), width=FULL_WIDTH).encode(
         x=alt.X(
             "label:N",
             sort=[row["label"] for row in rows],
@@ -86,7 +109,7 @@ def _waterfall_chart(comparison: Comparison) -> alt.LayerChart:
         y=alt.Y("bar_start:Q", title="fleet MPG", axis=alt.Axis(format="%")),
         y2="bar_end:Q",
         color=alt.Color("direction:N", scale=_STEP_COLORS, legend=None),
-        tooltip=["label:N", alt.Tooltip("value:Q", format="+.3%")],
+        tooltip=tooltips("label:N", alt.Tooltip("value:Q", format="+.3%")),
     )
     labels = (
         base.transform_calculate(top="max(datum.bar_start, datum.bar_end)")
@@ -99,37 +122,50 @@ def _waterfall_chart(comparison: Comparison) -> alt.LayerChart:
 def _slices_chart(comparison: Comparison) -> alt.Chart:
     order = [" / ".join(c.slice) for c in comparison.top_slices]
     return (
-        alt.Chart(alt.Data(values=slice_part_rows(comparison)), width=CHART_WIDTH // 2)
+        alt.Chart(alt.Data(values=slice_part_rows(comparison)), width=HALF_WIDTH)
         .mark_bar()
         .encode(
             y=alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=400)),
             x=alt.X("value:Q", stack="zero", title="part of the change", axis=alt.Axis(format="%")),
             color=alt.Color("part:N", sort=[PART_LABELS[n] for n in PART_NAMES], title="part"),
-            tooltip=[
+            tooltip=tooltips(
                 *(f"{c}:N" for c in SLICE_COLUMNS),
                 "part:N",
                 alt.Tooltip("value:Q", format="+.3%"),
-            ],
+            ),
         )
     )
 
 
-def _ledger_moves_chart(comparison: Comparison) -> alt.Chart:
+def _ledger_moves_chart(comparison: Comparison) -> alt.FacetChart:
+    rows = ledger_move_rows(comparison)
+    scopes = list(dict.fromkeys(row["scope"] for row in rows))
     return (
-        alt.Chart(alt.Data(values=ledger_move_rows(comparison)), width=CHART_WIDTH // 2)
+        alt.Chart(alt.Data(values=rows), width=HALF_WIDTH, height=alt.Step(11))
         .mark_bar()
         .encode(
             y=alt.Y("category:N", sort=None, title=None),
             yOffset=alt.YOffset("period:N"),
             x=alt.X("share:Q", title="share of wanted chip-time", axis=alt.Axis(format="%")),
-            color=alt.Color("period:N", title="period"),
-            tooltip=[
+            color=alt.Color("period:N", title="period", scale=alt.Scale(range=_PERIOD_COLORS)),
+            tooltip=tooltips(
+                "scope:N",
                 "category:N",
                 "period:N",
                 alt.Tooltip("share:Q", format=".2%"),
                 alt.Tooltip("change:Q", format="+.2%"),
-            ],
+            ),
         )
+        .facet(
+            row=alt.Row(
+                "scope:N",
+                sort=scopes,
+                title=None,
+                header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=300),
+            ),
+            spacing=8,
+        )
+        .resolve_scale(y="independent")
     )
 
 
@@ -154,7 +190,19 @@ def comparison_charts(comparison: Comparison) -> list[Chart]:
         Chart(
             "compare-ledger",
             "The ledger categories that moved",
-            "The fleet's categories whose share of wanted chip-time moved most.",
+            "For the fleet and each top slice, the ledger categories whose share of wanted "
+            "chip-time moved most, base beside current (as mpg compare prints them).",
             _ledger_moves_chart(comparison),
         ),
     ]
+
+
+def comparison_section(comparison: Comparison) -> Section:
+    """The comparison as a section of the page, after the fleet's."""
+    return Section(
+        "compare",
+        f"What changed: {comparison.base_period} to {comparison.current_period}",
+        "mpg compare's figures for the two periods (docs/compare.md), whatever the report's "
+        "own period.",
+        tuple(comparison_charts(comparison)),
+    )

@@ -1,8 +1,13 @@
-"""What the report plots, read from `DIR/mpg.duckdb` (read-only), for one metric version.
+"""What the report shows, read from `DIR/mpg.duckdb` (read-only, `open_published`), for one metric
+version.
 
-Every query is a file under `sql/report/` with the metric version and the period bound as
-parameters. Owners are not in the published tables, so the worst jobs' owners come from their
-JOB_SUBMIT records in the record store.
+Every query is a file under `sql/report/`, with the metric version and the period bound as
+parameters. The goodput and ledger queries cover the report's period; the folder's own facts
+(the run that published, what the data covers, its quality) cover everything published. A table
+that the mpg which wrote the folder did not publish is found absent through the connection
+(`published_tables.sql`), and its section says so instead of failing. Owners are not in the
+published tables, so the worst jobs' owners come from their JOB_SUBMIT records in the record
+store.
 """
 
 from __future__ import annotations
@@ -17,15 +22,27 @@ import polars as pl
 from mpg.errors import UserError
 from mpg.metrics import LEDGER_CATEGORIES
 from mpg.published import open_published, reading
+from mpg.report.theme import LOSSES
 from mpg.sqlfiles import load_sql
 
-WORST_JOBS = 15
+WORST_JOBS = 15  # of the fleet
+WORST_JOBS_PER_SLICE = 10
 
 # The waterfall's steps down from wanted time: scheduling first (the chips never came), then the
 # runtime's losses, ending at the productive time that PG then discounts.
 WATERFALL_LOSSES: tuple[str, ...] = tuple(
     category for category in reversed(LEDGER_CATEGORIES) if category != "ideal"
 )
+
+# The folder's facts, each read only where the table it needs was published.
+_FOLDER_QUERIES: dict[str, str] = {
+    "published_run": "runs",
+    "data_days": "job_day_goodput",
+    "record_counts": "record_counts",
+    "quarantine_reasons": "quarantine",
+    "validation_summary": "validation_results",
+    "validation_warnings": "validation_results",
+}
 
 
 class EmptyPeriodError(UserError):
@@ -34,7 +51,9 @@ class EmptyPeriodError(UserError):
 
 @dataclass(frozen=True)
 class ReportData:
-    """The rows behind each chart (one frame per file of sql/report/), and the period covered."""
+    """The rows behind each chart (one frame per file of sql/report/), the period covered, the
+    folder's facts (None where their table is not published) and the names of the published
+    tables and views."""
 
     metric_version: str
     first: dt.date
@@ -44,34 +63,77 @@ class ReportData:
     size_class_days: pl.DataFrame
     ledger_days: pl.DataFrame
     ledger_waterfall: pl.DataFrame
-    worst_jobs: pl.DataFrame
+    slice_ledger: pl.DataFrame
+    worst_jobs: pl.DataFrame  # one row per job, a column per category of LOSSES
+    published_run: pl.DataFrame | None
+    data_days: pl.DataFrame | None
+    record_counts: pl.DataFrame | None
+    quarantine_reasons: pl.DataFrame | None
+    validation_summary: pl.DataFrame | None
+    validation_warnings: pl.DataFrame | None
+    tables: frozenset[str]
+
+
+def _frame(con: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) -> pl.DataFrame:
+    return pl.from_arrow(con.sql(load_sql(f"report/{name}.sql"), params=params).to_arrow_table())
 
 
 def read_report_data(
     out: Path, metric_version: str, first: dt.date | None, last: dt.date | None
 ) -> ReportData:
     period = {"metric_version": metric_version, "first": first, "last": last}
-    frames = {}
+    frames: dict[str, pl.DataFrame | None] = {}
     with open_published(out) as con:
+        tables = frozenset(_frame(con, "published_tables")["table_name"].to_list())
         for name, params in [
             ("period_fleet", period),
             ("slice_days", period),
             ("size_class_days", period),
             ("ledger_days", period),
             ("ledger_waterfall", {**period, "losses": list(WATERFALL_LOSSES)}),
-            ("worst_jobs", {**period, "limit": WORST_JOBS}),
+            ("slice_ledger", period),
+            (
+                "worst_jobs",
+                {
+                    **period,
+                    "losses": list(LOSSES),
+                    "fleet_limit": WORST_JOBS,
+                    "slice_limit": WORST_JOBS_PER_SLICE,
+                },
+            ),
         ]:
-            frames[name] = pl.from_arrow(
-                con.sql(load_sql(f"report/{name}.sql"), params=params).to_arrow_table()
-            )
+            frames[name] = _frame(con, name, params)
+        for name, table in _FOLDER_QUERIES.items():
+            frames[name] = _frame(con, name) if table in tables else None
     days = frames["slice_days"]["day"]
     if days.is_empty():
         raise EmptyPeriodError(
             f"no published goodput in {out} (metric version {metric_version}) "
             f"from {first or 'the start'} to {last or 'the end'}"
         )
-    frames["worst_jobs"] = _with_owners(out, frames["worst_jobs"])
-    return ReportData(metric_version=metric_version, first=days.min(), last=days.max(), **frames)
+    frames["worst_jobs"] = _with_owners(out, _one_row_per_job(frames["worst_jobs"]))
+    return ReportData(
+        metric_version=metric_version,
+        first=days.min(),
+        last=days.max(),
+        tables=tables,
+        **frames,
+    )
+
+
+def _one_row_per_job(rows: pl.DataFrame) -> pl.DataFrame:
+    """worst_jobs.sql's rows (one per job and category) as one row per job with a column of
+    chip-hours per category of LOSSES (0 where the job lost none of it), in fleet rank order."""
+    jobs = rows.drop("category", "chip_h").unique("job_id", maintain_order=True)
+    lost = rows.filter(pl.col("category").is_not_null())
+    if lost.is_empty():
+        wide = jobs.select("job_id")
+    else:
+        wide = lost.pivot(on="category", index="job_id", values="chip_h", aggregate_function="sum")
+    wide = wide.with_columns(
+        pl.lit(0.0).alias(c) for c in LOSSES if c not in wide.columns
+    ).with_columns(pl.col(c).fill_null(0.0) for c in LOSSES)
+    return jobs.join(wide.select("job_id", *LOSSES), on="job_id", how="left").sort("fleet_rank")
 
 
 def _with_owners(out: str | Path, jobs: pl.DataFrame) -> pl.DataFrame:

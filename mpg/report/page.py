@@ -21,7 +21,7 @@ from functools import cache
 import altair as alt
 import vl_convert
 
-from mpg.report.charts import Chart
+from mpg.report.blocks import Block, Chart, Facts, Figures, Note, Section, Table
 
 # Vega compiles its expressions with `new Function`, hence 'unsafe-eval'.
 _CSP = (
@@ -33,15 +33,43 @@ _CSP = (
 # sets <body data-rendered="N"> (the browser test waits on it).
 _BOOT = """
 const specs = JSON.parse(document.getElementById("mpg-specs").textContent);
+window.mpgViews = {};
 Promise.all(Object.entries(specs).map(
   ([id, spec]) => vegaEmbed(document.getElementById(id), spec, {renderer: "svg", actions: false})
+    .then((result) => { window.mpgViews[id] = result.view; })
 )).then((views) => { document.body.dataset.rendered = String(views.length); });
 """
 
 _STYLE = """
-body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-section { margin: 2.5em 0; }
-p.caption { color: #555; margin: 0.2em 0 0.8em; }
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1360px;
+  padding: 0 12px; color: #222; }
+nav { font-size: 0.9em; margin: 0.5em 0 1.5em; line-height: 1.8; }
+nav a { margin-right: 1.1em; color: #2a5d9f; text-decoration: none; white-space: nowrap; }
+nav a.absent { color: #999; }
+section { margin: 2.2em 0; border-top: 1px solid #e3e3e3; padding-top: 0.4em; }
+h2 { margin: 0.4em 0 0.2em; }
+h3 { margin: 0.2em 0; font-size: 1.02em; }
+p.intro, p.caption { color: #555; margin: 0.2em 0 0.8em; max-width: 1100px; }
+.blocks { display: flex; flex-wrap: wrap; gap: 1.2em 2.5em; align-items: flex-start; }
+figure { margin: 0; width: min-content; }
+figure.wide { flex-basis: 100%; width: auto; }
+p.opening { font-size: 1.1em; max-width: 1100px; margin: 0.3em 0; }
+p.reconcile { background: #f6f7f9; border-left: 4px solid #5f6b77; padding: 0.6em 0.9em;
+  max-width: 1100px; margin: 0.3em 0; }
+p.absent { color: #777; font-style: italic; margin: 0; }
+.figures { display: flex; flex-wrap: wrap; gap: 0.8em; margin: 0.6em 0; }
+.figure { border: 1px solid #ddd; border-radius: 6px; padding: 0.5em 0.9em; min-width: 150px; }
+.figure .label { color: #555; font-size: 0.85em; }
+.figure .value { font-size: 1.7em; font-weight: 600; }
+.figure .note { color: #777; font-size: 0.8em; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.25em 1.2em; margin: 0; }
+dt { color: #555; } dd { margin: 0; overflow-wrap: anywhere; }
+table { border-collapse: collapse; font-size: 0.9em; }
+caption { text-align: left; color: #555; padding-bottom: 0.4em; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: 0.25em 0.7em; text-align: left;
+  vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { max-width: 420px; overflow-wrap: anywhere; }
 """
 
 
@@ -72,17 +100,99 @@ def _sha256(script: str) -> str:
     return f"'sha256-{digest}'"
 
 
-def render_page(title: str, opening: str, charts: list[Chart]) -> str:
-    """The whole page; `title`, the `opening` paragraph and the charts' headings and captions are
-    escaped as HTML."""
-    bundle = _vega_bundle()
-    specs = script_json({chart.id: chart.spec for chart in charts})
-    sections = "\n".join(
-        f'<section><h2>{html.escape(c.title)}</h2><p class="caption">{html.escape(c.caption)}'
-        f'</p><div class="chart" id="{html.escape(c.id)}"></div></section>'
-        for c in charts
+def _chart(chart: Chart) -> str:
+    wide = ' class="wide"' if _is_wide(chart) else ""
+    return (
+        f"<figure{wide}><h3>{html.escape(chart.title)}</h3>"
+        f'<p class="caption">{html.escape(chart.caption)}</p>'
+        f'<div class="chart" id="{html.escape(chart.id)}"></div></figure>'
     )
+
+
+def _is_wide(chart: Chart) -> bool:
+    """A chart that fills the page's width starts a row of its own."""
+    return chart.id not in _SIDE_BY_SIDE
+
+
+# Charts drawn beside the next one where the window is wide enough.
+_SIDE_BY_SIDE = frozenset({"waterfall", "losses", "quarantine"})
+
+
+def _table(table: Table) -> str:
+    def cell(tag: str, column: str, text: str) -> str:
+        numeric = ' class="num"' if column in table.numeric else ""
+        return f"<{tag}{numeric}>{html.escape(text)}</{tag}>"
+
+    head = "".join(cell("th", c, c) for c in table.columns)
+    body = "".join(
+        "<tr>"
+        + "".join(cell("td", c, v) for c, v in zip(table.columns, row, strict=True))
+        + "</tr>"
+        for row in table.rows
+    )
+    return (
+        f"<table><caption>{html.escape(table.caption)}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _block(block: Block) -> str:
+    """One block as HTML, every string in it escaped."""
+    match block:
+        case Chart():
+            return _chart(block)
+        case Table():
+            return _table(block)
+        case Facts(items):
+            terms = "".join(
+                f"<dt>{html.escape(term)}</dt><dd>{html.escape(value)}</dd>"
+                for term, value in items
+            )
+            return f"<dl>{terms}</dl>"
+        case Figures(figures):
+            tiles = "".join(
+                f'<div class="figure"><div class="label">{html.escape(f.label)}</div>'
+                f'<div class="value">{html.escape(f.value)}</div>'
+                f'<div class="note">{html.escape(f.note)}</div></div>'
+                for f in figures
+            )
+            return f'<div class="figures">{tiles}</div>'
+        case Note(text, kind):
+            return f'<p class="{html.escape(kind)}">{html.escape(text)}</p>'
+    raise TypeError(f"not a block of the report: {block!r}")
+
+
+def _section(section: Section) -> str:
+    intro = f'<p class="intro">{html.escape(section.intro)}</p>' if section.intro else ""
+    blocks = "\n".join(_block(b) for b in section.blocks)
+    return (
+        f'<section id="{html.escape(section.id)}"><h2>{html.escape(section.title)}</h2>{intro}'
+        f'<div class="blocks">{blocks}</div></section>'
+    )
+
+
+_ABSENT = ' class="absent"'
+
+
+def _nav(sections: list[Section]) -> str:
+    links = " ".join(
+        f'<a href="#{html.escape(s.id)}"{_ABSENT if s.absent else ""}>{html.escape(s.title)}</a>'
+        for s in sections
+    )
+    return f"<nav>{links}</nav>"
+
+
+def render_page(title: str, sections: list[Section]) -> str:
+    """The whole page: a contents line, then each section; every string of it is escaped as
+    HTML, and the charts' specs go into the one inert JSON block."""
+    bundle = _vega_bundle()
+    charts = [chart for section in sections for chart in section.charts]
+    ids = [chart.id for chart in charts] + [section.id for section in sections]
+    if len(set(ids)) != len(ids):
+        raise AssertionError(f"two elements of the report share an id: {ids}")
+    specs = script_json({chart.id: chart.spec for chart in charts})
     csp = _CSP.format(hashes=f"{_sha256(bundle)} {_sha256(_BOOT)}")
+    body = "\n".join(_section(s) for s in sections)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -94,8 +204,8 @@ def render_page(title: str, opening: str, charts: list[Chart]) -> str:
 </head>
 <body>
 <h1>{html.escape(title)}</h1>
-<p class="opening">{html.escape(opening)}</p>
-{sections}
+{_nav(sections)}
+{body}
 <script type="application/json" id="mpg-specs">{specs}</script>
 <script>{_BOOT}</script>
 </body>

@@ -1,4 +1,6 @@
 -- The fleet over the whole period, for the report's opening line: chip-time sums and their ratios.
+-- The sums let the page reconcile MPG with the ledger: ideal / wanted = MPG x pg_coverage, since
+-- PG is measured on profiled productive time only.
 -- grain: one row (the period's sums; zero job-days give zero sums and NULL ratios).
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive.
@@ -27,6 +29,10 @@ final as (
         job_days,
         jobs,
         wanted_chip_s,
+        all_allocated_chip_s,
+        productive_chip_s,
+        ideal_chip_s,
+        profiled_chip_s,
         unnest(mpg_goodput_ratios(
             wanted_chip_s, all_allocated_chip_s, productive_chip_s, ideal_chip_s, profiled_chip_s
         ))
