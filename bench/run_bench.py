@@ -1,19 +1,22 @@
-"""`make bench`: throughput and peak memory of daily operation on a simulated fleet.
+"""`make bench`: throughput and peak memory of daily operation and of fleets of growing size.
 
-    python bench/run_bench.py [--jobs 2000] [--days 7] [--seed 1]
+    python bench/run_bench.py [--jobs 2000] [--days 7] [--seed 1] [--scale 1,4,16]
 
-Simulates about two million runtime spans (cached under bench/.work/) and re-delivers them as one
-file per source and day, as a fleet's exporters would. Then, each in its own process:
+Daily operation: a simulated fleet of about two million runtime spans (cached under
+bench/.work/), re-delivered as one file per source and day, as a fleet's exporters would. Then,
+each a process tree of its own whose peak memory is sampled from outside (bench/stage.py):
 - first run: `mpg run` over every day but the last, into an empty folder;
 - daily run: the last day's files arrive, `mpg run` again (incremental);
 - again: `mpg run` with nothing new;
 - full: `mpg run --full` over all days into another folder (what the daily run avoids);
-- backfill: `mpg backfill --metric-version v2` over every day, from the stored records;
-- crosscheck: the hand-written DuckDB query `sql/crosscheck/job_day_chip_time.sql` over the
-  record store, an independent route to the job-day chip-time;
+- backfill: `mpg backfill --metric-version v2` over every day, from the record store;
+- duckdb query: the hand-written query sql/crosscheck/job_day_chip_time.sql over the same raw
+  trace files, the independent route to the job-day chip-time and the speed to compare with;
 - import: `mpg import ml-goodput` of a generated log of about a million recorder records.
-Prints seconds, runtime spans per second and peak memory per stage; whether the daily run's tables
-equal the full run's; and how far the pipeline's chip-time is from the query's.
+Scale: fleets of about 1, 4 and 16 million spans (`--scale`, in millions), each run from raw
+JSONL into an empty folder beside the DuckDB query over the same files. Prints seconds, spans
+per second and peak memory per stage; whether the daily run's tables equal the full run's; how
+far the pipeline's chip-time is from the query's.
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ import argparse
 import gzip
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -69,13 +70,9 @@ def write_goodput_log(path: Path, jobs: int, steps: int) -> int:
 
 
 def _stage(*args: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "stage.py"), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    from stage import measure
+
+    return measure(list(args))
 
 
 def _by_day(traces: Path, dest: Path) -> list[str]:
@@ -100,27 +97,52 @@ def _by_day(traces: Path, dest: Path) -> list[str]:
     return sorted(days)
 
 
-def _compare(out: Path, other: Path) -> tuple[dict, int]:
+def _job_day_files(out: Path) -> list[str]:
+    from mpg.pipelines.database import table_files
+    from mpg.pipelines.snapshot import read_current
+    from mpg.pipelines.store import OutputStore
+    from mpg.schemas import DATA_FILES
+
+    store = OutputStore(str(out))
+    snapshot, _ = read_current(store)
+    assert snapshot is not None
+    files = store.read_parquet(snapshot.state["files"], DATA_FILES)
+    return [store.storage.full(p) for p in table_files(files, "job_day_goodput")]
+
+
+def _compare(out: Path, other: Path, crosscheck: Path) -> tuple[dict, int]:
     """The pipeline vs the crosscheck query, and the rows where two runs' job days differ."""
-    current = out / ".mpg" / "current" / "tables" / "job_day_goodput" / "*" / "*.parquet"
     with duckdb.connect() as con:
-        checked = (
-            con.sql(
-                load_sql("crosscheck/compare_job_days.sql"),
-                params={
-                    "pipeline": str(current),
-                    "crosscheck": str(out.parent / "crosscheck.parquet"),
-                },
-            )
-            .to_arrow_table()
-            .to_pylist()[0]
-        )
-        theirs = str(current).replace(str(out), str(other))
-        differing = con.sql(
-            load_sql("crosscheck/differing_job_days.sql"),
-            params={"left": str(current), "right": theirs, "version": "v1"},
-        ).fetchall()[0][0]
-    return checked, differing
+        params = {"pipeline": _job_day_files(out), "crosscheck": str(crosscheck)}
+        checked = con.sql(load_sql("crosscheck/compare_job_days.sql"), params=params)
+        checked = checked.to_arrow_table().to_pylist()[0]
+        params = {"left": _job_day_files(out), "right": _job_day_files(other), "version": "v1"}
+        differing = con.sql(load_sql("crosscheck/differing_job_days.sql"), params=params)
+        return checked, differing.fetchall()[0][0]
+
+
+def _fleet(seed: int, jobs: int, days: int) -> tuple[Path, int]:
+    """A simulated fleet (cached) and its runtime spans."""
+    traces = WORK / f"traces-s{seed}-j{jobs}-d{days}"
+    if not (traces / "manifest.json").exists():
+        shutil.rmtree(traces, ignore_errors=True)
+        simulate(seed=seed, jobs=jobs, days=days, out=traces)
+    return traces, json.loads((traces / "manifest.json").read_text())["runtime"]["lines_written"]
+
+
+def _scale(millions: list[int], seed: int, days: int) -> list[tuple[int, dict, dict]]:
+    """Per size: a fleet of about that many million spans (1,000 jobs per million over `days`
+    days), `mpg run` from raw JSONL into an empty folder, and the DuckDB query on it."""
+    results = []
+    for size in millions:
+        traces, spans = _fleet(seed, 1000 * size * 7 // days, days)
+        out = WORK / f"scale-{size}"
+        shutil.rmtree(out, ignore_errors=True)
+        run = _stage("run", str(traces), str(out))
+        query = _stage("crosscheck", str(traces), str(WORK / f"scale-{size}.parquet"))
+        shutil.rmtree(out, ignore_errors=True)
+        results.append((spans, run, query))
+    return results
 
 
 def main() -> None:
@@ -128,17 +150,14 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--scale", default="1,4,16", help="fleet sizes in millions of spans")
     args = parser.parse_args()
 
-    name = f"s{args.seed}-j{args.jobs}-d{args.days}"
-    traces, daily = WORK / f"traces-{name}", WORK / f"daily-{name}"
-    if not (traces / "manifest.json").exists():
-        shutil.rmtree(traces, ignore_errors=True)
-        simulate(seed=args.seed, jobs=args.jobs, days=args.days, out=traces)
+    traces, spans = _fleet(args.seed, args.jobs, args.days)
+    daily = WORK / f"daily-{traces.name.removeprefix('traces-')}"
     if not daily.exists():
         _by_day(traces, daily.with_suffix(".tmp"))
         daily.with_suffix(".tmp").rename(daily)
-    spans = json.loads((traces / "manifest.json").read_text())["runtime"]["lines_written"]
     days = sorted({p.name.split("-", 1)[1][:10] for p in daily.glob("*/*.jsonl")})
     root, out, full = WORK / "root", WORK / "run" / "out", WORK / "full" / "out"
     for path in (root, out.parent, full.parent):
@@ -154,8 +173,8 @@ def main() -> None:
     results["daily run"] = _stage("run", str(root), str(out))
     results["again"] = _stage("run", str(root), str(out))
     results["full"] = _stage("run", str(root), str(full), "--full")
+    results["duckdb query"] = _stage("crosscheck", str(root), str(WORK / "crosscheck.parquet"))
     results["backfill v2"] = _stage("backfill", str(out), "v2", days[0], days[-1])
-    results["crosscheck"] = _stage("crosscheck", str(out))
     log = WORK / "goodput-log" / "recorder.jsonl"
     log.parent.mkdir(exist_ok=True)
     records = write_goodput_log(log, jobs=10, steps=100_000)
@@ -165,20 +184,34 @@ def main() -> None:
     )  # fmt: skip
 
     print(f"fleet: {args.jobs} jobs over {args.days} days, {spans:,} runtime spans ({daily})")
-    print(f"{'stage':<12} {'seconds':>8} {'per s':>10} {'peak MiB':>9}  what it did")
-    rates = {"full": spans, "crosscheck": spans, "import": records}  # spans, or records read
+    print(f"{'stage':<13} {'seconds':>8} {'per s':>10} {'peak MiB':>9}  what it did")
+    rates = {"full": spans, "duckdb query": spans, "import": records}  # spans, or records read
     for stage, r in results.items():
         rate = f"{rates[stage] / r['seconds']:>10,.0f}" if stage in rates else " " * 10
         did = f"{r['plan']}; parsed {r['parsed']}, {r['changed_days']} days" if "plan" in r else ""
-        print(f"{stage:<12} {r['seconds']:>8.2f} {rate} {r['peak_mib']:>9.0f}  {did}")
-    checked, differing = _compare(out, full)
+        print(f"{stage:<13} {r['seconds']:>8.2f} {rate} {r['peak_mib']:>9.0f}  {did}")
+    ratio = results["full"]["seconds"] / results["duckdb query"]["seconds"]
+    print(f"mpg run --full / one DuckDB query over the same raw files: {ratio:.2f}x")
+    checked, differing = _compare(out, full, WORK / "crosscheck.parquet")
     print(f"import: {records:,} ml-goodput records (per s: records read)")
     print(f"daily run vs full recompute: {differing} v1 job-day rows differ")
     print(
-        f"pipeline vs crosscheck SQL: {checked['job_days']:,} job-days,"
+        f"pipeline vs duckdb query: {checked['job_days']:,} job-days,"
         f" {checked['unmatched_job_days']} unmatched,"
         f" largest relative difference {checked['largest_relative_difference']:.2e}"
     )
+    sizes = [int(x) for x in args.scale.split(",") if x]
+    if not sizes:
+        return
+    print()
+    print(f"{'spans':>12} {'mpg run s':>10} {'spans/s':>9} {'peak MiB':>9} "
+          f"{'query s':>8} {'query MiB':>9} {'ratio':>6}")  # fmt: skip
+    for spans, run, query in _scale(sizes, args.seed, args.days):
+        print(
+            f"{spans:>12,} {run['seconds']:>10.1f} {spans / run['seconds']:>9,.0f} "
+            f"{run['peak_mib']:>9.0f} {query['seconds']:>8.1f} {query['peak_mib']:>9.0f} "
+            f"{run['seconds'] / query['seconds']:>6.2f}"
+        )
 
 
 if __name__ == "__main__":

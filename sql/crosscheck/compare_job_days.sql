@@ -1,6 +1,6 @@
 -- How far the pipeline's job-day chip-time is from the independent cross-check query's.
 -- grain: one row for the whole comparison.
--- parameters: $pipeline (VARCHAR glob of job_day_goodput Parquet), $crosscheck (VARCHAR path of
+-- parameters: $pipeline (VARCHAR[]: job_day_goodput's data files), $crosscheck (VARCHAR path of
 -- the Parquet that sql/crosscheck/job_day_chip_time.sql produced).
 with pipeline as (
     select day, job_id, wanted_chip_s, all_allocated_chip_s, productive_chip_s
