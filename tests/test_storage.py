@@ -11,6 +11,8 @@ written through `Storage.iceberg_properties()`.
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -239,6 +241,7 @@ def test_racing_writers_one_wins_each_round(racing_store: Storage, crew: Crew) -
 
 def test_iceberg_table_through_the_same_backend(store: Storage) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.table import StaticTable
 
     catalog = SqlCatalog(
         "test", uri="sqlite:///:memory:", warehouse=store.uri, **store.iceberg_properties()
@@ -251,7 +254,21 @@ def test_iceberg_table_through_the_same_backend(store: Storage) -> None:
     table.append(TABLE.slice(0, 1))
     assert table.scan().to_arrow().num_rows == 4
     assert catalog.load_table("mpg.job_day").scan(row_filter="chips = 16").to_arrow().num_rows == 1
+    # Without the catalog: the metadata.json a pointer object would name.
+    static = StaticTable.from_metadata(table.metadata_location, store.iceberg_properties())
+    assert static.scan().to_arrow().num_rows == 4
     # The table's files went where Storage sees them.
     files = [e.path for e in store.list("tables/job_day")]
     assert any(p.startswith("tables/job_day/metadata/") for p in files)
     assert sum(p.startswith("tables/job_day/data/") for p in files) == 2
+
+
+def test_importing_storage_loads_no_cloud_client() -> None:
+    """`import mpg.storage` stays cheap: Google's and AWS's libraries load on first use."""
+    code = (
+        "import sys, mpg.storage, mpg.storage_lock\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'google', 'boto3', 'botocore',"
+        " 'pyiceberg'}))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert found.stdout.strip() == "[]", found.stderr
