@@ -24,7 +24,7 @@ from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 
-from tests.emulators import free_port
+from tests.emulators import free_port, stop
 
 ROOT = Path(__file__).parent.parent
 PYTHON = ROOT / ".bqemu" / "bin" / "python"
@@ -102,9 +102,4 @@ def running_emulator(workdir: Path) -> Iterator[Emulator]:
         _wait_until_ready(process, endpoint, log)
         yield Emulator(endpoint)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mpg.storage import Storage
 from tests import emulators
 from tests.bigquery_emulator import Emulator, running_emulator
 from tests.racers import Crew
@@ -87,3 +88,17 @@ def crew() -> Iterator[Crew]:
     """Three processes that race each other (conditional writes, leases) on any backend."""
     with Crew(3) as members:
         yield members
+
+
+@pytest.fixture(params=emulators.ALL)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    """An empty Storage root on each backend: local, gcp-storage-emulator, fake-gcs-server, moto."""
+    with emulators.rooted(request, tmp_path, request.param) as storage:
+        yield storage
+
+
+@pytest.fixture(params=emulators.RACING)
+def racing_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    """The same, on the backends that honour preconditions (gcp-storage-emulator skipped)."""
+    with emulators.rooted(request, tmp_path, request.param) as storage:
+        yield storage

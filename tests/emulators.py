@@ -139,6 +139,16 @@ def _request(method: str, url: str, body: dict[str, str] | None = None) -> int:
         return 0
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End a server the tests started: politely, then for good after ten seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextlib.contextmanager
 def _serve(name: str, command: list[str], ready_url: str, log: Path) -> Iterator[None]:
     """Run `command` for the block, once `ready_url` answers 200; fail with its log if never."""
@@ -152,12 +162,7 @@ def _serve(name: str, command: list[str], ready_url: str, log: Path) -> Iterator
             time.sleep(0.1)
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def _create_gcs_bucket(endpoint: str) -> None:

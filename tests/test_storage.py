@@ -14,8 +14,6 @@ import pickle
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -24,22 +22,10 @@ import pytest
 from mpg import storage_backends
 from mpg.errors import StoreError, UserError, one_line
 from mpg.storage import NotFoundError, PreconditionFailedError, Storage
-from tests.emulators import ALL, RACING, free_port, rooted
+from tests.emulators import free_port
 from tests.racers import Crew, race_write_if
 
 TABLE = pa.table({"day": ["2026-11-20", "2026-11-21", "2026-11-21"], "chips": [8, 16, 4]})
-
-
-@pytest.fixture(params=ALL)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
-    with rooted(request, tmp_path, request.param) as storage:
-        yield storage
-
-
-@pytest.fixture(params=RACING)
-def racing_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
-    with rooted(request, tmp_path, request.param) as storage:
-        yield storage
 
 
 # -- reading and writing -----------------------------------------------------------------------

@@ -13,30 +13,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from mpg.errors import UserError, one_line
 from mpg.storage import Storage
 from mpg.storage_lock import LeaseHeldError, LeaseLostError, LeaseRecord, hold_lease
-from tests.emulators import ALL, RACING, rooted
 from tests.racers import Crew, take_lease
 
 LEASE = "_lease.json"
-
-
-@pytest.fixture(params=ALL)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
-    with rooted(request, tmp_path, request.param) as storage:
-        yield storage
-
-
-@pytest.fixture(params=RACING)
-def racing_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
-    with rooted(request, tmp_path, request.param) as storage:
-        yield storage
 
 
 def _stale(owner: str) -> bytes:
