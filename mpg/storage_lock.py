@@ -48,6 +48,8 @@ from mpg.errors import StoreError, UserError
 from mpg.storage import PreconditionFailedError, Storage
 
 _log = logging.getLogger(__name__)
+# How often a refused local taker looks for the holder's record (every 50 ms).
+_LOCAL_RECORD_POLLS = 20
 
 
 class LeaseHeldError(UserError):
@@ -145,7 +147,7 @@ def hold_lease(storage: Storage, path: str, owner: str, lease_s: float = 60.0) -
     if lease_s <= 0:
         raise ValueError(f"lease_s must be positive, not {lease_s}")
     holding = _hold_local if storage.scheme == "file" else _hold_remote
-    with holding(storage, path, LeaseRecord.new(owner, lease_s), lease_s) as lease:
+    with holding(storage, path, owner, lease_s) as lease:
         yield lease
 
 
@@ -153,10 +155,8 @@ def hold_lease(storage: Storage, path: str, owner: str, lease_s: float = 60.0) -
 
 
 @contextlib.contextmanager
-def _hold_remote(
-    storage: Storage, path: str, record: LeaseRecord, lease_s: float
-) -> Iterator[Lease]:
-    lease = Lease(storage, path, record, _take(storage, path, record))
+def _hold_remote(storage: Storage, path: str, owner: str, lease_s: float) -> Iterator[Lease]:
+    lease = Lease(storage, path, *_take(storage, path, owner, lease_s))
     stop = threading.Event()
     renewer = threading.Thread(
         target=_renew,
@@ -174,15 +174,18 @@ def _hold_remote(
             _release(lease)
 
 
-def _take(storage: Storage, path: str, record: LeaseRecord) -> str:
-    """Write `record` as the lease if there is none or it expired; its version, or raise."""
+def _take(storage: Storage, path: str, owner: str, lease_s: float) -> tuple[LeaseRecord, str]:
+    """Write this run's record as the lease if there is none or it expired: the record and its
+    version; LeaseHeldError if another run holds it."""
     data, version = storage.read_versioned(path)
     if data is not None:
         holder = LeaseRecord.parse(data)
         if holder is not None and holder.expires_at > time.time():
             raise _held(storage, path, holder)
+    # Timed from now, not from the call: building the first client can take a second.
+    record = LeaseRecord.new(owner, lease_s)
     try:
-        return storage.write_if(path, record.to_bytes(), version)
+        return record, storage.write_if(path, record.to_bytes(), version)
     except PreconditionFailedError:
         # Another run created it, or took it over, first: name it.
         data, _ = storage.read_versioned(path)
@@ -241,12 +244,11 @@ def _utc(seconds: float) -> str:
 
 
 @contextlib.contextmanager
-def _hold_local(
-    storage: Storage, path: str, record: LeaseRecord, lease_s: float
-) -> Iterator[Lease]:
+def _hold_local(storage: Storage, path: str, owner: str, lease_s: float) -> Iterator[Lease]:
     target = Path(storage.full(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     handle = _lock_file(storage, path, target)
+    record = LeaseRecord.new(owner, lease_s)
     try:
         handle.truncate(0)
         handle.write(record.to_bytes().decode())
@@ -265,8 +267,7 @@ def _lock_file(storage: Storage, path: str, target: Path) -> IO[str]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            handle.seek(0)
-            holder = LeaseRecord.parse(handle.read().encode())
+            holder = _local_holder(handle)
             handle.close()
             if holder is None:
                 raise LeaseHeldError(f"{storage.uri_of(path)} is locked by another run") from None
@@ -278,3 +279,15 @@ def _lock_file(storage: Storage, path: str, target: Path) -> IO[str]:
         except FileNotFoundError:
             pass
         handle.close()
+
+
+def _local_holder(handle: IO[str]) -> LeaseRecord | None:
+    """The record in a lease file another process has locked. It writes the record just after
+    locking, so give it a moment (a second at most) before naming nobody."""
+    for _ in range(_LOCAL_RECORD_POLLS):
+        handle.seek(0)
+        holder = LeaseRecord.parse(handle.read().encode())
+        if holder is not None:
+            return holder
+        time.sleep(0.05)
+    return None
