@@ -14,22 +14,34 @@ content check locally, `if_generation_match` on GCS (google-cloud-storage), `If-
 `If-None-Match` on S3 (boto3). docs/decisions.md says why not Beam's FileSystems or fsspec.
 
 Emulators and private endpoints come from the environment, as the official clients read them:
-`STORAGE_EMULATOR_HOST` (GCS, anonymous) and `AWS_ENDPOINT_URL` (S3). Worker processes inherit
-the environment, so they reach the same endpoint as the launcher.
+`STORAGE_EMULATOR_HOST` (GCS, anonymous) and `AWS_ENDPOINT_URL` (S3); `mpg.storage_backends`
+builds every client from them. Worker processes inherit the environment, so they reach the same
+endpoint as the launcher.
 
 Every whole-object write is atomic: a reader sees the old object or the new one. Object stores
-give that for a single PUT; locally `write_*` writes a temporary name beside the target and renames
-it into place.
+give that for a single PUT, so `open_output` on them writes a local temporary file and uploads it
+only when the block succeeds; locally it writes a temporary name beside the target and renames it
+into place.
+
+Object stores have no folders: a "directory" is a prefix that some object's name continues with
+`/`, so `is_dir` is true only while something lies under it, listing a missing prefix is empty,
+and deleting the last object under a prefix makes the prefix vanish (S3 deletes go through boto3:
+pyarrow's would leave an empty `prefix/` marker object behind). Modification times are the
+service's: microseconds on GCS, whole seconds on S3.
+
+Errors a user can cause (no such bucket, no credentials, no permission, an endpoint that does
+not answer) are one-line `StoreError`s naming the URI; a missing file is a `NotFoundError`, which
+is also a `FileNotFoundError`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import posixpath
+import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -38,18 +50,29 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from mpg import storage_backends
 from mpg.errors import StoreError
 
 SCHEMES = ("gs", "s3")
+# open_output uploads its spooled file in pieces of this size.
+_UPLOAD_CHUNK = 8 << 20
+# S3's DeleteObjects takes at most this many keys a request.
+_S3_DELETE_BATCH = 1000
 
 
 class PreconditionFailedError(StoreError):
     """A conditional write found the object changed since it was read (another writer won)."""
 
 
+class NotFoundError(StoreError, FileNotFoundError):
+    """A file that is not there: a user error with one line, and still a FileNotFoundError for
+    code that expects one."""
+
+
 @dataclass(frozen=True)
 class Entry:
-    """A file under a listed prefix: its path relative to the storage root, size and version."""
+    """A file under a listed prefix: its path relative to the storage root, size and
+    modification time (whole seconds on S3, so not a version: use `read_versioned` for that)."""
 
     path: str
     size: int
@@ -58,30 +81,6 @@ class Entry:
 
 def is_remote(uri: str) -> bool:
     return urlparse(uri).scheme in SCHEMES
-
-
-@functools.cache
-def _filesystem(scheme: str) -> pafs.FileSystem:
-    """One filesystem per scheme and process; emulator endpoints come from the environment."""
-    if scheme == "gs":
-        host = os.environ.get("STORAGE_EMULATOR_HOST")
-        if host:
-            parsed = urlparse(host if "://" in host else f"http://{host}")
-            return pafs.GcsFileSystem(
-                anonymous=True, scheme=parsed.scheme, endpoint_override=parsed.netloc
-            )
-        return pafs.GcsFileSystem()
-    if scheme == "s3":
-        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        if endpoint:
-            parsed = urlparse(endpoint)
-            return pafs.S3FileSystem(
-                scheme=parsed.scheme,
-                endpoint_override=parsed.netloc,
-                region=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-            )
-        return pafs.S3FileSystem()
-    return pafs.LocalFileSystem()
 
 
 class Storage:
@@ -121,7 +120,19 @@ class Storage:
 
     @property
     def fs(self) -> pafs.FileSystem:
-        return _filesystem(self.scheme)
+        """The pyarrow filesystem of this root's scheme (configured from the environment)."""
+        return storage_backends.filesystem(self.scheme)
+
+    def iceberg_properties(self) -> dict[str, str]:
+        """pyiceberg FileIO properties that reach the same service as `fs` (endpoint, anonymous
+        access to an emulator, S3 keys and region): pass them to a catalog or `StaticTable`.
+        They may hold secrets from the environment: never log or store them."""
+        return storage_backends.iceberg_properties(self.scheme)
+
+    @property
+    def bucket(self) -> str | None:
+        """The bucket of an object-store root; None locally."""
+        return self._base.split("/", 1)[0] if self.remote else None
 
     @property
     def remote(self) -> bool:
@@ -143,38 +154,52 @@ class Storage:
 
     def info(self, path: str = "") -> Entry | None:
         """Size and modification time of a file; None if there is none."""
-        info = self.fs.get_file_info(self.full(path))
+        with self.reporting(path):
+            info = self.fs.get_file_info(self.full(path))
         if info.type != pafs.FileType.File:
             return None
         return Entry(path, info.size or 0, _mtime_ns(info))
 
     def exists(self, path: str = "") -> bool:
-        return self.fs.get_file_info(self.full(path)).type != pafs.FileType.NotFound
+        """A file, or a folder (on object stores: a prefix with something under it)."""
+        with self.reporting(path):
+            return self.fs.get_file_info(self.full(path)).type != pafs.FileType.NotFound
 
     def is_dir(self, path: str = "") -> bool:
-        return self.fs.get_file_info(self.full(path)).type == pafs.FileType.Directory
+        """A folder; on object stores, a prefix with at least one object under it."""
+        with self.reporting(path):
+            return self.fs.get_file_info(self.full(path)).type == pafs.FileType.Directory
 
     def list(self, prefix: str = "") -> list[Entry]:
-        """Every file under `prefix`, at any depth, sorted by path (relative to the root)."""
+        """Every file under `prefix`, at any depth, sorted by path (relative to the root).
+
+        A missing prefix lists nothing; a missing bucket is a StoreError (an empty listing
+        would hide a typo in `--out`)."""
         selector = pafs.FileSelector(self.full(prefix), recursive=True, allow_not_found=True)
         base = self.full() + "/"
-        entries = [
-            Entry(i.path.removeprefix(base), i.size or 0, _mtime_ns(i))
-            for i in self.fs.get_file_info(selector)
-            if i.type == pafs.FileType.File
-        ]
+        with self.reporting(prefix):
+            infos = self.fs.get_file_info(selector)
+            entries = [
+                Entry(i.path.removeprefix(base), i.size or 0, _mtime_ns(i))
+                for i in infos
+                if i.type == pafs.FileType.File
+            ]
+            if not entries and self.remote:
+                self._check_bucket(prefix)
         return sorted(entries, key=lambda e: e.path)
 
     def open_input(self, path: str) -> pa.NativeFile:
         """A random-access reader (ranged reads on object stores)."""
-        return self.fs.open_input_file(self.full(path))
+        with self.reporting(path):
+            return self.fs.open_input_file(self.full(path))
 
     def open_input_stream(self, path: str) -> pa.NativeFile:
         """A sequential reader of the bytes as stored (no decompression)."""
-        return self.fs.open_input_stream(self.full(path), compression=None)
+        with self.reporting(path):
+            return self.fs.open_input_stream(self.full(path), compression=None)
 
     def read_bytes(self, path: str) -> bytes:
-        with self.open_input_stream(path) as stream:
+        with self.open_input_stream(path) as stream, self.reporting(path):
             return stream.read()
 
     def read_text(self, path: str) -> str:
@@ -197,6 +222,8 @@ class Storage:
                     if row_groups is None
                     else parquet.read_row_groups(row_groups, columns=columns)
                 )
+        except StoreError:
+            raise
         except (pa.ArrowInvalid, OSError) as exc:
             raise StoreError(f"cannot read Parquet file {self.uri_of(path)}: {exc}") from exc
         return table if schema is None else table.cast(schema)
@@ -207,12 +234,26 @@ class Storage:
     def open_output(self, path: str) -> Iterator[pa.NativeFile]:
         """A writer whose object appears whole when the block ends, or not at all if it fails.
 
-        Locally: a temporary name in the same folder, renamed over `path` at the end (a rename
-        replaces the directory entry, never a file another snapshot still uses).
+        Object stores: a local temporary file, uploaded when the block ends without error (an
+        upload stream closed by an exception would still publish what was written so far, and
+        pyarrow cannot abort one). Locally: a temporary name in the same folder, renamed over
+        `path` at the end (a rename replaces the directory entry, never a file another snapshot
+        still uses).
         """
         if self.remote:
-            with self.fs.open_output_stream(self.full(path)) as stream:
-                yield stream
+            with tempfile.TemporaryDirectory(prefix="mpg-upload-") as spool:
+                local = str(Path(spool) / "object")
+                with pa.OSFile(local, "wb") as stream:
+                    yield stream
+                with (
+                    pa.OSFile(local, "rb") as source,
+                    self.reporting(path),
+                    self.fs.open_output_stream(self.full(path)) as sink,
+                ):
+                    # Large writes: NativeFile.upload's small ones took 5x as long on
+                    # fake-gcs-server (each a request of a resumable upload).
+                    while chunk := source.read(_UPLOAD_CHUNK):
+                        sink.write(chunk)
             return
         target = Path(self.full(path))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -226,7 +267,12 @@ class Storage:
             raise
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        with self.open_output(path) as stream:
+        if not self.remote:
+            with self.open_output(path) as stream:
+                stream.write(data)
+            return
+        # The bytes are all here: one upload, no local spool.
+        with self.reporting(path), self.fs.open_output_stream(self.full(path)) as stream:
             stream.write(data)
 
     def write_text(self, path: str, text: str) -> None:
@@ -241,16 +287,86 @@ class Storage:
                 table, stream, compression="zstd", row_group_size=row_group_size, **options
             )
 
-    def delete(self, paths: list[str]) -> None:
+    def delete(self, paths: Iterable[str]) -> None:
         """Remove files; one already gone is not an error."""
+        paths = list(paths)
+        if self.scheme == "s3":
+            self._delete_s3_keys([self.full(p).split("/", 1)[1] for p in paths])
+            return
         for path in paths:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(FileNotFoundError), self.reporting(path):
                 self.fs.delete_file(self.full(path))
 
     def delete_prefix(self, prefix: str) -> None:
-        """Remove everything under `prefix` (a folder, or the objects named under it)."""
-        with contextlib.suppress(FileNotFoundError):
-            self.fs.delete_dir(self.full(prefix))
+        """Remove everything under `prefix` (a folder, or the objects named under it); nothing
+        there is not an error."""
+        if self.scheme == "s3":
+            self._delete_s3_keys(self._s3_keys_under(prefix))
+            return
+        # GCS: deleting a missing "directory" is an OSError, not a FileNotFoundError; one that
+        # was only a prefix (no `name/` marker object) raises FileNotFoundError once emptied.
+        with contextlib.suppress(FileNotFoundError), self.reporting(prefix):
+            if self.fs.get_file_info(self.full(prefix)).type == pafs.FileType.Directory:
+                self.fs.delete_dir(self.full(prefix))
+
+    def _s3_keys_under(self, prefix: str) -> list[str]:
+        """Every key under `prefix/`, folder markers (`name/` objects) included."""
+        bucket, _, key = self.full(prefix).partition("/")
+        pages = storage_backends.s3_client().get_paginator("list_objects_v2")
+        with self.reporting(prefix):
+            return [
+                item["Key"]
+                for page in pages.paginate(Bucket=bucket, Prefix=f"{key}/" if key else "")
+                for item in page.get("Contents", [])
+            ]
+
+    def _delete_s3_keys(self, keys: list[str]) -> None:
+        client = storage_backends.s3_client()
+        for start in range(0, len(keys), _S3_DELETE_BATCH):
+            batch = keys[start : start + _S3_DELETE_BATCH]
+            with self.reporting(""):
+                answer = client.delete_objects(
+                    Bucket=self.bucket,
+                    Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True},
+                )
+            if answer.get("Errors"):
+                error = answer["Errors"][0]
+                raise StoreError(
+                    f"s3://{self.bucket}/{error['Key']}: cannot delete: {error['Code']} "
+                    f"({len(answer['Errors'])} of {len(batch)} failed)"
+                )
+
+    # -- errors -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reporting(self, path: str) -> Iterator[None]:
+        """A block whose storage errors a user can cause become one line naming `path`'s URI:
+        a missing file a NotFoundError, a missing bucket, credentials, permission or endpoint a
+        StoreError. Local errors other than a missing file pass unchanged (mpg.errors reports
+        the machine's own errnos). For the storage layer's own modules (conditional writes,
+        leases), whose service clients raise their own exception types."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except FileNotFoundError as exc:
+            if self.remote:
+                self._check_bucket(path)
+            raise NotFoundError(f"{self.uri_of(path)}: no such file") from exc
+        except Exception as exc:
+            if not self.remote or not storage_backends.is_service_error(exc):
+                raise
+            reason = storage_backends.describe(exc, self.scheme)
+            if reason == storage_backends.NO_SUCH_BUCKET:
+                reason += f" {self.scheme}://{self.bucket}"
+            raise StoreError(f"{self.uri_of(path)}: {reason}") from exc
+
+    def _check_bucket(self, path: str) -> None:
+        """Raise a StoreError if the root's bucket does not exist."""
+        if self.fs.get_file_info(self.bucket).type == pafs.FileType.NotFound:
+            raise StoreError(
+                f"{self.uri_of(path)}: {storage_backends.NO_SUCH_BUCKET} {self.scheme}://{self.bucket}"
+            )
 
     # -- the one conditional write ------------------------------------------------------------
 

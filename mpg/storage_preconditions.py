@@ -3,8 +3,19 @@
 pyarrow's filesystems cannot write on a condition, so each backend does it its own way:
 - local: the version is the SHA-256 of the content; an exclusive `flock` on a sidecar file
   serialises the read-compare-rename of concurrent writers on one machine (or NFS with locks);
-- GCS: the object's generation, written with `if_generation_match` (0: must not exist);
-- S3: the object's ETag, written with `If-Match` (`If-None-Match: *`: must not exist).
+- GCS (google-cloud-storage): the object's generation, written with `if_generation_match`
+  (0: must not exist). Data up to 8 MiB goes up in one simple (multipart) upload, the kind on
+  which fake-gcs-server also honours the precondition; real GCS honours it on any upload.
+- S3 (boto3): the object's ETag, written with `If-Match` (`If-None-Match: *`: must not exist).
+  S3 answers 412 when the condition fails and 409 when a concurrent conditional write to the
+  same key is in flight: both mean another writer won.
+
+`gcp-storage-emulator` accepts every conditional write (it ignores preconditions): test races on
+fake-gcs-server or moto.
+
+Clients come from `mpg.storage_backends`, configured from the same environment as the Storage's
+pyarrow filesystem; their errors become one-line StoreErrors naming the URI
+(`Storage.reporting`).
 """
 
 from __future__ import annotations
@@ -14,10 +25,16 @@ import fcntl
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from mpg import storage_backends
+from mpg.errors import StoreError
 
 if TYPE_CHECKING:
     from mpg.storage import Storage
+
+# A GCS read races a writer between reading the generation and the bytes: try again this often.
+_READ_ATTEMPTS = 5
 
 
 def _digest(data: bytes) -> str:
@@ -39,25 +56,159 @@ def _read_local(target: Path) -> bytes | None:
         return None
 
 
+def _lost(store: Storage, path: str) -> StoreError:
+    from mpg.storage import PreconditionFailedError
+
+    return PreconditionFailedError(
+        f"{store.uri_of(path)} changed since it was read (another writer published)"
+    )
+
+
+def _bucket_and_key(store: Storage, path: str) -> tuple[str, str]:
+    bucket, _, key = store.full(path).partition("/")
+    return bucket, key
+
+
+def _s3_code(exc: Exception) -> str:
+    """The error code of a botocore ClientError ("" for anything else)."""
+    response: dict[str, Any] = getattr(exc, "response", {}) or {}
+    return str(response.get("Error", {}).get("Code", ""))
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
 def read_versioned(store: Storage, path: str) -> tuple[bytes | None, str | None]:
+    """An object's bytes and the version `write_if` compares; (None, None) if absent."""
     if store.scheme == "file":
         data = _read_local(Path(store.full(path)))
         return data, None if data is None else _digest(data)
-    raise NotImplementedError(f"conditional reads on {store.scheme}://")
+    with store.reporting(path):
+        if store.scheme == "gs":
+            return _read_gcs(store, path)
+        return _read_s3(store, path)
+
+
+def _read_gcs(store: Storage, path: str) -> tuple[bytes | None, str | None]:
+    from google.api_core.exceptions import NotFound, PreconditionFailed
+
+    bucket, key = _bucket_and_key(store, path)
+    client = storage_backends.gcs_client()
+    for _ in range(_READ_ATTEMPTS):
+        try:
+            blob = client.bucket(bucket).get_blob(key)
+            if blob is None:
+                return None, None
+            # Taken before the download, which resets it from response headers that
+            # gcp-storage-emulator does not send.
+            generation = blob.generation
+            # The bytes of exactly the generation read: a writer in between fails this read.
+            return blob.download_as_bytes(if_generation_match=generation), str(generation)
+        except NotFound:
+            if client.lookup_bucket(bucket) is None:
+                raise StoreError(f"{store.uri_of(path)}: no such bucket gs://{bucket}") from None
+            return None, None
+        except PreconditionFailed:
+            continue
+    raise StoreError(f"{store.uri_of(path)}: changed {_READ_ATTEMPTS} times while being read")
+
+
+def _read_s3(store: Storage, path: str) -> tuple[bytes | None, str | None]:
+    bucket, key = _bucket_and_key(store, path)
+    client = storage_backends.s3_client()
+    try:
+        answer = client.get_object(Bucket=bucket, Key=key)
+    except client.exceptions.NoSuchKey:
+        return None, None
+    with answer["Body"] as body:
+        return body.read(), answer["ETag"]
+
+
+# -- writing -----------------------------------------------------------------------------------
 
 
 def write_if(store: Storage, path: str, data: bytes, version: str | None) -> str:
-    from mpg.storage import PreconditionFailedError
-
+    """Write `data` if `path` is still at `version` (None: absent); the new version, or
+    PreconditionFailedError."""
     if store.scheme == "file":
         target = Path(store.full(path))
         with _local_lock(target):
             current = _read_local(target)
             found = None if current is None else _digest(current)
             if found != version:
-                raise PreconditionFailedError(
-                    f"{target} changed since it was read (another writer published)"
-                )
+                raise _lost(store, path)
             store.write_bytes(path, data)
         return _digest(data)
-    raise NotImplementedError(f"conditional writes on {store.scheme}://")
+    with store.reporting(path):
+        if store.scheme == "gs":
+            return _write_gcs(store, path, data, version)
+        return _write_s3(store, path, data, version)
+
+
+def _write_gcs(store: Storage, path: str, data: bytes, version: str | None) -> str:
+    from google.api_core.exceptions import NotFound, PreconditionFailed
+
+    bucket, key = _bucket_and_key(store, path)
+    blob = storage_backends.gcs_client().bucket(bucket).blob(key)
+    try:
+        blob.upload_from_string(data, if_generation_match=int(version or 0))
+    except PreconditionFailed:
+        raise _lost(store, path) from None
+    except NotFound:
+        raise StoreError(f"{store.uri_of(path)}: no such bucket gs://{bucket}") from None
+    if blob.generation is None:
+        # gcp-storage-emulator's upload answer lacks it (GCS's never does): ask. Only that
+        # emulator gets here, and it ignores preconditions anyway.
+        blob.reload()
+    return str(blob.generation)
+
+
+def _write_s3(store: Storage, path: str, data: bytes, version: str | None) -> str:
+    bucket, key = _bucket_and_key(store, path)
+    condition = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
+    try:
+        answer = storage_backends.s3_client().put_object(
+            Bucket=bucket, Key=key, Body=data, **condition
+        )
+    except Exception as exc:
+        if _s3_code(exc) in ("PreconditionFailed", "ConditionalRequestConflict", "412", "409"):
+            raise _lost(store, path) from None
+        raise
+    return str(answer["ETag"])
+
+
+def delete_if(store: Storage, path: str, version: str) -> bool:
+    """Delete `path` if it is still at `version`; False (and nothing deleted) if it is not.
+
+    GCS checks the generation server-side, S3 the ETag (`If-Match` on delete); where a service
+    or emulator ignores that, the version is checked just before (a narrow window, which is
+    why a lease only releases what it still holds).
+    """
+    with store.reporting(path):
+        if store.scheme == "file":
+            target = Path(store.full(path))
+            with _local_lock(target):
+                current = _read_local(target)
+                if current is None or _digest(current) != version:
+                    return False
+                target.unlink()
+            return True
+        if read_versioned(store, path)[1] != version:
+            return False
+        bucket, key = _bucket_and_key(store, path)
+        if store.scheme == "gs":
+            from google.api_core.exceptions import NotFound, PreconditionFailed
+
+            blob = storage_backends.gcs_client().bucket(bucket).blob(key)
+            try:
+                blob.delete(if_generation_match=int(version))
+            except (PreconditionFailed, NotFound):
+                return False
+            return True
+        try:
+            storage_backends.s3_client().delete_object(Bucket=bucket, Key=key, IfMatch=version)
+        except Exception as exc:
+            if _s3_code(exc) in ("PreconditionFailed", "412", "NoSuchKey"):
+                return False
+            raise
+        return True

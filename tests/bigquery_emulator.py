@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import time
 import urllib.error
@@ -24,6 +23,8 @@ import pytest
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
+
+from tests.emulators import free_port, stop
 
 ROOT = Path(__file__).parent.parent
 PYTHON = ROOT / ".bqemu" / "bin" / "python"
@@ -53,13 +54,6 @@ class Emulator:
         )
         job = self.client().query(sql, job_config=config, retry=RETRY, job_retry=None)
         return job.result(retry=RETRY).to_arrow(create_bqstorage_client=False)
-
-
-def free_port() -> int:
-    """A port nothing listens on now (the kernel's choice; freed again for the caller)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _ready(endpoint: str) -> bool:
@@ -108,9 +102,4 @@ def running_emulator(workdir: Path) -> Iterator[Emulator]:
         _wait_until_ready(process, endpoint, log)
         yield Emulator(endpoint)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)

@@ -1,6 +1,7 @@
 """Shared fixtures: the spec's worked examples (copied from the spec into tests/fixtures, since
-the project must not read ../shared at test time), a helper that runs the real `mpg` CLI, and a
-local BigQuery emulator (started once, by the first test that asks for it)."""
+the project must not read ../shared at test time), a helper that runs the real `mpg` CLI, a
+local BigQuery emulator and object-store emulators (each started once, by the first test that
+asks for it; tests/emulators.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from mpg.storage import Storage
+from tests import emulators
 from tests.bigquery_emulator import Emulator, running_emulator
+from tests.racers import Crew
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPEC_EXAMPLES = FIXTURES / "spec_examples"
@@ -51,3 +55,50 @@ def spec_example(request: pytest.FixtureRequest) -> Path:
 def bigquery_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     with running_emulator(tmp_path_factory.mktemp("bqemulator")) as emulator:
         yield emulator
+
+
+# Object stores. Each yields an `emulators.ObjectStore`; a test points clients at one with
+# `with store.activated():` (both GCS emulators answer to STORAGE_EMULATOR_HOST, so none is set
+# for the whole session).
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulators.ObjectStore]:
+    """gcp-storage-emulator: Beam's gcsio works on it; it ignores preconditions."""
+    with emulators.gcp_storage_emulator(tmp_path_factory.mktemp("gcs-emulator")) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def fake_gcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulators.ObjectStore]:
+    """fake-gcs-server: honours generation preconditions on simple uploads; no batch endpoint."""
+    with emulators.fake_gcs_server(tmp_path_factory.mktemp("fake-gcs")) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def moto_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulators.ObjectStore]:
+    """moto's S3 server: honours If-Match / If-None-Match."""
+    with emulators.moto_server(tmp_path_factory.mktemp("moto")) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def crew() -> Iterator[Crew]:
+    """Three processes that race each other (conditional writes, leases) on any backend."""
+    with Crew(3) as members:
+        yield members
+
+
+@pytest.fixture(params=emulators.ALL)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    """An empty Storage root on each backend: local, gcp-storage-emulator, fake-gcs-server, moto."""
+    with emulators.rooted(request, tmp_path, request.param) as storage:
+        yield storage
+
+
+@pytest.fixture(params=emulators.RACING)
+def racing_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    """The same, on the backends that honour preconditions (gcp-storage-emulator skipped)."""
+    with emulators.rooted(request, tmp_path, request.param) as storage:
+        yield storage
