@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 import pytest
 
 from mpg.compare import Comparison, compare_periods, parse_period
@@ -28,10 +27,9 @@ from mpg.compare.decompose import Ratios, split_m
 from mpg.compare.read import Period
 from mpg.errors import OptionsError
 from mpg.pipelines.options import RunOptions
-from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT
-from mpg.schemas.ddl import create_table_sql
 from mpg.simulate import simulate
 from tests.conftest import run_mpg
+from tests.handmade import publish_rows
 
 X = ("training", "jax", "tpu-v5e")
 Y = ("serving", "pytorch", "gpu-h100")
@@ -63,17 +61,12 @@ def _job_day(day: dt.date, job: str, slice_: tuple[str, str, str], *chip_s: floa
     }
 
 
-def _write_database(out: Path, job_days: Iterable[dict], ledger: Iterable[dict]) -> Path:
-    """An output folder whose mpg.duckdb holds these rows, in tables made by the schemas' DDL."""
-    out.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(out / "mpg.duckdb")) as con:
-        for name, schema, rows in (
-            ("job_day_goodput", JOB_DAY_GOODPUT, list(job_days)),
-            ("chip_time_ledger", CHIP_TIME_LEDGER, list(ledger)),
-        ):
-            con.execute(create_table_sql(name, schema))
-            con.from_arrow(pa.Table.from_pylist(rows, schema)).insert_into(name)
-    return out
+def _write_database(
+    out: Path, job_days: Iterable[dict], ledger: Iterable[dict], **more: Iterable[dict]
+) -> Path:
+    """A published folder holding these rows (tests/handmade.py); `more` names other tables."""
+    tables = {"job_day_goodput": list(job_days), "chip_time_ledger": list(ledger)}
+    return publish_rows(out, {**tables, **{name: list(rows) for name, rows in more.items()}})
 
 
 def _ledger(day: dt.date, job: str, **chip_s: float) -> list[dict]:
@@ -304,7 +297,7 @@ def fleet_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     traces = tmp_path_factory.mktemp("fleet")
     simulate(seed=5, jobs=30, days=6, out=traces)
     out = tmp_path_factory.mktemp("fleet-out") / "out"
-    run(RunOptions(traces=traces, out=out, buckets=8))
+    run(RunOptions(traces=str(traces), out=str(out), buckets=8))
     return out
 
 
