@@ -27,6 +27,8 @@ VIEWS: tuple[str, ...] = (
     "ledger_by_slice",
     "job_lifetime",
     "worst_jobs",
+    "cost_by_slice",
+    "checkpoint_advice_by_slice",
 )
 
 
