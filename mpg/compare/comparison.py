@@ -1,8 +1,10 @@
 """`compare_periods`: what changed in fleet MPG between two periods, and why, as data.
 
 The decomposition (mpg.compare.decompose) with the ledger categories whose share of wanted
-chip-time moved most, for the fleet and for each of the top contributing slices. The terminal
-(mpg.compare.render) and the fleet report embed this same object; `to_json` is `--json`.
+chip-time moved most, for the fleet and for each of the top contributing slices; and the change
+in dollars lost split by the same parts (mpg.compare.dollars), with the priced chip-time's
+ledger in dollars. The terminal (mpg.compare.render) and the fleet report embed this same
+object; `to_json` is `--json`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from mpg.compare.decompose import (
     UndefinedMPGError,
     decompose,
 )
-from mpg.compare.read import Period, read_periods
+from mpg.compare.dollars import DOLLAR_PART_NAMES, DollarChange, DollarParts, dollar_change
+from mpg.compare.read import Period, PeriodData, read_periods
 from mpg.config import metric_version_to_read
 from mpg.errors import UserError
 
@@ -56,6 +59,19 @@ class CategoryMove:
 
 
 @dataclass(frozen=True)
+class DollarMove:
+    """A ledger category's dollars (priced chip-time) in each period."""
+
+    category: str
+    base_usd: float
+    current_usd: float
+
+    @property
+    def change(self) -> float:
+        return self.current_usd - self.base_usd
+
+
+@dataclass(frozen=True)
 class Comparison:
     metric_version: str
     base_period: Period
@@ -63,6 +79,27 @@ class Comparison:
     decomposition: Decomposition
     fleet_moves: tuple[CategoryMove, ...]  # largest |change| first
     slice_moves: Mapping[Slice, tuple[CategoryMove, ...]]  # for the top slices
+    # The change in dollars lost; None where a period's priced chip-time has no MPG, and then
+    # `dollars_unavailable` says why.
+    dollars: DollarChange | None = None
+    dollars_unavailable: str | None = None
+
+    @property
+    def top_dollar_slices(self) -> tuple[tuple[Slice, DollarParts], ...]:
+        return self.dollars.slices[:TOP_SLICES] if self.dollars else ()
+
+    @property
+    def dollar_moves(self) -> tuple[DollarMove, ...]:
+        """The TOP_CATEGORIES ledger categories whose dollars changed most (priced chip-time)."""
+        if self.dollars is None:
+            return ()
+        base, current = self.dollars.base.by_category, self.dollars.current.by_category
+        moves = [
+            DollarMove(c, base.get(c, 0.0), current.get(c, 0.0))
+            for c in sorted(base.keys() | current.keys())
+        ]
+        moved = [m for m in moves if m.change != 0]
+        return tuple(sorted(moved, key=lambda m: (-abs(m.change), m.category))[:TOP_CATEGORIES])
 
     @property
     def top_slices(self) -> tuple[SliceChange, ...]:
@@ -120,6 +157,7 @@ class Comparison:
                 }
                 for c in d.slices
             ],
+            "dollars": _dollars_json(self),
         }
 
 
@@ -138,6 +176,7 @@ def compare_periods(
         period: _sum_categories(by_slice.values()) for period, by_slice in data.ledger.items()
     }
     top = decomposition.slices[:TOP_SLICES]
+    dollars, unavailable = _dollars(data)
     return Comparison(
         metric_version=version,
         base_period=base,
@@ -155,7 +194,27 @@ def compare_periods(
             )
             for c in top
         },
+        dollars=dollars,
+        dollars_unavailable=unavailable,
     )
+
+
+def _dollars(data: PeriodData) -> tuple[DollarChange | None, str | None]:
+    """The change in dollars lost, or None and why it cannot be had."""
+    try:
+        return dollar_change(
+            data.base,
+            data.current,
+            data.prices["base"],
+            data.prices["current"],
+            _sum_categories(data.ledger_usd["base"].values()),
+            _sum_categories(data.ledger_usd["current"].values()),
+        ), None
+    except UndefinedMPGError as exc:
+        return None, (
+            f"dollars lost cannot be compared: counting only chip-time whose generation has a "
+            f"price, {exc}"
+        )
 
 
 def _sum_categories(ledgers: Iterable[Mapping[str, float]]) -> dict[str, float]:
@@ -208,6 +267,34 @@ def _period_json(period: Period, sums: Sums) -> dict[str, Any]:
 
 def _parts_json(parts: Parts, names: tuple[str, ...] = PART_NAMES) -> dict[str, float]:
     return {**{n: getattr(parts, n) for n in names}, "total": parts.total}
+
+
+def _dollar_parts_json(parts: DollarParts) -> dict[str, float]:
+    return {**{n: getattr(parts, n) for n in DOLLAR_PART_NAMES}, "total": parts.total}
+
+
+def _dollars_json(comparison: Comparison) -> dict[str, Any]:
+    dollars = comparison.dollars
+    if dollars is None:
+        return {"unavailable": comparison.dollars_unavailable}
+    return {
+        **{
+            name: {
+                "usd": period.usd,
+                "mpg_usd": period.mpg,
+                "lost_usd": period.lost,
+                "unpriced_chip_s": period.unpriced_chip_s,
+                "usd_by_category": dict(sorted(period.by_category.items())),
+            }
+            for name, period in (("base", dollars.base), ("current", dollars.current))
+        },
+        "change": dollars.change,
+        "parts": _dollar_parts_json(dollars.parts),
+        "slices": [
+            {**dict(zip(SLICE_COLUMNS, key, strict=True)), "parts": _dollar_parts_json(parts)}
+            for key, parts in dollars.slices
+        ],
+    }
 
 
 def _move_json(move: CategoryMove) -> dict[str, Any]:

@@ -59,11 +59,14 @@ def parse_period(text: str) -> Period:
 
 @dataclass(frozen=True)
 class PeriodData:
-    """The slices' chip-time sums in each period, and the ledger per slice and category."""
+    """The slices' chip-time sums in each period, the ledger per slice and category in
+    chip-seconds and in dollars, and each slice's price (USD per chip-hour; None: no price)."""
 
     base: dict[Slice, Sums]
     current: dict[Slice, Sums]
     ledger: dict[str, dict[Slice, dict[str, float]]]  # period -> slice -> category -> chip_s
+    ledger_usd: dict[str, dict[Slice, dict[str, float]]]  # period -> slice -> category -> usd
+    prices: dict[str, dict[Slice, float | None]]  # period -> slice -> USD per chip-hour
 
 
 def read_periods(out: Path, base: Period, current: Period, metric_version: str) -> PeriodData:
@@ -86,9 +89,22 @@ def read_periods(out: Path, base: Period, current: Period, metric_version: str) 
     for period, workload, framework, generation, *chip_s in sums:
         by_period[period][(workload, framework, generation)] = Sums(*chip_s)
     ledger: dict[str, dict[Slice, dict[str, float]]] = {"base": {}, "current": {}}
-    for period, workload, framework, generation, category, chip_s in ledger_rows:
-        ledger[period].setdefault((workload, framework, generation), {})[category] = chip_s
-    return PeriodData(base=by_period["base"], current=by_period["current"], ledger=ledger)
+    ledger_usd: dict[str, dict[Slice, dict[str, float]]] = {"base": {}, "current": {}}
+    prices: dict[str, dict[Slice, float | None]] = {"base": {}, "current": {}}
+    for period, *slice_, category, chip_s, usd, price in ledger_rows:
+        key = (slice_[0], slice_[1], slice_[2])
+        ledger[period].setdefault(key, {})[category] = chip_s
+        if usd is not None:
+            ledger_usd[period].setdefault(key, {})[category] = usd
+        if prices[period].get(key) is None:
+            prices[period][key] = price
+    return PeriodData(
+        base=by_period["base"],
+        current=by_period["current"],
+        ledger=ledger,
+        ledger_usd=ledger_usd,
+        prices=prices,
+    )
 
 
 def _check_days(

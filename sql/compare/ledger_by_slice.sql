@@ -1,11 +1,21 @@
--- The chip-time ledger rolled up by period, slice and category, for `mpg compare`.
+-- The chip-time ledger rolled up by period, slice and category, for `mpg compare`, with its
+-- dollars.
 -- grain: one row per period ('base' or 'current'), slice (workload_class, framework,
 -- chip_generation) and ledger category with chip-time in that period.
+-- usd: the category's dollars (chip_time_cost), NULL where the slice's generation has no price;
+-- usd_per_chip_hour: that price (one per slice: a slice is one chip generation's).
 -- parameters: $metric_version (VARCHAR); $base_first, $base_last, $current_first, $current_last
 -- (DATE, each range inclusive).
--- input: tables chip_time_ledger (the categories) and job_day_goodput (each job-day's slice).
+-- input: tables chip_time_ledger (the categories), chip_time_cost (their dollars) and
+-- job_day_goodput (each job-day's slice).
 with ledger as (
     select * from chip_time_ledger
+    where metric_version = $metric_version
+),
+
+costs as (
+    select day, job_id, category, usd, usd_per_chip_hour
+    from chip_time_cost
     where metric_version = $metric_version
 ),
 
@@ -25,13 +35,24 @@ in_periods as (
         job_days.framework,
         job_days.chip_generation,
         ledger.category,
-        ledger.chip_s
+        ledger.chip_s,
+        costs.usd,
+        costs.usd_per_chip_hour
     from ledger
     inner join job_days using (day, job_id)
+    left join costs using (day, job_id, category)
 ),
 
 final as (
-    select period, workload_class, framework, chip_generation, category, sum(chip_s) as chip_s
+    select
+        period,
+        workload_class,
+        framework,
+        chip_generation,
+        category,
+        sum(chip_s) as chip_s,
+        sum(usd) as usd,
+        max(usd_per_chip_hour) as usd_per_chip_hour
     from in_periods
     where period is not null
     group by period, workload_class, framework, chip_generation, category
