@@ -9,7 +9,7 @@ object; `to_json` is `--json`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,13 @@ from mpg.compare.decompose import (
     UndefinedMPGError,
     decompose,
 )
-from mpg.compare.dollars import DOLLAR_PART_NAMES, DollarChange, DollarParts, dollar_change
+from mpg.compare.dollars import (
+    DOLLAR_PART_NAMES,
+    DollarChange,
+    DollarParts,
+    dollar_change,
+    sum_categories,
+)
 from mpg.compare.read import Period, PeriodData, read_periods
 from mpg.config import metric_version_to_read
 from mpg.errors import UserError
@@ -169,11 +175,12 @@ def compare_periods(
     version = metric_version_to_read(out, metric_version)
     data = read_periods(out, base, current, version)
     try:
-        decomposition = decompose(data.base, data.current)
+        decomposition = decompose(data.base.sums, data.current.sums)
     except UndefinedMPGError as exc:
         raise UserError(f"cannot compare {base} with {current}: {exc}") from exc
     fleet_ledger = {
-        period: _sum_categories(by_slice.values()) for period, by_slice in data.ledger.items()
+        "base": sum_categories(data.base.ledger.values()),
+        "current": sum_categories(data.current.ledger.values()),
     }
     top = decomposition.slices[:TOP_SLICES]
     dollars, unavailable = _dollars(data)
@@ -187,8 +194,8 @@ def compare_periods(
         ),
         slice_moves={
             c.slice: category_moves(
-                data.ledger["base"].get(c.slice, {}),
-                data.ledger["current"].get(c.slice, {}),
+                data.base.ledger.get(c.slice, {}),
+                data.current.ledger.get(c.slice, {}),
                 c.base,
                 c.current,
             )
@@ -202,27 +209,12 @@ def compare_periods(
 def _dollars(data: PeriodData) -> tuple[DollarChange | None, str | None]:
     """The change in dollars lost, or None and why it cannot be had."""
     try:
-        return dollar_change(
-            data.base,
-            data.current,
-            data.prices["base"],
-            data.prices["current"],
-            _sum_categories(data.ledger_usd["base"].values()),
-            _sum_categories(data.ledger_usd["current"].values()),
-        ), None
+        return dollar_change(data.base, data.current), None
     except UndefinedMPGError as exc:
         return None, (
             f"dollars lost cannot be compared: counting only chip-time whose generation has a "
             f"price, {exc}"
         )
-
-
-def _sum_categories(ledgers: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    total: dict[str, float] = {}
-    for ledger in ledgers:
-        for category, chip_s in ledger.items():
-            total[category] = total.get(category, 0.0) + chip_s
-    return total
 
 
 def category_moves(

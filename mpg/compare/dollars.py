@@ -20,9 +20,9 @@ Slices whose generation has no price are left out and their wanted chip-time rep
 (`unpriced_chip_s`), never guessed; a price of 0 costs nothing and loses nothing.
 
     >>> x = ("training", "jax", "tpu-v5e")
-    >>> base = {x: Sums(3600, 3600, 3600, 1800, 3600)}    # MPG 0.5 over one chip-hour
-    >>> now = {x: Sums(7200, 7200, 3600, 1800, 3600)}     # twice the hours, RG halved
-    >>> d = dollar_change(base, now, {x: 10.0}, {x: 10.0}, {}, {})
+    >>> base = PeriodSlices({x: Sums(3600, 3600, 3600, 1800, 3600)}, {}, {}, {x: 10.0})
+    >>> now = PeriodSlices({x: Sums(7200, 7200, 3600, 1800, 3600)}, {}, {}, {x: 10.0})
+    >>> d = dollar_change(base, now)  # $10 an hour; MPG 0.5, then twice the hours at RG 0.5
     >>> d.base.lost, d.current.lost, d.parts.volume, d.parts.rg
     (5.0, 15.0, 6.25, 3.75)
 """
@@ -30,10 +30,11 @@ Slices whose generation has no price are left out and their wanted chip-time rep
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from mpg.compare.decompose import PART_NAMES, Slice, Sums, decompose
+from mpg.compare.decompose import PART_NAMES, Slice, Sums, decompose, fleet_sums
+from mpg.compare.read import PeriodSlices
 
 # The parts of a change in dollars lost: how much was wanted, then the parts of the MPG change.
 DOLLAR_PART_NAMES = ("volume", *PART_NAMES, "coverage")
@@ -96,13 +97,20 @@ class DollarChange:
         return self.current.lost - self.base.lost
 
 
-def _priced(
-    slices: Mapping[Slice, Sums], prices: Mapping[Slice, float | None]
-) -> tuple[dict[Slice, Sums], float]:
+def sum_categories(ledgers: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """Slices' ledgers (category -> chip-seconds or dollars) added up per category."""
+    total: dict[str, float] = {}
+    for ledger in ledgers:
+        for category, value in ledger.items():
+            total[category] = total.get(category, 0.0) + value
+    return total
+
+
+def _priced(period: PeriodSlices) -> tuple[dict[Slice, Sums], float]:
     """The slices with a positive price, their sums in dollars; and the unpriced chip-seconds."""
     priced, unpriced = {}, 0.0
-    for key, sums in slices.items():
-        price = prices.get(key)
+    for key, sums in period.sums.items():
+        price = period.prices.get(key)
         if price is None:
             unpriced += sums.wanted
         elif price > 0:
@@ -114,23 +122,23 @@ def _priced(
 _SUM_FIELDS = ("wanted", "all_allocated", "productive", "ideal", "profiled")
 
 
-def dollar_change(
-    base: Mapping[Slice, Sums],
-    current: Mapping[Slice, Sums],
-    base_prices: Mapping[Slice, float | None],
-    current_prices: Mapping[Slice, float | None],
-    base_categories: Mapping[str, float],
-    current_categories: Mapping[str, float],
-) -> DollarChange:
-    """The change in dollars lost from `base` to `current` (chip-second sums per slice, prices
-    per slice in USD per chip-hour, None for no price), split into parts that add up to it.
-    Raises UndefinedMPGError where a period's priced chip-time has no MPG (nothing priced, or no
-    priced profile)."""
-    priced0, unpriced0 = _priced(base, base_prices)
-    priced1, unpriced1 = _priced(current, current_prices)
-    mpg_parts = decompose(priced0, priced1)
-    g0, g1 = mpg_parts.base_mpg, mpg_parts.current_mpg
-    u0, u1 = mpg_parts.base.wanted, mpg_parts.current.wanted
+def dollar_period(period: PeriodSlices, name: str) -> DollarPeriod:
+    """One period in dollars; raises UndefinedMPGError where its priced chip-time has no MPG
+    (nothing priced, or no priced profile), naming the period `name` ("base", "current")."""
+    priced, unpriced = _priced(period)
+    fleet = fleet_sums(priced, name)
+    assert fleet.mpg is not None
+    categories = sum_categories(period.ledger_usd.values())
+    return DollarPeriod(fleet.wanted, fleet.mpg, unpriced, categories)
+
+
+def dollar_change(base: PeriodSlices, current: PeriodSlices) -> DollarChange:
+    """The change in dollars lost from `base` to `current`, split into parts that add up to it.
+    Raises UndefinedMPGError where a period's priced chip-time has no MPG."""
+    period0, period1 = dollar_period(base, "base"), dollar_period(current, "current")
+    mpg_parts = decompose(_priced(base)[0], _priced(current)[0])
+    g0, g1 = period0.mpg, period1.mpg
+    u0, u1 = period0.usd, period1.usd
     lost_rate, u_mean = 1 - (g0 + g1) / 2, (u0 + u1) / 2
     slices = tuple(
         (
@@ -144,8 +152,8 @@ def dollar_change(
     )
     fleet = sum((p for _, p in slices), DollarParts(coverage=-u_mean * mpg_parts.totals.coverage))
     result = DollarChange(
-        base=DollarPeriod(u0, g0, unpriced0, dict(base_categories)),
-        current=DollarPeriod(u1, g1, unpriced1, dict(current_categories)),
+        base=period0,
+        current=period1,
         parts=fleet,
         slices=tuple(sorted(slices, key=lambda s: (-abs(s[1].total), s[0]))),
     )
