@@ -69,6 +69,7 @@ caption { text-align: left; color: #555; padding-bottom: 0.4em; }
 th, td { border-bottom: 1px solid #e3e3e3; padding: 0.25em 0.7em; text-align: left;
   vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
 td { max-width: 420px; overflow-wrap: anywhere; }
 """
 
