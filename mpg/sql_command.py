@@ -20,17 +20,13 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
-
-import duckdb
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, NoReturn
 
 from mpg.arguments import add_out_argument
 from mpg.errors import OptionsError, UserError
-from mpg.published import duckdb_reason, published_database
+
+if TYPE_CHECKING:  # DuckDB and rich are imported to run a query and print it, not for --help
+    from rich.text import Text
 
 # Significant digits of a DOUBLE in the terminal table, as the spec's worked examples give
 # ratios; --csv and --json print every digit.
@@ -58,6 +54,8 @@ def add_sql_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sql_command(args: argparse.Namespace) -> int:
+    from mpg.published import published_database
+
     database = published_database(args.out)
     if args.query is None:
         if args.csv or args.json:
@@ -78,6 +76,10 @@ def sql_command(args: argparse.Namespace) -> int:
 def run_query(database: Path, query: str) -> tuple[list[str], list[str], list[tuple]]:
     """Column names, DuckDB type names and rows of `query` on `database`, opened read-only;
     no columns for a statement that returns no rows."""
+    import duckdb
+
+    from mpg.published import duckdb_reason
+
     try:
         with duckdb.connect(str(database), read_only=True) as con:
             result = con.sql(query)
@@ -90,6 +92,8 @@ def run_query(database: Path, query: str) -> tuple[list[str], list[str], list[tu
 
 def _cell(value: object) -> Text:
     """A value as text: strings from logs enter rich as `Text`, never as markup."""
+    from rich.text import Text
+
     if value is None:
         return Text("NULL", style="dim")
     if isinstance(value, float):
@@ -100,6 +104,11 @@ def _cell(value: object) -> Text:
 def _print_table(columns: Sequence[str], types: Sequence[str], rows: Sequence[tuple]) -> None:
     """The rows as a rich table at its natural width: no value is cut or folded (a number cut
     short reads as another number); wide results are for --csv or fewer columns."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     if not columns:
         return
     table = Table(

@@ -330,9 +330,33 @@ def test_options_are_checked(tmp_path: Path) -> None:
         (("--chip-generation", "tpu-v5e"), "--chip-generation needs --chips"),
         (("--chips", "4", "--chip-generation", "tpu-v99"), "'tpu-v99' is not in the chip catalog"),
         (("--chips", "0", "--chip-generation", "tpu-v5e"), "--chips must be between 1 and 10^9"),
+        # --chips alone wrote no scheduler events, and the run quarantined every record
+        (("--chips", "4"), "mpg: error: --chips needs --chip-generation: together they "),
     ):
         result = run_mpg("import", "ml-goodput", log, "--out", tmp_path / "t", *options)
         assert result.returncode == 2 and message in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
     missing = run_mpg("import", "ml-goodput", tmp_path / "nope", "--out", tmp_path / "t")
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_an_import_without_scheduler_events_warns_that_the_run_will_quarantine(
+    tmp_path: Path,
+) -> None:
+    log = _write(tmp_path / "log.jsonl", [{"job_name": "j", "step_count": 0, "step_start_time": T},
+                                          {"job_name": "j", "job_end_time": T + 5}])  # fmt: skip
+    root = tmp_path / "traces"
+    alone = run_mpg("import", "ml-goodput", log, "--out", root)
+    assert alone.returncode == 0
+    assert alone.stderr == (
+        f"mpg: warning: no scheduler events were written and {root / 'scheduler'} has none: mpg "
+        "run will quarantine every record of these jobs as `unknown job`; add the jobs' "
+        "scheduler trace there, or import again with --chips and --chip-generation to "
+        "synthesize it\n"
+    )
+    synthesized = run_mpg(
+        "import", "ml-goodput", log, "--out", root, "--chips", "4", "--chip-generation", "tpu-v5e"
+    )
+    assert (synthesized.returncode, synthesized.stderr) == (0, "")
+    again = run_mpg("import", "ml-goodput", log, "--out", root)  # the root has scheduler events
+    assert (again.returncode, again.stderr) == (0, "")

@@ -5,21 +5,26 @@
 `compare_periods` returns a frozen `Comparison` (the exact decomposition into mix, SG, RG and PG
 parts per slice, and the ledger categories that moved), for the terminal, `--json` and the fleet
 report alike; `mpg.compare.render` draws it with rich. Nothing here imports Beam.
+
+The names below are imported when first used, so that `mpg compare`'s options are checked before
+DuckDB is loaded (`mpg.compare.command`).
 """
 
 from __future__ import annotations
 
-from mpg.compare.comparison import Comparison, compare_periods
-from mpg.compare.decompose import Decomposition, Parts, Sums, decompose
-from mpg.compare.read import Period, parse_period
+from mpg.lazy import lazy_exports
 
-__all__ = [
-    "Comparison",
-    "Decomposition",
-    "Parts",
-    "Period",
-    "Sums",
-    "compare_periods",
-    "decompose",
-    "parse_period",
-]
+_EXPORTS = {
+    "Comparison": "mpg.compare.comparison",
+    "compare_periods": "mpg.compare.comparison",
+    "Decomposition": "mpg.compare.decompose",
+    "Parts": "mpg.compare.decompose",
+    "Sums": "mpg.compare.decompose",
+    "decompose": "mpg.compare.decompose",
+    "Period": "mpg.compare.period",
+    "parse_period": "mpg.compare.period",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
