@@ -343,7 +343,8 @@ def _warn_of_lost_sources(result: PublishedRun) -> None:
     for c in result.counts.to_pylist():
         if c["quarantined"] and not c["accepted"] and c["source"] in SOURCES:
             print(
-                f"mpg: warning: all {c['quarantined']} {c['source']} records were quarantined; "
+                f"mpg: warning: every {c['source']} record read ({c['quarantined']}) was "
+                "quarantined; "
                 f"their reasons: mpg sql --out {result.database.parent} "
                 f'"select reason, count(*) from quarantine where source = '
                 f"'{c['source']}' group by 1\"",
