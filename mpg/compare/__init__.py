@@ -6,25 +6,29 @@
 parts per slice, and the ledger categories that moved), for the terminal, `--json` and the fleet
 report alike; `mpg.compare.render` draws it with rich. Nothing here imports Beam.
 
-The names below are imported when first used, so that `mpg compare`'s options are checked before
-DuckDB is loaded (`mpg.compare.command`).
+`Comparison` and `compare_periods` are imported when first used (they read the published tables
+with DuckDB), so that `mpg compare`'s options are checked first (`mpg.compare.command`); the
+decomposition and the periods import nothing heavy. (`decompose` is imported here, not lazily:
+once its module is loaded, the package's attribute of that name would be the module.)
 """
 
 from __future__ import annotations
 
+from mpg.compare.decompose import Decomposition, Parts, Sums, decompose
+from mpg.compare.period import Period, parse_period
 from mpg.lazy import lazy_exports
 
-_EXPORTS = {
-    "Comparison": "mpg.compare.comparison",
-    "compare_periods": "mpg.compare.comparison",
-    "Decomposition": "mpg.compare.decompose",
-    "Parts": "mpg.compare.decompose",
-    "Sums": "mpg.compare.decompose",
-    "decompose": "mpg.compare.decompose",
-    "Period": "mpg.compare.period",
-    "parse_period": "mpg.compare.period",
-}
+_LAZY = {"Comparison": "mpg.compare.comparison", "compare_periods": "mpg.compare.comparison"}
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Comparison",
+    "Decomposition",
+    "Parts",
+    "Period",
+    "Sums",
+    "compare_periods",
+    "decompose",
+    "parse_period",
+]
 
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, _LAZY)
