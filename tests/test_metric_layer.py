@@ -45,9 +45,9 @@ import pyarrow as pa
 import pytest
 
 from mpg.compare.decompose import Sums, decompose
-from mpg.pipelines.publish import current_view_statements
+from mpg.pipelines.database import current_view_statements
 from mpg.pipelines.views import create_views
-from mpg.schemas import JOB_DAY_GOODPUT, TABLES
+from mpg.schemas import JOB_DAY_GOODPUT, PUBLISHED
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
 from tests.fleet import account_fleet
@@ -121,7 +121,7 @@ def published(job_days: list[dict]) -> Iterator[duckdb.DuckDBPyConnection]:
     """The job-days published as `build_database` lays them out: tables from the schemas' DDL,
     goodput_by_slice, the `*_current` views and the analysts' views."""
     with duckdb.connect() as con:
-        for name, schema in TABLES.items():
+        for name, schema in PUBLISHED.items():
             con.execute(create_table_sql(name, schema))
         rows = pa.Table.from_pylist(job_days, schema=JOB_DAY_GOODPUT)  # noqa: F841 (scanned)
         con.execute("insert into job_day_goodput select * from rows")

@@ -33,7 +33,7 @@ import pytest
 
 from mpg.pipelines.database import READABLE_BY, current_view_statements
 from mpg.pipelines.views import VIEWS, create_views
-from mpg.schemas import TABLES
+from mpg.schemas import PUBLISHED
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
 
@@ -81,7 +81,7 @@ LEDGER = {
 def build(path: Path, current_version: str = "v1") -> Path:
     """The fixture as `build_database` lays it out: tables, slices, `*_current` views, views."""
     with duckdb.connect(str(path), config={"storage_compatibility_version": READABLE_BY}) as con:
-        for name, schema in TABLES.items():
+        for name, schema in PUBLISHED.items():
             con.execute(create_table_sql(name, schema))
         for (day, job, version), figures in JOB_DAYS.items():
             con.execute(
