@@ -38,6 +38,7 @@ from mpg.pipelines.store import DATABASE, REPORT, OutputStore
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
 from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat
 from mpg.schemas.ddl import create_table_sql
+from mpg.storage_lock import Lease
 
 # The tables publishing writes itself, after the checks: their results, and the run log.
 _WRITTEN_HERE = ("validation_results", "runs")
@@ -123,6 +124,7 @@ def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str 
 def publish(
     store: OutputStore,
     staged: Staged,
+    lease: Lease,
     previous: Snapshot | None,
     version: str | None,
     record: runlog.RunRecord,
@@ -167,6 +169,7 @@ def publish(
             metadata_files=metadata,
             previous=None if previous is None else previous.run_id,
         )
+        lease.check()  # a writer that lost its lease must not publish over its successor
         switch(store, snapshot, version)
         if not store.remote:
             Path(database).replace(store.storage.full(DATABASE))
