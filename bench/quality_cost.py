@@ -25,7 +25,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.pipelines.io import read_job_bucket, stored_buckets
+from mpg.pipelines.lookup import segment_records
+from mpg.pipelines.snapshot import read_current
+from mpg.pipelines.store import OutputStore
 from mpg.quality import BucketValidator, combine_results, validate_outputs
 
 
@@ -37,7 +39,9 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="the --out folder of an `mpg run`")
     out = parser.parse_args(argv).out
-    store = out / "records"
+    store = OutputStore(str(out))
+    snapshot, _ = read_current(store)
+    assert snapshot is not None, f"{out} has no published run"
 
     started = time.perf_counter()
     BucketValidator()
@@ -47,8 +51,7 @@ def main(argv: list[str]) -> None:
     setup_warm_s = time.perf_counter() - started
 
     parts, seconds, cpu_seconds = [], [], []
-    for bucket in stored_buckets(store):
-        records = read_job_bucket(bucket, str(store))
+    for records in segment_records(store, snapshot):
         started, cpu_started = time.perf_counter(), time.process_time()
         parts.append(validator(records))
         seconds.append(time.perf_counter() - started)

@@ -11,46 +11,139 @@
 
 User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
 print one line and exit 2; anything else is a bug and keeps its traceback.
+
+Start-up: `mpg --help` and a mistyped option must answer as fast as Python imports DuckDB and
+pyarrow. So this module imports only the standard library and mpg's own light modules; the
+parser declares the options of the one command named on the command line (`COMMANDS` says where
+each command's options and code live), and the command imports Beam, Polars, Altair or rich
+only after checking them. tests/test_startup.py holds every command to that.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import logging
 import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from mpg import progress
-from mpg.adapters.command import add_import_arguments, import_command
-from mpg.arguments import day
-from mpg.compare.command import add_compare_arguments, compare_command
-from mpg.config import read_config
+from mpg.arguments import OneLineParser, add_subcommands, day
 from mpg.errors import OptionsError, find_user_error, one_line
-from mpg.explain.command import add_explain_arguments, explain_command
-from mpg.pipelines.bigquery_target import BigQueryTarget
-from mpg.pipelines.options import RunOptions
-from mpg.pipelines.result import RunResult
-from mpg.pipelines.store import REPORT
-from mpg.report.command import add_report_arguments, report_command
-from mpg.simulate import simulate
-from mpg.sql_command import add_sql_arguments, sql_command
-from mpg.storage import Storage
+
+if TYPE_CHECKING:
+    from mpg.pipelines.bigquery_target import BigQueryTarget
+    from mpg.pipelines.options import RunOptions
+    from mpg.pipelines.result import RunResult
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mpg", description=__doc__.split("\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its one-line help, and where its option declarations (`arguments`,
+    `function(parser)`) and its code (`handler`, `function(args) -> exit status`) are, as
+    `module:function`, imported only when the command is the one run. `beam`: options mpg does
+    not know go to Apache Beam, and the handler takes them as a second argument.
+    `subcommands`: the command has its own (`mpg import FORMAT`), and `arguments` takes the words
+    after the command's name as a second argument, to declare only the one they name."""
 
-    run = commands.add_parser(
-        "run",
-        help="ingest traces, account chip-time, publish goodput tables",
+    help: str
+    arguments: str
+    handler: str
+    description: str | None = None
+    beam: bool = False
+    subcommands: bool = False
+
+
+COMMANDS: dict[str, Command] = {
+    "run": Command(
+        "ingest traces, account chip-time, publish goodput tables",
+        "mpg.cli:add_run_arguments",
+        "mpg.cli:run_command",
         description="Unknown options (--runner, --region, ...) are passed to Apache Beam, and "
         "so is --project.",
-    )
+        beam=True,
+    ),
+    "backfill": Command(
+        "compute a metric version over past days from the stored records",
+        "mpg.cli:add_backfill_arguments",
+        "mpg.cli:backfill_command",
+        description="Unknown options (--runner, ...) are passed to Apache Beam.",
+        beam=True,
+    ),
+    "simulate": Command(
+        "write a synthetic fleet's traces", "mpg.cli:add_simulate_arguments", "mpg.cli:simulate"
+    ),
+    "explain": Command(
+        "one job's chip-time ledger, down to its input lines",
+        "mpg.explain.command:add_explain_arguments",
+        "mpg.explain.command:explain_command",
+    ),
+    "sql": Command(
+        "run SQL on the published tables and views, or a shell",
+        "mpg.sql_command:add_sql_arguments",
+        "mpg.sql_command:sql_command",
+    ),
+    "compare": Command(
+        "why fleet MPG changed between two periods",
+        "mpg.compare.command:add_compare_arguments",
+        "mpg.compare.command:compare_command",
+    ),
+    "report": Command(
+        "the fleet's goodput as one HTML page of charts",
+        "mpg.report.command:add_report_arguments",
+        "mpg.report.command:report_command",
+    ),
+    "import": Command(
+        "convert a real format (framework logs, profiles, cluster traces) to a trace root",
+        "mpg.adapters.command:add_import_arguments",
+        "mpg.adapters.command:import_command",
+        subcommands=True,
+    ),
+}
+
+
+def _function(path: str) -> Callable[..., Any]:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line of `mpg`, with the options of the command `argv` names (of every command
+    where `argv` is None)."""
+    top = OneLineParser(prog="mpg", description=__doc__.split("\n")[0])
+    commands = {
+        name: (c.help, c.description, _declarer(c, argv, name)) for name, c in COMMANDS.items()
+    }
+    add_subcommands(top, "command", None, commands, argv)
+    return top
+
+
+def _declarer(
+    command: Command, argv: Sequence[str] | None, name: str
+) -> Callable[[argparse.ArgumentParser], None]:
+    """A command's option declarations, given what follows its name on the command line (its
+    own subcommands, for `mpg import`, are declared the same lazy way)."""
+
+    def declare(sub: argparse.ArgumentParser) -> None:
+        function = _function(command.arguments)
+        if command.subcommands:
+            words = None if argv is None else list(argv)
+            function(sub, None if words is None else words[words.index(name) + 1 :])
+        else:
+            function(sub)
+
+    return declare
+
+
+_parser = parser  # the name tests and examples use
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--traces",
         required=True,
@@ -80,11 +173,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
     _add_bigquery_arguments(run)
 
-    back = commands.add_parser(
-        "backfill",
-        help="compute a metric version over past days from the stored records",
-        description="Unknown options (--runner, ...) are passed to Apache Beam.",
-    )
+
+def add_backfill_arguments(back: argparse.ArgumentParser) -> None:
     back.add_argument(
         "--out", required=True, help="output folder of earlier runs (a folder, gs://, s3://)"
     )
@@ -96,31 +186,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_bigquery_arguments(back)
 
-    sim = commands.add_parser("simulate", help="write a synthetic fleet's traces")
+
+def add_simulate_arguments(sim: argparse.ArgumentParser) -> None:
     sim.add_argument("--seed", type=int, required=True)
     sim.add_argument("--jobs", type=int, required=True)
     sim.add_argument("--days", type=int, required=True)
     sim.add_argument("--out", type=Path, required=True)
-
-    add_explain_arguments(
-        commands.add_parser("explain", help="one job's chip-time ledger, down to its input lines")
-    )
-    add_sql_arguments(
-        commands.add_parser("sql", help="run SQL on the published tables and views, or a shell")
-    )
-    add_compare_arguments(
-        commands.add_parser("compare", help="why fleet MPG changed between two periods")
-    )
-    add_report_arguments(
-        commands.add_parser("report", help="the fleet's goodput as one HTML page of charts")
-    )
-    add_import_arguments(
-        commands.add_parser(
-            "import",
-            help="convert a real format (framework logs, profiles, cluster traces) to a trace root",
-        )
-    )
-    return parser
 
 
 def _add_bigquery_arguments(run: argparse.ArgumentParser) -> None:
@@ -141,6 +212,8 @@ def _add_bigquery_arguments(run: argparse.ArgumentParser) -> None:
 
 def _bigquery_target(args: argparse.Namespace) -> BigQueryTarget | None:
     """Where to publish, or None; `--project` alone only goes to Beam."""
+    from mpg.pipelines.bigquery_target import BigQueryTarget
+
     if args.publish is None:
         if args.dataset or args.bigquery_endpoint:
             raise OptionsError("--dataset and --bigquery-endpoint need --publish bigquery")
@@ -168,6 +241,9 @@ def _fmt(value: object) -> str:
 
 
 def format_headline(result: RunResult, seconds: float) -> str:
+    from mpg.pipelines.store import REPORT
+    from mpg.storage import Storage
+
     rows = result.headline.to_pylist()
     lines = [
         f"mpg run {result.run_id}: {result.files} trace files in {seconds:.1f} s "
@@ -241,12 +317,16 @@ def _import_run() -> Callable[[RunOptions], RunResult]:
     return run
 
 
-def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
-    run = _import_run()
+def run_command(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from mpg.config import read_config
+    from mpg.pipelines.options import RunOptions
+
     extra = {"block_bytes": args.block_bytes} if args.block_bytes else {}
     if args.records_per_bucket:
         extra["records_per_bucket"] = args.records_per_bucket
     config = read_config(args.out)
+    # mpg's own options are checked before Beam is imported, and before Beam's options: packaging
+    # for remote workers takes seconds.
     opts = RunOptions(
         traces=args.traces,
         out=args.out,
@@ -257,17 +337,39 @@ def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
         bigquery=_bigquery_target(args),
         **extra,
     )
-    # mpg's own options are checked first: packaging for remote workers takes seconds.
+    run = _import_run()
+    from mpg import progress
+
     opts = dataclasses.replace(opts, beam_args=pipeline_args(args, passthrough))
     started = time.monotonic()
     with progress.reporting("run"):
         result = run(opts)
     print(format_headline(result, time.monotonic() - started))
+    _warn_of_lost_sources(result)
     return 0
 
 
-def _backfill(args: argparse.Namespace, passthrough: list[str]) -> int:
+def _warn_of_lost_sources(result: RunResult) -> None:
+    """A warning on stderr for each source of which records were read and none accepted: a
+    trace root of records that all end in the quarantine (say, runtime spans imported without
+    their jobs' scheduler events) is almost certainly not what its user meant to measure."""
+    from mpg.schemas import SOURCES
+
+    for c in result.counts.to_pylist():
+        if c["quarantined"] and not c["accepted"] and c["source"] in SOURCES:
+            print(
+                f"mpg: warning: every {c['source']} record read ({c['quarantined']}) was "
+                "quarantined; "
+                f"their reasons: mpg sql --out {result.out} "
+                f'"select reason, count(*) from quarantine where source = '
+                f"'{c['source']}' group by 1\"",
+                file=sys.stderr,
+            )
+
+
+def backfill_command(args: argparse.Namespace, passthrough: list[str]) -> int:
     _import_run()  # Beam, imported quietly
+    from mpg import progress
     from mpg.pipelines.backfill import BackfillOptions, backfill
 
     opts = BackfillOptions(
@@ -292,8 +394,10 @@ def _backfill(args: argparse.Namespace, passthrough: list[str]) -> int:
     return 0
 
 
-def _simulate(args: argparse.Namespace) -> int:
-    manifest = simulate(seed=args.seed, jobs=args.jobs, days=args.days, out=args.out)
+def simulate(args: argparse.Namespace) -> int:
+    from mpg.simulate import simulate as simulate_fleet
+
+    manifest = simulate_fleet(seed=args.seed, jobs=args.jobs, days=args.days, out=args.out)
     print(f"mpg simulate: {args.jobs} jobs over {args.days} days -> {args.out}")
     for m in manifest.sources:
         print(
@@ -306,24 +410,15 @@ def _simulate(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     # A scheduler stops a job with SIGTERM: end like Ctrl-C, so the run records itself interrupted.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    parser = _parser()
-    args, rest = parser.parse_known_args(argv)
-    if args.command not in ("run", "backfill") and rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args.command == "explain":
-            return explain_command(args)
-        if args.command == "report":
-            return report_command(args)
-        if args.command == "import":
-            return import_command(args)
-        if args.command == "sql":
-            return sql_command(args)
-        if args.command == "compare":
-            return compare_command(args)
-        if args.command == "backfill":
-            return _backfill(args, rest)
-        return _run(args, rest) if args.command == "run" else _simulate(args)
+        cli = parser(words)
+        args, rest = cli.parse_known_args(words)
+        command = COMMANDS[args.command]
+        if rest and not command.beam:
+            cli.error(f"unrecognized arguments: {' '.join(rest)}")
+        handler = _function(command.handler)
+        return handler(args, rest) if command.beam else handler(args)
     except Exception as exc:
         error = find_user_error(exc)
         if error is None:

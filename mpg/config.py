@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
 from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
-from mpg.storage import Storage
 
 CONFIG_FILE = "mpg.toml"
 # section -> its keys (None: chip generations): anything else is a typo, refused
@@ -58,6 +56,8 @@ class OutputConfig:
 def read_config(out: str | Path) -> OutputConfig:
     """`out/mpg.toml` (`out` a folder or a gs:// or s3:// prefix), validated; the defaults where
     there is no such file."""
+    from mpg.storage import Storage  # pyarrow: not for a command's --help
+
     store = Storage(out)
     path = store.uri_of(CONFIG_FILE)
     if store.info(CONFIG_FILE) is None:  # no file, or no folder yet (or not one)
@@ -89,6 +89,8 @@ def _rates(path: Path, doc: dict[str, Any], section: str) -> tuple[tuple[str, fl
     """[prices] or [power]: a number per chip generation of the catalog. A price may be 0 (chips
     the fleet does not pay for by the hour); nothing may be negative, NaN or infinite."""
     unit, least = _RATES[section]
+    from mpg.catalog import load_catalog  # pyarrow: only where prices are given
+
     generations = load_catalog().generations
     rates = []
     for generation, value in doc.get(section, {}).items():

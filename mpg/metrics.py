@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:  # Polars is imported where an expression is built: the CLI starts without it.
+    import polars as pl
 
 # Which span a second belongs to when several cover it: the first of these that is active.
 SPAN_PRECEDENCE: tuple[str, ...] = (
@@ -64,6 +66,8 @@ class MetricVersion:
 
 def _compute_roofline() -> pl.Expr:
     """v1: the step's FLOPs at the chips' peak rate; null where the generation has no peak."""
+    import polars as pl
+
     return pl.col("model_flops") / (pl.col("chips") * pl.col("peak_flops_per_chip"))
 
 
@@ -74,6 +78,8 @@ def _memory_roofline() -> pl.Expr:
     the compute term; the `when` keeps a generation without a peak null, as in v1, rather than
     letting the memory term alone stand for the roofline.
     """
+    import polars as pl
+
     compute = _compute_roofline()
     memory = pl.col("hbm_bytes") / (pl.col("chips") * pl.col("hbm_bytes_per_s"))
     return pl.when(compute.is_not_null()).then(pl.max_horizontal(compute, memory))

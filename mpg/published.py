@@ -65,6 +65,16 @@ def _database_snapshot(path: str) -> str | None:
     return rows[0][0] if rows else None
 
 
+def require_published(out: str | Path) -> None:
+    """NoPublishedTablesError unless `out` has a current snapshot: a reader's first check,
+    cheap (one small object), before anything heavy is imported or queried."""
+    from mpg.pipelines.store import POINTER
+    from mpg.storage import Storage
+
+    if Storage(out).info(POINTER) is None:
+        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
+
+
 @contextmanager
 def open_published(out: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to `out`'s current snapshot, with the goodput macros

@@ -23,17 +23,14 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
-
-import duckdb
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, NoReturn
 
 from mpg.arguments import add_out_argument
 from mpg.errors import OptionsError, UserError
-from mpg.published import duckdb_reason, open_published, published_location
+
+if TYPE_CHECKING:  # DuckDB and rich are imported to run a query and print it, not for --help
+    import duckdb
+    from rich.text import Text
 
 # Significant digits of a DOUBLE in the terminal table, as the spec's worked examples give
 # ratios; --csv and --json print every digit.
@@ -61,6 +58,9 @@ def add_sql_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sql_command(args: argparse.Namespace) -> int:
+    from mpg.published import require_published
+
+    require_published(args.out)  # no tables: one line, before DuckDB runs anything
     if args.query is None:
         if args.csv or args.json:
             raise OptionsError("--csv and --json print a query's rows: give a query")
@@ -83,6 +83,7 @@ _READING = {"SELECT", "EXPLAIN", "PRAGMA", "SET"}
 
 
 def _check_reads(con: duckdb.DuckDBPyConnection, query: str, where: str) -> None:
+    """A QueryError unless every statement of `query` only reads."""
     for statement in con.extract_statements(query):
         kind = statement.type.name
         if kind not in _READING:
@@ -94,6 +95,10 @@ def _check_reads(con: duckdb.DuckDBPyConnection, query: str, where: str) -> None
 def run_query(out: str | Path, query: str) -> tuple[list[str], list[str], list[tuple]]:
     """Column names, DuckDB type names and rows of `query` on `out`'s published tables; no
     columns for a statement that returns no rows."""
+    import duckdb
+
+    from mpg.published import duckdb_reason, open_published, published_location
+
     where = published_location(out)
     with open_published(out) as con:
         try:
@@ -108,6 +113,8 @@ def run_query(out: str | Path, query: str) -> tuple[list[str], list[str], list[t
 
 def _cell(value: object) -> Text:
     """A value as text: strings from logs enter rich as `Text`, never as markup."""
+    from rich.text import Text
+
     if value is None:
         return Text("NULL", style="dim")
     if isinstance(value, float):
@@ -118,6 +125,11 @@ def _cell(value: object) -> Text:
 def _print_table(columns: Sequence[str], types: Sequence[str], rows: Sequence[tuple]) -> None:
     """The rows as a rich table at its natural width: no value is cut or folded (a number cut
     short reads as another number); wide results are for --csv or fewer columns."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     if not columns:
         return
     table = Table(
@@ -144,8 +156,8 @@ def duckdb_shell() -> str | None:
 
 def _shell_database(out: str | Path) -> str:
     """A local folder's current database file, for DuckDB's shell."""
-    with open_published(out):
-        pass  # the folder has been published to
+    from mpg.published import published_location
+
     where = published_location(out)
     if not Path(where).is_file():
         raise OptionsError(

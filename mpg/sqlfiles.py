@@ -16,6 +16,7 @@ quoted by sqlglot for the target dialect: still no string formatting.
     True
     >>> render_sql("report/headline.sql", "bigquery")[-87:]
     'SELECT * FROM final ORDER BY metric_version NULLS LAST, day NULLS LAST, chip_generation'
+    >>> from sqlglot import exp
     >>> render_sql(
     ...     "publish/current_views.sql", "bigquery", literals={"current_version": "v1"},
     ...     tables={"versioned_table": exp.table_("t", db="d", catalog="p-1", quoted=True),
@@ -29,9 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import sqlglot
-from sqlglot import exp
+if TYPE_CHECKING:  # sqlglot (~0.2 s to import) is needed only to transpile or rewrite a statement
+    from sqlglot import exp
 
 # The dialect of every file under sql/ but those under sql/bigquery/.
 _DIALECTS = {"bigquery": "bigquery"}
@@ -54,6 +56,9 @@ def parse_sql(
 ) -> exp.Expression:
     """Statement `name`, parsed, with the tables named in `tables` replaced (keeping their
     aliases) and the parameters named in `literals` replaced by string literals."""
+    import sqlglot
+    from sqlglot import exp
+
     tables, literals = tables or {}, literals or {}
 
     def substitute(node: exp.Expression) -> exp.Expression:

@@ -248,7 +248,7 @@ class Storage:
                 with (
                     pa.OSFile(local, "rb") as source,
                     self.reporting(path),
-                    self.fs.open_output_stream(self.full(path)) as sink,
+                    self.fs.open_output_stream(self.full(path), compression=None) as sink,
                 ):
                     # Large writes: NativeFile.upload's small ones took 5x as long on
                     # fake-gcs-server (each a request of a resumable upload).
@@ -259,7 +259,7 @@ class Storage:
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
         try:
-            with self.fs.open_output_stream(str(temporary)) as stream:
+            with self.fs.open_output_stream(str(temporary), compression=None) as stream:
                 yield stream
             temporary.replace(target)
         except BaseException:
@@ -272,7 +272,10 @@ class Storage:
                 stream.write(data)
             return
         # The bytes are all here: one upload, no local spool.
-        with self.reporting(path), self.fs.open_output_stream(self.full(path)) as stream:
+        with (
+            self.reporting(path),
+            self.fs.open_output_stream(self.full(path), compression=None) as stream,
+        ):
             stream.write(data)
 
     def write_text(self, path: str, text: str) -> None:

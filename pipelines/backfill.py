@@ -47,6 +47,7 @@ from mpg.pipelines.state import StateKey, bucket_count
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable, result_path
 from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS
+from mpg.storage_lock import Lease
 from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs
 
 Span = tuple[datetime.date, datetime.date]
@@ -105,14 +106,15 @@ def backfill(opts: BackfillOptions) -> list[RunResult]:
     store = OutputStore(opts.out)
     published = []
     lease = runlog.new_run_id(datetime.datetime.now(datetime.UTC))
-    with writing(store, lease) as (current, version):
+    with writing(store, lease) as held:
+        current, version = held.current, held.version
         if current is None:
             raise UserError(f"nothing to backfill: {opts.out} has no published run")
         todo = uncovered(current.key, opts.metric_version, opts.first, opts.last)
         days = sum((b - a).days + 1 for a, b in todo)
         with progress.phase("days", unit="days", total=days) as step:
             for first, last in chunks(todo, opts.chunk_days):
-                result = _backfill_chunk(opts, store, current, version, first, last)
+                result = _backfill_chunk(opts, store, held.lease, current, version, first, last)
                 published.append(result)
                 current, version = read_current(store)
                 assert current is not None
@@ -158,6 +160,7 @@ def backfill_bucket(bucket: int, chunk: _Chunk) -> Iterator[tuple[str, object]]:
 def _backfill_chunk(
     opts: BackfillOptions,
     store: OutputStore,
+    lease: Lease,
     current: Snapshot,
     version: str | None,
     first: datetime.date,
@@ -231,6 +234,7 @@ def _backfill_chunk(
         done = publish(
             store,
             staged,
+            lease,
             current,
             version,
             record,

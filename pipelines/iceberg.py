@@ -85,18 +85,18 @@ def _replace(table, change: TableChange, store: OutputStore) -> None:
     from pyiceberg.expressions import AlwaysTrue, In
     from pyiceberg.table.update.snapshot import ExpireSnapshots
 
-    current = table.current_snapshot()
+    before = {s.snapshot_id for s in table.snapshots()}
     tx = table.transaction()
-    if current is not None:
-        older = [s.snapshot_id for s in table.snapshots() if s.snapshot_id != current.snapshot_id]
-        if older:
-            ExpireSnapshots(tx).by_ids(older).commit()
+    if before:
         if change.days is None:
             tx.delete(AlwaysTrue())
         elif change.days:
             tx.delete(In("day", [d.isoformat() for d in change.days]))
     if change.added:
         tx.add_files([_uri(store, p) for p in change.added], check_duplicate_files=False)
+    if before and len(tx.table_metadata.snapshots) > len(before):
+        # Only this commit's snapshots stay: the tables' history is one mpg snapshot deep.
+        ExpireSnapshots(tx).by_ids(sorted(before)).commit()
     tx.commit_transaction()
 
 

@@ -8,7 +8,7 @@ pipeline's own function, so a reader sees exactly the records the run accepted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -67,3 +67,20 @@ def end_of_data(store: OutputStore, snapshot: Snapshot) -> tuple[int | None, str
         return None, None
     at = pc.index(ends, latest).as_py()
     return int(latest), table.column("job_id")[at].as_py()
+
+
+def segment_records(store: OutputStore, snapshot: Snapshot) -> Iterator[JobRecords]:
+    """Every accepted record of the snapshot, one segment's jobs at a time (bounded memory)."""
+    index = store.storage.parquet_file(snapshot.state["jobs"]).read(columns=["job_id", "segment"])
+    for segment in sorted(pc.unique(index.column("segment")).to_pylist()):
+        jobs = index.filter(pc.equal(index.column("segment"), segment)).column("job_id")
+        stored = {}
+        for source in SOURCES:
+            path = store.segment(source, segment)
+            schema = STORED_SCHEMAS[source]
+            rows = store.read_parquet(path, schema) if store.storage.exists(path) else None
+            rows = schema.empty_table() if rows is None else rows
+            stored[source] = rows.filter(pc.is_in(rows.column("job_id"), jobs)).drop_columns(
+                ["job_hash"]
+            )
+        yield reconcile_jobs(stored).records

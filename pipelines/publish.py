@@ -30,14 +30,15 @@ import pyarrow.parquet as pq
 from mpg import progress
 from mpg.pipelines import runlog
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
-from mpg.pipelines.database import add_views, copy_tables, read_headline, writing
+from mpg.pipelines.database import add_views, copy_tables, read_headline, table_files, writing
 from mpg.pipelines.finish import Staged, data_files_after
 from mpg.pipelines.iceberg import TableChange, commit_tables
 from mpg.pipelines.snapshot import Snapshot, switch
 from mpg.pipelines.store import DATABASE, REPORT, OutputStore
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
-from mpg.schemas import DATA_FILES, PUBLISHED, VALIDATION_RESULTS, concat
+from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat
 from mpg.schemas.ddl import create_table_sql
+from mpg.storage_lock import Lease
 
 # The tables publishing writes itself, after the checks: their results, and the run log.
 _WRITTEN_HERE = ("validation_results", "runs")
@@ -87,6 +88,11 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
     con.from_arrow(rows).insert_into(table)
 
 
+def _previous_runs(store: OutputStore, files: pa.Table) -> pa.Table:
+    """The `runs` table the previous snapshot published (none before the first)."""
+    return store.read_parquets(table_files(files, "runs"), RUNS)
+
+
 def _referenced(store: OutputStore, snapshot: Snapshot) -> set[str]:
     """Every file a snapshot needs: its state, data files, segments and Iceberg metadata."""
     files = store.read_parquet(snapshot.state["files"], DATA_FILES).column("path").to_pylist()
@@ -99,10 +105,18 @@ def _referenced(store: OutputStore, snapshot: Snapshot) -> set[str]:
     }
 
 
+def _iceberg_metadata(snapshot: Snapshot) -> set[str]:
+    return {*snapshot.tables.values(), *snapshot.metadata_files}
+
+
 def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str | None) -> int:
-    """Remove what no kept snapshot references: older snapshots' files and killed runs'."""
+    """Remove what no kept snapshot references: older snapshots' files and killed runs'. Of the
+    snapshot before the current one only what mpg's readers use is kept (its state and data
+    files), not its Iceberg metadata: the tables' history is one snapshot deep."""
     referenced: set[str] = set()
-    for snapshot in kept:
+    for snapshot in kept[1:]:
+        referenced |= _referenced(store, snapshot) - _iceberg_metadata(snapshot)
+    for snapshot in kept[:1]:
         referenced |= _referenced(store, snapshot)
     return store.collect(referenced, keep_staging)
 
@@ -110,6 +124,7 @@ def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str 
 def publish(
     store: OutputStore,
     staged: Staged,
+    lease: Lease,
     previous: Snapshot | None,
     version: str | None,
     record: runlog.RunRecord,
@@ -130,7 +145,7 @@ def publish(
             headline, counts = read_headline(con)
             step.done(pc.sum(counts.column("accepted")).as_py() or 0)
             record = record.ended("published", counts=counts)
-            runs = runlog.runs_table(store, record)
+            runs = runlog.runs_table(store, record, _previous_runs(store, staged.files))
             whole["runs"] = _write_whole(store, run_id, "runs", runs)
             _insert(con, "runs", runs)
         files = data_files_after(staged.files, DATA_FILES.empty_table(), whole)
@@ -154,11 +169,13 @@ def publish(
             metadata_files=metadata,
             previous=None if previous is None else previous.run_id,
         )
+        lease.check()  # a writer that lost its lease must not publish over its successor
         switch(store, snapshot, version)
         if not store.remote:
             Path(database).replace(store.storage.full(DATABASE))
     store.storage.write_text(REPORT, report)
     runlog.write_record(store, record)
+    runlog.prune_records(store, runs)
     collect_garbage(store, [snapshot, *([previous] if previous else [])], keep_staging=None)
     warnings = pc.sum(pc.invert(results.column("success"))).as_py() or 0
     return Published(record, snapshot, headline, counts, results.num_rows, warnings, load)

@@ -71,7 +71,7 @@ from mpg.schemas import (
     VALIDATION_RESULTS,
 )
 from mpg.storage import Storage
-from mpg.storage_lock import hold_lease
+from mpg.storage_lock import Lease, hold_lease
 from mpg.version import code_version
 
 
@@ -101,16 +101,25 @@ def kept_snapshots(store: OutputStore, current: Snapshot | None) -> list[Snapsho
     return [current, *([before] if before else [])]
 
 
+@dataclass(frozen=True)
+class Writing:
+    """What a writer of the folder holds: the lease, and the snapshot it publishes over."""
+
+    lease: Lease
+    current: Snapshot | None
+    version: str | None  # of current.json, for the switch's precondition
+
+
 @contextlib.contextmanager
-def writing(store: OutputStore, run_id: str) -> Iterator[tuple[Snapshot | None, str | None]]:
+def writing(store: OutputStore, run_id: str) -> Iterator[Writing]:
     """Hold the folder's lease; settle what killed runs left (their records, their files);
     yield the current snapshot and the version of `current.json` to publish over."""
-    with hold_lease(store.storage, LOCK, owner=run_id):
+    with hold_lease(store.storage, LOCK, owner=run_id) as lease:
         current, version = read_current(store)
         kept = kept_snapshots(store, current)
         runlog.settle_unfinished(store, {s.run_id for s in kept})
         collect_garbage(store, kept, keep_staging=None)
-        yield current, version
+        yield Writing(lease, current, version)
 
 
 def warm_up() -> None:
@@ -141,9 +150,10 @@ def run(opts: RunOptions) -> RunResult:
         current_metric_version=opts.current_metric_version,
         bigquery="" if opts.bigquery is None else opts.bigquery.location,
     )
-    with writing(store, record.run_id) as (current, version), recorded(store, record):
+    with writing(store, record.run_id) as held, recorded(store, record):
+        current = held.current
         with progress.phase("plan", unit="files", total=len(files)) as step:
-            plan = plan_run(store, files, current, version, key, opts.full)
+            plan = plan_run(store, files, current, held.version, key, opts.full)
             step.done(len(files))
         if plan.up_to_date:
             progress.summary(0)
@@ -155,6 +165,7 @@ def run(opts: RunOptions) -> RunResult:
         published = publish(
             store,
             staged,
+            held.lease,
             plan.current,
             plan.version,
             record,

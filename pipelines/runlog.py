@@ -127,14 +127,32 @@ def settle_unfinished(store: OutputStore, published: set[str]) -> None:
         _write_json(store, fields)
 
 
-def runs_table(store: OutputStore, current: RunRecord) -> pa.Table:
-    """The `runs` table: the log on disk with `current` (not yet written as ended) in its place."""
-    rows = [r for r in read_records(store) if r["run_id"] != current.run_id]
-    for row in rows:
+# Run records kept as files beside the `runs` table; older ones live in the table alone.
+KEPT_RECORDS = 10
+
+
+def runs_table(store: OutputStore, current: RunRecord, published: pa.Table) -> pa.Table:
+    """The `runs` table: the previous snapshot's (`published`, RUNS), updated by the records on
+    disk, with `current` (not yet written as ended) in its place; oldest first."""
+    on_disk = {r["run_id"]: r for r in read_records(store)}
+    on_disk.pop(current.run_id, None)
+    rows = [r for r in published.to_pylist() if r["run_id"] not in on_disk]
+    for row in on_disk.values():
         row.setdefault("command", "run")  # records written before runs had a command
+        rows.append(row)
     rows.append(dataclasses.asdict(current))
     for row in rows:
         for name in ("started_at", "ended_at"):
             if isinstance(row[name], str):
                 row[name] = datetime.datetime.fromisoformat(row[name])
+    rows.sort(key=lambda r: r["run_id"])
     return pa.Table.from_pylist(rows, schema=RUNS)
+
+
+def prune_records(store: OutputStore, published: pa.Table) -> None:
+    """Remove the files of run records that a published `runs` table holds, all but the newest
+    KEPT_RECORDS: every run stays on record (in the table) without a file per run forever."""
+    held = set(published.column("run_id").to_pylist())
+    names = sorted(e.path for e in store.storage.list(RUNS_FOLDER) if e.path.endswith(".json"))
+    old = names[:-KEPT_RECORDS] if len(names) > KEPT_RECORDS else []
+    store.storage.delete([n for n in old if n.rsplit("/", 1)[1].removesuffix(".json") in held])

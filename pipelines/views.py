@@ -3,8 +3,9 @@
 Each file is one `CREATE OR REPLACE VIEW` named after the file; `VIEWS` lists them in the order
 they build on one another. The views keep working in any DuckDB that opens the file (the `duckdb`
 shell of an analyst, `mpg sql`): a view is stored as its SQL and bound again by the reader, so the
-macros it calls (`mpg_ratio`, `mpg_goodput_ratios`, `mpg_profiled_sum`) are stored in the database
-too, as persistent copies of the temporary ones in sql/publish/macros.sql, their one definition.
+macros it calls (`mpg_ratio`, `mpg_goodput_ratios`, `mpg_profiled`, `mpg_profiled_sum`) are
+stored in the database too, as persistent copies of the temporary ones in
+sql/publish/macros.sql, their one definition.
 
 BigQuery gets the same views (`bigquery_view_statements`), transpiled by sqlglot from the same
 files with the macros inlined and the DuckDB-only constructs rewritten (`mpg.bigquery_sql`), and

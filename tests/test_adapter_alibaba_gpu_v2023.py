@@ -309,6 +309,8 @@ def test_a_folder_is_searched_for_pod_lists(tmp_path: Path, capsys: pytest.Captu
     ("content", "options", "message"),
     [
         (None, ["--origin", "2023-07-01T00:00:00"], "needs an offset or Z"),
+        # a date alone: the suggestion must itself be accepted (it was 2023-01-01Z)
+        (None, ["--origin", "2023-01-01"], "needs an offset or Z (e.g. 2023-01-01T00:00:00Z)"),
         (None, ["--origin", "July 1st"], "is not an RFC 3339 instant"),
         (
             "sn,cpu_milli,memory_mib,gpu,model\nopenb-node-0000,64000,262144,2,P100\n",

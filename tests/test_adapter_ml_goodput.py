@@ -33,7 +33,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--chips", CHIPS, "--chip-generation", "tpu-v5e",
     )  # fmt: skip
     assert imported.returncode == 0, imported.stderr
-    assert "262 records read = 262 converted + 0 quarantined" in imported.stdout
+    assert "337 records read = 337 converted + 0 quarantined" in imported.stdout
     ran = run_mpg("run", "--traces", tmp / "traces", "--out", tmp / "out")
     assert ran.returncode == 0, ran.stderr
     return tmp / "out" / "mpg.duckdb"
@@ -116,6 +116,17 @@ KNOWN_DIFFERENCES = {
         "runtime_idle": (51.0, 0.0),
         "compile": (42.0, 42.0),
     },
+    # Attempt 1 restores step 9 and runs step 9 again. The spec's save of step 9 covers step 9,
+    # so its first run (120-130 s) was kept; the calculator reads the repeated number as "all
+    # progress till step 8 preserved" and wastes it (test_a_restart_that_reruns_...).
+    "restart_reruns_restored_step": {"productive": (208.0, 198.0), "lost_progress": (20.0, 30.0)},
+    # The same, and step 9 is saved again (2 s, then 4 s): the calculator averages the saves of
+    # one step number (3 s) and subtracts that from its productive time.
+    "restart_saves_restored_step_again": {
+        "productive": (204.0, 197.0),
+        "lost_progress": (20.0, 30.0),
+        "checkpoint_save": (6.0, 3.0),
+    },
 }
 
 
@@ -153,6 +164,52 @@ def test_a_restore_inside_preparation_is_counted_once(published: Path) -> None:
         "runtime_idle": 30.0,  # step 14's start to the restart
     }
     assert sum(categories.values()) == 390.0
+
+
+def test_a_restart_that_reruns_the_restored_step(published: Path) -> None:
+    """docs/adapters.md, difference 6. Attempt 0 logs steps 0-12 (10 s each from 30 s), saves
+    step 9 at 127-129 s and dies while step 12 runs; attempt 1 starts at 200 s, restores step 9
+    inside its preparation (215-225 s of 210-240 s) and logs steps 9-19 from 240 s; the job ends
+    at 350 s. Ours: steps 0-9 of attempt 0 are kept (100 s less the 2 s save = 98 s), steps 9-19
+    of attempt 1 too (110 s): 208 s productive; steps 10-11 are lost (130-150 s; step 12 has no
+    known end) and 150-200 s is idle. The calculator keeps steps 0-8 (90 s) and 9-19 (110 s)
+    less the save: 198 s, and wastes 120-150 s."""
+    theirs = calculate(_job("restart_reruns_restored_step"), record("restart_reruns_restored_step"))
+    assert (theirs["productive_s"], theirs["badput_s"]["WASTED_PROGRESS_FROM_DISRUPTION"]) == (
+        198.0,
+        30.0,
+    )
+    ours = _ledger_seconds(published, _job("restart_reruns_restored_step"))
+    categories = {k: v for k, v in ours.items() if k not in ("wanted", "all_allocated")}
+    assert categories == {
+        "productive_unprofiled": 208.0,
+        "init": 20.0,
+        "compile": 40.0,  # 20 s, and attempt 1's 30 s of preparation less the 10 s restore
+        "checkpoint_restore": 10.0,
+        "checkpoint_save": 2.0,
+        "lost_progress": 20.0,
+        "runtime_idle": 50.0,
+    }
+    assert sum(categories.values()) == ours["wanted"] == 350.0
+
+
+def test_a_step_saved_before_the_crash_and_after_the_restart(published: Path) -> None:
+    """docs/adapters.md, difference 7: as above, and re-running step 9, attempt 1 saves it again
+    (4 s, 245-249 s). Ours: two saves, 6 s, each cut out of its own step: productive 208 - 4 =
+    204 s. The calculator keys saves by step number and averages those of one number: 3 s of
+    save, and 198 - 1 = 197 s productive (it subtracts its whole save time from goodput)."""
+    name = "restart_saves_restored_step_again"
+    theirs = calculate(_job(name), record(name))
+    assert (theirs["productive_s"], theirs["badput_s"]["UNPRODUCTIVE_CHECKPOINT_SAVE_TIME"]) == (
+        197.0,
+        3.0,
+    )
+    ours = _ledger_seconds(published, _job(name))
+    assert (ours["checkpoint_save"], ours["productive_unprofiled"], ours["wanted"]) == (
+        6.0,
+        204.0,
+        350.0,
+    )
 
 
 def test_sg_is_one_and_rg_is_productive_over_wanted(published: Path) -> None:
@@ -330,9 +387,33 @@ def test_options_are_checked(tmp_path: Path) -> None:
         (("--chip-generation", "tpu-v5e"), "--chip-generation needs --chips"),
         (("--chips", "4", "--chip-generation", "tpu-v99"), "'tpu-v99' is not in the chip catalog"),
         (("--chips", "0", "--chip-generation", "tpu-v5e"), "--chips must be between 1 and 10^9"),
+        # --chips alone wrote no scheduler events, and the run quarantined every record
+        (("--chips", "4"), "mpg: error: --chips needs --chip-generation: together they "),
     ):
         result = run_mpg("import", "ml-goodput", log, "--out", tmp_path / "t", *options)
         assert result.returncode == 2 and message in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
     missing = run_mpg("import", "ml-goodput", tmp_path / "nope", "--out", tmp_path / "t")
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_an_import_without_scheduler_events_warns_that_the_run_will_quarantine(
+    tmp_path: Path,
+) -> None:
+    log = _write(tmp_path / "log.jsonl", [{"job_name": "j", "step_count": 0, "step_start_time": T},
+                                          {"job_name": "j", "job_end_time": T + 5}])  # fmt: skip
+    root = tmp_path / "traces"
+    alone = run_mpg("import", "ml-goodput", log, "--out", root)
+    assert alone.returncode == 0
+    assert alone.stderr == (
+        f"mpg: warning: no scheduler events were written and {root / 'scheduler'} has none: mpg "
+        "run will quarantine every record of these jobs as `unknown job`; add the jobs' "
+        "scheduler trace there, or import again with --chips and --chip-generation to "
+        "synthesize it\n"
+    )
+    synthesized = run_mpg(
+        "import", "ml-goodput", log, "--out", root, "--chips", "4", "--chip-generation", "tpu-v5e"
+    )
+    assert (synthesized.returncode, synthesized.stderr) == (0, "")
+    again = run_mpg("import", "ml-goodput", log, "--out", root)  # the root has scheduler events
+    assert (again.returncode, again.stderr) == (0, "")

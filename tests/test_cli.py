@@ -117,6 +117,11 @@ def test_empty_source_folders_publish_empty_tables(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "(no job has wanted time in this input)" in result.stdout
     assert "  runtime            1 =         0 +      0 +      1" in result.stdout
+    assert result.stderr == (
+        "mpg: warning: every runtime record read (1) was quarantined; their reasons: mpg sql "
+        f'--out {tmp_path / "out"} "select reason, count(*) from quarantine where source = '
+        "'runtime' group by 1\"\n"
+    )
     with duckdb.connect(str(tmp_path / "out" / "mpg.duckdb"), read_only=True) as con:
         assert con.execute("select count(*) from job_day_goodput").fetchone() == (0,)
         assert con.execute("select reason from quarantine").fetchall() == [("invalid JSON",)]

@@ -24,7 +24,7 @@ import pytest
 
 from mpg.compare import Comparison, compare_periods, parse_period
 from mpg.compare.decompose import Ratios, split_m
-from mpg.compare.read import Period
+from mpg.compare.period import Period
 from mpg.errors import OptionsError
 from mpg.pipelines.options import RunOptions
 from mpg.simulate import simulate
@@ -372,8 +372,13 @@ def test_split_m_zeros(base: Ratios, current: Ratios, expected: tuple[float, flo
     ("text", "message"),
     [
         ("2026-01-02..2026-01-01", "range '2026-01-02..2026-01-01' ends before it starts"),
-        ("last week", "not a range of days (YYYY-MM-DD..YYYY-MM-DD): 'last week'"),
+        ("last week", "not a range of days: 'last week' is not a day (YYYY-MM-DD)"),
         ("2026-01-01...2026-01-02", "not a range of days"),
+        ("2026-01-01..2026-01-02..2026-01-03", "not a range of days (YYYY-MM-DD..YYYY-MM-DD)"),
+        (
+            "2026-11-01..2026-11-31",
+            "not a range of days: '2026-11-31' is not a date: day is out of range for month",
+        ),
     ],
 )
 def test_bad_ranges(text: str, message: str) -> None:
@@ -395,7 +400,19 @@ def test_bad_ranges(text: str, message: str) -> None:
             "the base period 2025-12-30..2026-01-01 has days with no published job-day rows "
             "(metric version v1): 2025-12-30, 2025-12-31",
         ),
-        ("2026-01-01", "2026-13-01", "not a range of days (YYYY-MM-DD..YYYY-MM-DD): '2026-13-01'"),
+        (
+            "2026-01-01",
+            "2026-13-01",
+            "not a range of days: '2026-13-01' is not a date: month must be in 1..12",
+        ),
+        (  # a base after the current period would explain the change with every sign flipped
+            "2026-01-02",
+            "2026-01-01",
+            "the base period 2026-01-02..2026-01-02 comes after the current period "
+            "2026-01-01..2026-01-01: the base is the earlier one (swap them to explain the change "
+            "from the earlier to the later)",
+        ),
+        ("2026-01-01", "", "not a range of days: '' is not a day (YYYY-MM-DD)"),
     ],
 )
 def test_user_errors_are_one_line(
@@ -444,7 +461,7 @@ def _rows(out: Path, table: str) -> list[dict]:
 def test_parts_add_up_on_a_simulated_fleet(fleet_out: Path) -> None:
     days = sorted({r["day"] for r in _rows(fleet_out, "job_day_goodput")})
     assert len(days) == 6
-    pairs = [((0, 0), (1, 1)), ((0, 1), (2, 3)), ((0, 2), (3, 5)), ((5, 5), (0, 4))]
+    pairs = [((0, 0), (1, 1)), ((0, 1), (2, 3)), ((0, 2), (3, 5)), ((0, 4), (5, 5))]
     for (b0, b1), (c0, c1) in pairs:
         comparison = compare_periods(
             fleet_out, Period(days[b0], days[b1]), Period(days[c0], days[c1])
@@ -659,7 +676,7 @@ def _slice(row: dict) -> tuple[str, str, str]:
 
 
 @pytest.mark.parametrize(
-    "module", ["mpg.compare.decompose", "mpg.compare.read", "mpg.compare.dollars"]
+    "module", ["mpg.compare.decompose", "mpg.compare.period", "mpg.compare.dollars"]
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))

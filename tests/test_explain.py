@@ -6,6 +6,7 @@ fixture's JSONL (line numbers are 1-based, as in the files) and its README.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from mpg.explain.model import Attempt
 from tests.conftest import SPEC_EXAMPLES, read_expected, run_mpg
 
 # A training job whose id and span file name are rich markup, on 2026-11-20, 2 chips held from
@@ -90,8 +92,8 @@ def explain(outs: dict[str, Path]) -> Callable[..., dict[str, Any]]:
     return run
 
 
-def _terminal(out: Path, *args: str) -> list[str]:
-    result = run_mpg("explain", "--out", out, *args, env={"COLUMNS": "120"})
+def _terminal(out: Path, *args: str, columns: int = 120) -> list[str]:
+    result = run_mpg("explain", "--out", out, *args, env={"COLUMNS": str(columns)})
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 
@@ -391,6 +393,37 @@ def test_terminal_shows_the_waterfall_attempts_and_lines(outs: dict[str, Path]) 
     assert lines[-1] == (
         "recomputed from the job's 16 records in the record store: matches published ledger"
     )
+
+
+def test_an_80_column_terminal_cuts_no_day_or_ratio_short(outs: dict[str, Path]) -> None:
+    """Rich shrinks a table to the terminal by cutting cells ("2026-11-...", "0.9..."); the
+    tables are printed at their natural width instead, and the terminal wraps."""
+    lines = _terminal(outs["edges"], "--job", "batch-d", columns=80)
+    assert not [line for line in lines if "…" in line]
+    rows = [line.split() for line in lines]
+    days = {r[0]: r[1:] for r in rows if len(r) == 9 and r[0].startswith("2026-") and "." in r[1]}
+    # chip-hours and ratios of expected/job_day_goodput.csv (57600 chip-s = 16 chip-hours)
+    assert days == {
+        "2026-11-22": ["16.000", "15.333", "14.667", "3.667", "0.958", "0.957", "0.250", "0.229"],
+        "2026-11-23": ["2.667", "2.667", "1.333", "-", "1.000", "0.500", "-", "-"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("lost", "sentence"),
+    [
+        (((341, 341),), "step 341 lost: no checkpoint saved in this attempt"),
+        (((341, 342),), "steps 341-342 lost: no checkpoint saved in this attempt"),
+        (((3, 3), (5, 5)), "steps 3, 5 lost: no checkpoint saved in this attempt"),
+    ],
+)
+def test_one_lost_step_is_a_step(lost: tuple[tuple[int, int], ...], sentence: str) -> None:
+    start = dt.datetime(2026, 11, 20, 10, tzinfo=dt.UTC)
+    attempt = Attempt(
+        attempt=0, start=start, end=None, ended_by="-", steps=(1, 342), durable=None,
+        late_save=None, keeps_every_step=None, lost_steps=lost, lost_chip_s=0.0, lost_records=(),
+    )  # fmt: skip
+    assert attempt.missed_checkpoint == sentence
 
 
 def test_markup_in_job_ids_and_file_names_prints_literally(outs: dict[str, Path]) -> None:

@@ -75,11 +75,12 @@ def test_plain_run_reports_each_phase_and_a_summary_on_stderr(tmp_path: Path) ->
 
 def test_plain_import_reports_records_converted(tmp_path: Path) -> None:
     files = sorted(ML_GOODPUT.glob("*.jsonl"))
-    args = ("import", "ml-goodput", *files, "--out", tmp_path / "t", "--chips", "4")
+    job = ("--chips", "4", "--chip-generation", "tpu-v5e")
+    args = ("import", "ml-goodput", *files, "--out", tmp_path / "t", *job)
     result = run_mpg(*args, env=PLAIN)
     assert result.returncode == 0, result.stderr
     read = sum(len(f.read_bytes().splitlines()) for f in files)
-    assert read == 262
+    assert read == 337
     assert result.stdout.startswith(f"mpg import ml-goodput: {read} records read = {read} conv")
     assert _lines(result.stderr, "import") == [
         ("convert", read, "records"),
@@ -109,7 +110,11 @@ def test_a_user_error_is_still_one_line(tmp_path: Path) -> None:
     assert result.stderr == (
         f"mpg: error: trace root {tmp_path / 'nope'} does not exist or is not a directory\n"
     )
-    bad = run_mpg("report", "--out", tmp_path, env={"MPG_PROGRESS": "loud"})
+    # (checked where progress is first shown: after a command's options and inputs are)
+    log = sorted(ML_GOODPUT.glob("*.jsonl"))[0]
+    job = ("--chips", "4", "--chip-generation", "tpu-v5e")
+    bad = run_mpg("import", "ml-goodput", log, "--out", tmp_path / "t", *job,
+                  env={"MPG_PROGRESS": "loud"})  # fmt: skip
     assert (bad.returncode, bad.stderr) == (
         2,
         "mpg: error: MPG_PROGRESS=loud: not one of auto, rich, plain, none\n",

@@ -49,6 +49,10 @@ def test_ledger_adds_up_and_ratios_are_bounded(fleet: tuple[int, int, int]) -> N
                 row["productive_chip_s"] * row["pg"], rel=REL
             )
             assert row["mpg"] == pytest.approx(row["ideal_chip_s"] / row["wanted_chip_s"], rel=REL)
+        if row["productive_chip_s"] == 0:
+            assert row["mpg"] == 0.0  # spec, Accounting 5, profiled or not
+        elif row["pg"] is None:
+            assert row["mpg"] is None
 
 
 @SETTINGS
@@ -84,7 +88,8 @@ def test_every_slice_is_its_ratio_of_sums(fleet: tuple[int, int, int]) -> None:
                 profiled["productive_chip_s"].sum() / productive, rel=REL
             )
         else:
-            assert s["pg"] is None and s["mpg"] is None
+            # spec, Accounting 5: MPG is 0 where nothing of the wanted time was productive
+            assert s["pg"] is None and s["mpg"] == (0.0 if productive == 0 else None)
 
 
 def _redeliver(root: Path, target: Path, rnd: random.Random, files: int, repeats: float) -> None:

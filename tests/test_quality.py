@@ -68,7 +68,6 @@ def bucket(
 ) -> JobRecords:
     """A job bucket; with no scheduler table, job j1 is submitted asking for 4 chips."""
     return JobRecords(
-        bucket=0,
         scheduler=table("scheduler", "scheduler/s.jsonl", [(1, submit("j1"))])
         if scheduler is None
         else scheduler,
@@ -433,13 +432,16 @@ def guard(event, args):
 sys.addaudithook(guard)
 
 import duckdb
-from mpg.pipelines.io import read_job_bucket, stored_buckets
+from mpg.pipelines.lookup import segment_records
+from mpg.pipelines.snapshot import read_current
+from mpg.pipelines.store import OutputStore
 from mpg.quality import BucketValidator, combine_results, render_report, validate_outputs
 
 out = Path(sys.argv[1])
 validator = BucketValidator()
-store = out / "records"
-sources = combine_results(validator(read_job_bucket(b, str(store))) for b in stored_buckets(store))
+store = OutputStore(str(out))
+snapshot, _ = read_current(store)
+sources = combine_results(validator(r) for r in segment_records(store, snapshot))
 with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
     outputs = validate_outputs(con, con.table("record_counts").to_arrow_table())
 render_report(outputs)

@@ -19,6 +19,7 @@ from mpg.compare import Comparison, Sums, compare_periods, decompose, parse_peri
 from mpg.compare.comparison import CategoryMove
 from mpg.compare.decompose import FLEET_PART_NAMES, PART_NAMES
 from mpg.metrics import LEDGER_CATEGORIES
+from mpg.report.command import ReportFileError, write_report
 from mpg.report.compare_charts import comparison_section
 from mpg.report.page import render_page
 from mpg.report.theme import LEDGER_COLORS, LOSSES
@@ -478,3 +479,33 @@ def test_a_folder_without_tables_is_a_user_error(tmp_path: Path) -> None:
         2,
         f"mpg: error: no published tables in {tmp_path}: run mpg run first\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("missing/report.html", "--file {out}/missing/report.html: the folder {out}/missing does "),
+        (".", "--file {out} is a folder: name the HTML file to write, e.g. {out}/report.html"),
+    ],
+)
+def test_a_file_that_cannot_be_written_is_refused_before_rendering(
+    out: Path, target: str, message: str
+) -> None:
+    """Found after rendering, such a --file cost seconds and left a partial file behind."""
+    before = sorted(p.name for p in out.iterdir())
+    done = run_mpg("report", "--out", out, "--file", out / target)
+    assert (done.returncode, done.stdout) == (2, "")
+    expected = "mpg: error: " + message.format(out=out)
+    assert done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_a_write_that_fails_is_one_line_and_leaves_no_partial_file(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    (tmp_path / ".report.html.partial").mkdir()  # so that writing the partial file fails
+    with pytest.raises(ReportFileError, match=f"cannot write {target}: Is a directory"):
+        write_report(target, "<html></html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".report.html.partial"]
+    (tmp_path / ".report.html.partial").rmdir()
+    write_report(target, "<html></html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]

@@ -23,6 +23,7 @@ import pyarrow as pa
 from mpg.catalog import ChipCatalog
 from mpg.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS, SPAN_PRECEDENCE
 from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT, RECORD_ORDER, conform
+from mpg.transforms.ratios import job_day_ratios
 from mpg.vocabulary import TASK_RELEASES
 
 DAY_US = 86_400_000_000
@@ -266,14 +267,12 @@ def _seconds(chip_us: pl.Expr) -> pl.Expr:
     return chip_us.map_batches(lambda s: s.to_numpy() / 1e6, return_dtype=pl.Float64)
 
 
-def _ratio(numerator: str, denominator: str) -> pl.Expr:
-    return pl.when(pl.col(denominator) > 0).then(pl.col(numerator) / pl.col(denominator))
-
-
 def decompose_goodput(
     charged: pl.DataFrame, pg: pl.DataFrame, jobs: pl.DataFrame, metric_version: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Job-day goodput rows and their chip-time ledger, for one metric version."""
+    """Job-day chip-seconds (and the measured PG) and their chip-time ledger, for one metric
+    version. No ratio is formed here: `goodput_tables` takes SG, RG and MPG from the one
+    definition every grain uses (`job_day_ratios`)."""
     per_category = charged.pivot(
         on="category", index=["job_id", "day"], values="chip_us", aggregate_function="sum"
     )
@@ -299,11 +298,6 @@ def decompose_goodput(
             pl.lit(metric_version).alias("metric_version"),
             pl.col("kept_step").alias("productive_chip_s"),
             (pl.col("kept_step") * pl.col("pg")).alias("ideal_chip_s"),
-        )
-        .with_columns(
-            _ratio("all_allocated_chip_s", "wanted_chip_s").alias("sg"),
-            _ratio("productive_chip_s", "all_allocated_chip_s").alias("rg"),
-            _ratio("ideal_chip_s", "wanted_chip_s").alias("mpg"),
         )
         .sort("day", "job_id")
     )
@@ -378,7 +372,8 @@ def sweep_chip_time(
 def goodput_tables(
     sweep: ChipTimeSweep, catalog: ChipCatalog, metric_versions: tuple[str, ...]
 ) -> tuple[pa.Table, pa.Table]:
-    """`job_day_goodput` and `chip_time_ledger` rows of a sweep, for each metric version."""
+    """`job_day_goodput` and `chip_time_ledger` rows of a sweep, for each metric version; the
+    ratios of the job-days from sql/publish/job_day_goodput.sql (`job_day_ratios`)."""
     chips = pl.from_arrow(catalog.table)
     job_day_parts, ledger_parts = [], []
     for version in metric_versions:
@@ -387,7 +382,7 @@ def goodput_tables(
         job_day_parts.append(job_days)
         ledger_parts.append(ledger)
     return (
-        conform(pl.concat(job_day_parts).to_arrow(), JOB_DAY_GOODPUT),
+        conform(job_day_ratios(pl.concat(job_day_parts).to_arrow()), JOB_DAY_GOODPUT),
         conform(pl.concat(ledger_parts).to_arrow(), CHIP_TIME_LEDGER),
     )
 

@@ -25,12 +25,8 @@ from pathlib import Path
 import polars as pl
 
 from mpg.adapters.canonical import UTC_TIME, Batch, Conversion, empty_quarantine
-from mpg.adapters.jobs import add_runtime_argument, allocation_spans
+from mpg.adapters.jobs import allocation_spans
 from mpg.errors import OptionsError, TraceFileError
-from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
-
-HELP = "Alibaba GPU cluster trace v2023 pod lists (openb_pod_list_*.csv): pods as jobs (SG, RG)"
-PATTERNS = ("openb_pod_list_*.csv",)
 
 # Columns every pod list has that the conversion reads; `gpu_milli` and `gpu_spec` are checked
 # or used where present (an absent `gpu_spec` means any GPU type, as an empty one does).
@@ -79,36 +75,8 @@ MAX_GPUS = 10**9
 _SECONDS = r"^\d{1,12}(\.\d*)?$"  # whole seconds, or with a fraction (kept to the microsecond)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--origin",
-        required=True,
-        help="RFC 3339 instant that the trace's time 0 stands for (it is undisclosed), "
-        "e.g. 2023-07-01T00:00:00Z; it decides where UTC days cut the pods' time",
-    )
-    parser.add_argument(
-        "--workload-class",
-        choices=WORKLOAD_CLASSES,
-        help="every pod's workload class (default: from qos, LS -> serving, others -> training)",
-    )
-    parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
-    add_runtime_argument(parser)
-
-
-def parse_origin(text: str) -> datetime.datetime:
-    """`--origin` as an aware UTC instant: a time without an offset would be read in the local
-    zone of whoever runs the import, so it is refused."""
-    try:
-        origin = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        raise OptionsError(f"--origin {text!r} is not an RFC 3339 instant") from None
-    if origin.tzinfo is None:
-        raise OptionsError(f"--origin {text!r} needs an offset or Z (e.g. {text}Z)")
-    return origin.astimezone(datetime.UTC)
-
-
 def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
-    origin = parse_origin(args.origin)
+    origin = args.origin
     names = [p.name for p in paths]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:

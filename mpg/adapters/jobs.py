@@ -6,67 +6,20 @@ and the adapter synthesizes the job's scheduler events: `JOB_SUBMIT` and one `TA
 every chip at the job's first record, and `JOB_END` at its last when the input says how it ended.
 The job then holds all its chips for all the time it wants them: its SG is 1 by construction,
 which measures nothing about scheduling (docs/adapters.md says so). Without the two options no
-scheduler events are written, and the job's own scheduler trace must supply them.
+scheduler events are written, and the job's own scheduler trace must supply them. The options
+themselves are declared and checked in `mpg.adapters.arguments`.
 """
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import dataclass
-
 import polars as pl
 
+from mpg.adapters.arguments import JobOptions
 from mpg.adapters.canonical import UTC_TIME
-from mpg.catalog import load_catalog
-from mpg.errors import OptionsError
-from mpg.vocabulary import FRAMEWORKS, JOB_STATES, WORKLOAD_CLASSES
+from mpg.vocabulary import JOB_STATES
 
 # The frame `synthesized_scheduler` takes: one row per job.
 JOB_EXTENT_SCHEMA = {"job_id": pl.String, "first": UTC_TIME, "last": UTC_TIME, "state": pl.String}
-
-
-@dataclass(frozen=True)
-class JobOptions:
-    chips: int | None
-    chip_generation: str | None
-    workload_class: str
-    framework: str
-
-    @property
-    def synthesize(self) -> bool:
-        return self.chip_generation is not None
-
-
-def add_job_arguments(parser: argparse.ArgumentParser, *, framework: str) -> None:
-    group = parser.add_argument_group(
-        "the job, for synthesized scheduler events (SG is then 1 by construction)"
-    )
-    group.add_argument("--chips", type=int, help="chips the job runs on")
-    group.add_argument(
-        "--chip-generation", help="catalog id, e.g. tpu-v5e; without it no scheduler events"
-    )
-    group.add_argument(
-        "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
-    )
-    group.add_argument(
-        "--framework", choices=FRAMEWORKS, default=framework, help=f"default: {framework}"
-    )
-
-
-def job_options(args: argparse.Namespace) -> JobOptions:
-    """The options, checked: --chip-generation needs --chips (a profile adapter needs --chips
-    alone, for its records' `chips`), and must name a catalog generation."""
-    if args.chip_generation is not None and args.chips is None:
-        raise OptionsError("--chip-generation needs --chips")
-    if args.chips is not None and not 0 < args.chips <= 10**9:
-        raise OptionsError(f"--chips must be between 1 and 10^9, not {args.chips}")
-    catalog = load_catalog()
-    if args.chip_generation is not None and args.chip_generation not in catalog.generations:
-        raise OptionsError(
-            f"--chip-generation {args.chip_generation!r} is not in the chip catalog "
-            f"({', '.join(catalog.generations)})"
-        )
-    return JobOptions(args.chips, args.chip_generation, args.workload_class, args.framework)
 
 
 def synthesized_scheduler(jobs: pl.DataFrame, opts: JobOptions) -> pl.DataFrame:
@@ -97,15 +50,6 @@ def synthesized_scheduler(jobs: pl.DataFrame, opts: JobOptions) -> pl.DataFrame:
         pl.lit("JOB_END").alias("type"), pl.col("last").alias("ts"), "job_id", "state"
     )
     return pl.concat([submit, schedule, end], how="diagonal")
-
-
-def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
-    """`--no-runtime` of the cluster adapters (args.no_runtime): scheduler events only."""
-    parser.add_argument(
-        "--no-runtime",
-        action="store_true",
-        help="write no allocation spans (RG is then 0: the spec gives a job without spans none)",
-    )
 
 
 def allocation_spans(allocations: pl.DataFrame) -> pl.DataFrame:

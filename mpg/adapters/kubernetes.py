@@ -24,15 +24,11 @@ import polars as pl
 
 from mpg.adapters import kubernetes_history as history
 from mpg.adapters.canonical import QUARANTINE_SCHEMA, UTC_TIME, Batch, Conversion
-from mpg.adapters.jobs import add_runtime_argument, allocation_spans
+from mpg.adapters.jobs import allocation_spans
 from mpg.adapters.kubernetes_jobs import jobs, links, readable, snapshots, tasks
 from mpg.adapters.kubernetes_read import Objects, read_objects
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
-from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
-
-HELP = "Kueue Workloads, their events and JobSet restarts (kubectl -o json): SG and RG per job"
-PATTERNS = ("*.json", "*.jsonl", "*.json.gz", "*.jsonl.gz")
 
 # GKE's accelerator node label values -> catalog ids, only where the catalog's figures are that
 # chip's: nvidia-tesla-a100 is the 40 GB A100 (1555 GB/s HBM, not the catalog's 2039).
@@ -63,40 +59,6 @@ class KubernetesOptions:
     framework: str
     as_of: datetime | None
     runtime: bool
-
-
-def _accelerator(text: str) -> tuple[str, str]:
-    value, sep, generation = text.partition("=")
-    if not sep or not value.strip() or not generation.strip():
-        raise argparse.ArgumentTypeError(f"not VALUE=ID: {text!r}")
-    return value.strip(), generation.strip()
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--accelerator",
-        type=_accelerator,
-        action="append",
-        default=[],
-        metavar="VALUE=ID",
-        help="map a value of cloud.google.com/gke-tpu-accelerator or gke-accelerator to a "
-        "catalog id, over the built-in table; repeatable",
-    )
-    parser.add_argument(
-        "--chip-generation",
-        help="catalog id for pod sets whose accelerator type no node selector or assigned "
-        "flavor names (default: their Workloads are quarantined)",
-    )
-    parser.add_argument(
-        "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
-    )
-    parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
-    parser.add_argument(
-        "--as-of",
-        help="RFC 3339 instant the export was taken, where a running attempt's span ends "
-        "(default: the latest time in the input)",
-    )
-    add_runtime_argument(parser)
 
 
 def kubernetes_options(args: argparse.Namespace) -> KubernetesOptions:

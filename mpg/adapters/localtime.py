@@ -10,21 +10,10 @@ never occurred, so it is an error of the record (`nonexistent local time`).
 
 from __future__ import annotations
 
-import argparse
-
 import polars as pl
 
 from mpg.adapters.canonical import UTC_TIME
 from mpg.errors import OptionsError
-
-
-def add_timezone_argument(parser: argparse.ArgumentParser, hint: str) -> None:
-    """`--timezone` (args.timezone), with a format's own `hint` on what zone its times are in."""
-    parser.add_argument(
-        "--timezone",
-        default="UTC",
-        help=f"IANA zone the input's local times are in ({hint}); default: UTC",
-    )
 
 
 def check_timezone(timezone: str) -> str:

@@ -31,31 +31,16 @@ from pathlib import Path
 
 import polars as pl
 
+from mpg.adapters.arguments import job_options
 from mpg.adapters.canonical import Batch, Conversion
-from mpg.adapters.jobs import (
-    JOB_EXTENT_SCHEMA,
-    add_job_arguments,
-    job_options,
-    synthesized_scheduler,
-)
+from mpg.adapters.jobs import JOB_EXTENT_SCHEMA, synthesized_scheduler
 from mpg.adapters.ml_goodput_read import PAIRS, read_events
-
-HELP = "Goodput Measurement API (ml-goodput-measurement) and Orbax checkpoint log records"
-PATTERNS = ("*.jsonl", "*.json")
 
 # Kinds whose time a step does not own: step spans are cut around them.
 _CUT_KINDS = ("init", "compile", "checkpoint_save", "checkpoint_restore", "custom")
 
 _STEP_KEY = ("job_id", "attempt", "step")
 _SAME_RECORD = ("job_id", "event", "custom_type", "t", "t_end", "step")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--job-id",
-        help="job of checkpoint records that name none (default: the one job_name of their file)",
-    )
-    add_job_arguments(parser, framework="jax")
 
 
 def _with_attempts(events: pl.DataFrame) -> pl.DataFrame:
@@ -285,7 +270,7 @@ def _extents(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
-    opts = job_options(args)
+    opts = job_options(args, writes_profiles=False)
     read, events, quarantine = read_events(paths, args.job_id)
     # A log delivered twice (a retried write, overlapping exports) repeats records exactly: each
     # counts once, or a repeated step would read as a restart (the calculator counts one).

@@ -20,15 +20,12 @@ from pathlib import Path
 import polars as pl
 
 from mpg.adapters.canonical import QUARANTINE_SCHEMA, Batch, Conversion
-from mpg.adapters.jobs import add_runtime_argument, allocation_spans
-from mpg.adapters.localtime import add_timezone_argument, check_timezone
+from mpg.adapters.jobs import allocation_spans
+from mpg.adapters.localtime import check_timezone
 from mpg.adapters.philly_read import STATES, check, flatten, load_jobs, without_gc
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
-from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
 
-HELP = "Microsoft Philly job logs (cluster_job_log, or the cleaned jobs.json)"
-PATTERNS = ("cluster_job_log", "cluster_job_log.gz", "*.json", "*.json.gz")
 # How the last attempt of an ended job gives its GPUs back; an earlier attempt failed.
 LAST_RELEASE = {"FINISHED": "TASK_FINISH", "FAILED": "TASK_FAIL", "CANCELLED": "TASK_EVICT"}
 
@@ -40,20 +37,6 @@ class PhillyOptions:
     framework: str
     timezone: str
     runtime: bool
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_timezone_argument(parser, "Philly's own utilization logs say PDT/PST: America/Los_Angeles")
-    parser.add_argument(
-        "--chip-generation",
-        default="gpu-unknown",
-        help="catalog id of the cluster's GPUs; default: gpu-unknown (no peak: PG is null)",
-    )
-    parser.add_argument(
-        "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
-    )
-    parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
-    add_runtime_argument(parser)
 
 
 def philly_options(args: argparse.Namespace) -> PhillyOptions:

@@ -24,45 +24,12 @@ from pathlib import Path
 
 import polars as pl
 
+from mpg.adapters.arguments import JobOptions, job_options
 from mpg.adapters.canonical import Batch, Conversion
 from mpg.adapters.chrome_trace import profiled_steps
 from mpg.adapters.flops_sidecar import FlopsSidecar, agreed, read_sidecar, sidecar_path
-from mpg.adapters.jobs import JobOptions, add_job_arguments, job_options, synthesized_scheduler
+from mpg.adapters.jobs import synthesized_scheduler
 from mpg.errors import OptionsError, TraceFileError
-
-HELP = "PyTorch profiler traces (*.pt.trace.json[.gz]) with FLOPs sidecars"
-PATTERNS = ("*.pt.trace.json", "*.pt.trace.json.gz")
-
-
-def _time(text: str) -> dt.datetime:
-    try:
-        t = dt.datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {text!r}") from exc
-    if t.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"needs a UTC offset or Z: {text!r}")
-    return t.astimezone(dt.UTC)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--job-id", help="the job (default: the FLOPs sidecar's job_id)")
-    parser.add_argument(
-        "--flops",
-        type=Path,
-        metavar="FILE",
-        help="FLOPs sidecar for every trace (default: NAME.flops.json beside each "
-        "NAME.pt.trace.json[.gz])",
-    )
-    parser.add_argument(
-        "--attempt", type=int, default=0, help="the job's attempt these traces are of (default 0)"
-    )
-    parser.add_argument(
-        "--start",
-        type=_time,
-        metavar="TIME",
-        help="for traces without wall-clock times only: when the first profiled step began",
-    )
-    add_job_arguments(parser, framework="pytorch")
 
 
 def _sidecars(paths: list[Path], given: Path | None) -> list[FlopsSidecar]:

@@ -26,8 +26,8 @@ from pathlib import Path
 import polars as pl
 
 from mpg.adapters.canonical import UTC_TIME, Batch, Conversion
-from mpg.adapters.jobs import add_runtime_argument, allocation_spans
-from mpg.adapters.localtime import add_timezone_argument, check_timezone
+from mpg.adapters.jobs import allocation_spans
+from mpg.adapters.localtime import check_timezone
 from mpg.adapters.slurm_read import (
     JOB_END,
     RELEASE,
@@ -38,10 +38,7 @@ from mpg.adapters.slurm_read import (
 )
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
-from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
 
-HELP = "Slurm accounting (sacct --parsable2 output): jobs' queueing and requeues (SG, RG)"
-PATTERNS = ("sacct*",)
 UNKNOWN_GPU = "gpu-unknown"
 SAME_JOB = "another row of its job is quarantined"
 
@@ -53,23 +50,6 @@ class SlurmOptions:
     workload_class: str
     framework: str
     runtime: bool
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--gpu-type",
-        action="append",
-        default=[],
-        metavar="TYPE=ID",
-        help="a GPU type of the TRES (gres/gpu:TYPE) and its catalog id, e.g. a100=gpu-a100; "
-        "repeat for each type (types not given: gpu-unknown, which has no peak)",
-    )
-    add_timezone_argument(parser, "the zone sacct ran in; give TZ=UTC to sacct to need none")
-    parser.add_argument(
-        "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
-    )
-    parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
-    add_runtime_argument(parser)
 
 
 def slurm_options(args: argparse.Namespace) -> SlurmOptions:

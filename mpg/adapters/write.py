@@ -6,8 +6,8 @@ root as it was. The name is the batch's (a job, a source file) made safe for a p
 of it: importing the same job or file again replaces its records rather than adding a second copy
 (or removes them, where the batch now has none of a source), and `mpg run`'s incremental planning
 sees a changed file. Records an adapter could not use go to
-`ROOT/quarantine/<format>-<digest>.jsonl` with their file, line and reason; `mpg run` ignores that
-folder.
+`ROOT/quarantine/<format>-<name>-<digest>.jsonl` with their file, line, reason and raw text, which
+`mpg run` counts and publishes as source `import` (`mpg.adapters.quarantine` says how).
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from mpg.adapters.canonical import Conversion, json_lines
-
-QUARANTINE_FOLDER = "quarantine"
+from mpg.adapters.quarantine import IMPORT_FIELDS, QUARANTINE_FOLDER
 
 
 @dataclass(frozen=True)
@@ -76,11 +75,8 @@ def write_conversion(root: Path, fmt: str, conversion: Conversion) -> ImportSumm
         rows = conversion.quarantine.sort("file", "line")
         names = "\n".join(rows.get_column("file").unique().sort())
         quarantine_file = root / QUARANTINE_FOLDER / f"{file_name(fmt, names)}.jsonl"
-        lines = rows.select(
-            pl.struct(
-                pl.lit(fmt).alias("format"), "file", "line", "reason", "raw"
-            ).struct.json_encode()
-        ).to_series()
+        fields = [pl.lit(fmt).alias(f) if f == "format" else pl.col(f) for f in IMPORT_FIELDS]
+        lines = rows.select(pl.struct(fields).struct.json_encode()).to_series()
         _write_lines(quarantine_file, lines)
     reasons = Counter(conversion.quarantine.get_column("reason").to_list())
     return ImportSummary(

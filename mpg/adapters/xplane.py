@@ -21,37 +21,16 @@ from typing import Any
 
 import polars as pl
 
+from mpg.adapters.arguments import JobOptions, job_options
 from mpg.adapters.canonical import UTC_TIME, Batch, Conversion, empty_quarantine
-from mpg.adapters.jobs import (
-    JOB_EXTENT_SCHEMA,
-    JobOptions,
-    add_job_arguments,
-    job_options,
-    synthesized_scheduler,
-)
+from mpg.adapters.jobs import JOB_EXTENT_SCHEMA, synthesized_scheduler
 from mpg.adapters.xplane_cost import StepCost, program_costs, read_cost_sidecar
 from mpg.adapters.xplane_read import Capture, read_capture
 from mpg.errors import OptionsError, TraceFileError
 
-HELP = "XLA profiler captures (*.xplane.pb): step spans and profile records with HLO FLOPs"
-PATTERNS = ("*.xplane.pb",)
 JOB_SIDECAR_SUFFIX = ".mpg.json"  # <host>.mpg.json beside <host>.xplane.pb
 GIVE_SIDECAR = "give one step's cost with --cost-analysis FILE"
 _JOB_KEYS = {"job_id": str, "chips": int, "chip_generation": str, "attempt": int}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--job-id", help="the job the captures belong to (or job_id in a sidecar)")
-    parser.add_argument(
-        "--attempt", type=int, help="the program's incarnation, 0 after its first start (default 0)"
-    )
-    parser.add_argument(
-        "--cost-analysis",
-        type=Path,
-        metavar="FILE",
-        help="JSON of one step's per-device cost analysis ({'flops': ...}); then jax is not needed",
-    )
-    add_job_arguments(parser, framework="jax")
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,20 @@
 `compare_periods` returns a frozen `Comparison` (the exact decomposition into mix, SG, RG and PG
 parts per slice, and the ledger categories that moved), for the terminal, `--json` and the fleet
 report alike; `mpg.compare.render` draws it with rich. Nothing here imports Beam.
+
+`Comparison` and `compare_periods` are imported when first used (they read the published tables
+with DuckDB), so that `mpg compare`'s options are checked first (`mpg.compare.command`); the
+decomposition and the periods import nothing heavy. (`decompose` is imported here, not lazily:
+once its module is loaded, the package's attribute of that name would be the module.)
 """
 
 from __future__ import annotations
 
-from mpg.compare.comparison import Comparison, compare_periods
 from mpg.compare.decompose import Decomposition, Parts, Sums, decompose
-from mpg.compare.read import Period, parse_period
+from mpg.compare.period import Period, parse_period
+from mpg.lazy import lazy_exports
+
+_LAZY = {"Comparison": "mpg.compare.comparison", "compare_periods": "mpg.compare.comparison"}
 
 __all__ = [
     "Comparison",
@@ -23,3 +30,5 @@ __all__ = [
     "decompose",
     "parse_period",
 ]
+
+__getattr__ = lazy_exports(__name__, _LAZY)

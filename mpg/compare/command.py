@@ -3,8 +3,9 @@
     mpg compare --base 2026-01-01..2026-01-07 --current 2026-01-08..2026-01-14 [--out out]
         [--metric-version v1] [--json]
 
-Bad ranges, overlapping periods, days without published rows and a period without a fleet MPG
-are one line and exit 2, like every `mpg` user error.
+Bad ranges, overlapping periods, a base period after the current one, days without published
+rows and a period without a fleet MPG are one line and exit 2, like every `mpg` user error. The
+periods are checked before DuckDB and rich are imported, so a mistyped day is answered at once.
 """
 
 from __future__ import annotations
@@ -12,12 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
-
 from mpg.arguments import add_metric_version_argument, add_out_argument
-from mpg.compare.comparison import compare_periods
-from mpg.compare.read import parse_period
-from mpg.compare.render import render
+from mpg.compare.period import check_periods, parse_period
 
 
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +29,12 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 def compare_command(args: argparse.Namespace) -> int:
     base, current = parse_period(args.base), parse_period(args.current)
+    check_periods(base, current)
+    from rich.console import Console
+
+    from mpg.compare.comparison import compare_periods
+    from mpg.compare.render import render
+
     comparison = compare_periods(args.out, base, current, args.metric_version)
     if args.json:
         print(json.dumps(comparison.to_json(), indent=2))

@@ -33,7 +33,8 @@ from mpg.compare.dollars import (
     dollar_change,
     sum_categories,
 )
-from mpg.compare.read import Period, PeriodData, read_periods
+from mpg.compare.period import Period
+from mpg.compare.read import PeriodData, read_periods
 from mpg.config import metric_version_to_read
 from mpg.errors import UserError
 

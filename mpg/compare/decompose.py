@@ -81,9 +81,16 @@ class Sums:
 
     @property
     def mpg(self) -> float | None:
-        """SG x RG x PG, as goodput_by_slice publishes it (null where any is)."""
-        sg, rg, pg = self.sg, self.rg, self.pg
-        return None if sg is None or rg is None or pg is None else sg * rg * pg
+        """SG x RG x PG as every table publishes it (`mpg_goodput_ratios`, sql/publish/macros.sql,
+        to the bit: tests/test_metric_layer.py): 0 where wanted time is positive and nothing was
+        productive, else (ideal / wanted) x (productive / profiled), null where either is."""
+        if self.wanted > 0 and self.productive == 0:
+            return 0.0
+        per_wanted, per_profiled = (
+            _ratio(self.ideal, self.wanted),
+            _ratio(self.productive, self.profiled),
+        )
+        return None if per_wanted is None or per_profiled is None else per_wanted * per_profiled
 
     @property
     def a(self) -> float:
@@ -197,7 +204,7 @@ def decompose(base: Mapping[Slice, Sums], current: Mapping[Slice, Sums]) -> Deco
     coverage part; raises UndefinedMPGError where a period's fleet MPG is undefined, and
     AssertionError if the parts fail to add up to the change (a bug)."""
     fleet0, fleet1 = fleet_sums(base, "base"), fleet_sums(current, "current")
-    g_mean = (_defined(fleet0.pg) + _defined(fleet1.pg)) / 2
+    g_mean = _mean_pg(fleet0, fleet1)
     keys = sorted(base.keys() | current.keys())
     pairs = {key: (base.get(key, ZERO), current.get(key, ZERO)) for key in keys}
     ratios = {key: _ratios(s0, s1, g_mean) for key, (s0, s1) in pairs.items()}
@@ -261,19 +268,16 @@ def _correction(fleet: Sums, m_star: float) -> float:
 def fleet_sums(slices: Mapping[Slice, Sums], period: str) -> Sums:
     fleet = sum(slices.values(), ZERO)
     if fleet.mpg is None:
-        missing = (
-            "wanted"
-            if fleet.sg is None
-            else "all-allocated"
-            if fleet.rg is None
-            else "profiled productive"
-        )
+        missing = "wanted" if fleet.wanted <= 0 else "profiled productive"
         raise UndefinedMPGError(
             f"the {period} period has no {missing} chip-time: its MPG is undefined"
         )
     return fleet
 
 
-def _defined(value: float | None) -> float:
-    assert value is not None
-    return value
+def _mean_pg(fleet0: Sums, fleet1: Sums) -> float:
+    """The PG a slice profiled in neither period takes: the mean of the fleet's PG over the
+    periods that have one. A fleet without a PG in a period kept nothing there (its MPG is 0 by
+    the definition), and with none in both every slice's m is 0 whatever PG it takes: 1 then."""
+    defined = [pg for pg in (fleet0.pg, fleet1.pg) if pg is not None]
+    return sum(defined) / len(defined) if defined else 1.0

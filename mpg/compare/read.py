@@ -7,54 +7,20 @@ the queries in `sql/compare/` with the metric version and the days bound as para
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from mpg.compare.decompose import Slice, Sums
-from mpg.errors import OptionsError, UserError
+from mpg.compare.period import Period, check_periods
+from mpg.errors import UserError
 from mpg.published import open_published
 from mpg.sqlfiles import load_sql
-
-_RANGE = re.compile(r"(?P<first>[^.]+)\.\.(?P<last>[^.]+)")
 
 
 class NoDataError(UserError):
     """A period with days the published tables have no job-day row for."""
-
-
-@dataclass(frozen=True)
-class Period:
-    """UTC days `first` to `last`, both included."""
-
-    first: dt.date
-    last: dt.date
-
-    def __str__(self) -> str:
-        return f"{self.first}..{self.last}"
-
-    @property
-    def days(self) -> int:
-        return (self.last - self.first).days + 1
-
-
-def parse_period(text: str) -> Period:
-    """`D1..D2` (YYYY-MM-DD, D1 <= D2), or `D` for one day.
-
-    >>> parse_period("2026-01-01..2026-01-07").days
-    7
-    """
-    match = _RANGE.fullmatch(text.strip())
-    first, last = (match["first"], match["last"]) if match else (text.strip(), text.strip())
-    try:
-        period = Period(dt.date.fromisoformat(first), dt.date.fromisoformat(last))
-    except ValueError:
-        raise OptionsError(f"not a range of days (YYYY-MM-DD..YYYY-MM-DD): {text!r}") from None
-    if period.first > period.last:
-        raise OptionsError(f"range {text!r} ends before it starts")
-    return period
 
 
 @dataclass(frozen=True)
@@ -101,8 +67,7 @@ def read_period(
 
 def read_periods(out: Path, base: Period, current: Period, metric_version: str) -> PeriodData:
     """Both periods' slices, after checking that every day of each has published job-day rows."""
-    if base.first <= current.last and current.first <= base.last:
-        raise OptionsError(f"the periods {base} and {current} overlap")
+    check_periods(base, current)
     with open_published(out) as con:
         for name, period in (("base", base), ("current", current)):
             _check_days(con, name, period, metric_version)

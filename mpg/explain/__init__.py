@@ -4,12 +4,16 @@
 
 `explain_job` computes a frozen `Explanation` (no terminal needed: tests and `--json` read it);
 `mpg.explain.render` draws it with rich. Nothing here imports Beam: explaining a job reads the
-DuckDB file and the record store that `mpg run` wrote.
+DuckDB file and the record store that `mpg run` wrote. The names below are imported when first
+used, so that `mpg explain`'s options are checked before Polars is loaded.
 """
 
 from __future__ import annotations
 
-from mpg.explain.build import explain_job
-from mpg.explain.model import Explanation
+from mpg.lazy import lazy_exports
 
-__all__ = ["Explanation", "explain_job"]
+_EXPORTS = {"explain_job": "mpg.explain.build", "Explanation": "mpg.explain.model"}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -2,7 +2,8 @@
 
 Exit status: 0, or 1 when the record store no longer gives the published ledger (the warning says
 where); a user error (no published tables, unknown job, a day without a row, a damaged file) is
-one line and 2, like every `mpg` command.
+one line and 2, like every `mpg` command. Polars, DuckDB and rich are imported only once the
+options have been checked.
 """
 
 from __future__ import annotations
@@ -10,12 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
-
 from mpg.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.config import metric_version_to_read
-from mpg.explain.build import explain_job
-from mpg.explain.render import render
 
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +25,14 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
 
 def explain_command(args: argparse.Namespace) -> int:
     version = metric_version_to_read(args.out, args.metric_version)
+    from mpg.published import require_published
+
+    require_published(args.out)  # no tables: one line, before Polars is imported
+    from rich.console import Console
+
+    from mpg.explain.build import explain_job
+    from mpg.explain.render import render
+
     explanation = explain_job(args.out, args.job, args.day, version)
     if args.json:
         print(json.dumps(explanation.to_json(), indent=2))

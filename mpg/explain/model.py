@@ -155,7 +155,8 @@ class Attempt:
         """Which checkpoint the lost steps needed, in one sentence; None when none was lost."""
         if not self.lost_steps:
             return None
-        lost = f"steps {format_ranges(self.lost_steps)} lost"
+        one = len(self.lost_steps) == 1 and self.lost_steps[0][0] == self.lost_steps[0][1]
+        lost = f"{'step' if one else 'steps'} {format_ranges(self.lost_steps)} lost"
         if self.durable is None and self.late_save is None:
             return f"{lost}: no checkpoint saved in this attempt"
         saved = (

@@ -21,6 +21,7 @@ from mpg.explain.model import Attempt, Explanation, Figure, Provenance, format_r
 MAX_RANGES_PER_FILE = 8
 MAX_FILES = 4
 _BAR_MIN, _BAR_MAX = 10, 50
+_UNBOUNDED = 1_000_000  # columns, to measure a table's natural width
 
 
 def _time(t: dt.datetime | None) -> str:
@@ -193,15 +194,28 @@ def _consistency(e: Explanation) -> Text:
     return text
 
 
+def _print_whole(console: Console, table: Table) -> None:
+    """A table at least as wide as its content: on a narrow terminal rich would otherwise cut
+    cells short ("2026-11-...", "0.9..."), and a number cut short reads as another number.
+    Lines longer than the terminal wrap instead; only the provenance column may fold."""
+    natural = console.measure(table, options=console.options.update_width(_UNBOUNDED)).maximum
+    width = console.width  # print(width=) would only narrow it
+    console.width = max(width, natural)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def render(e: Explanation, console: Console) -> None:
-    """Print the explanation, sized to the console's width."""
+    """Print the explanation, sized to the console's width, no figure cut short."""
     width = max(_BAR_MIN, min(_BAR_MAX, console.width - 60))
     console.print(_header(e))
-    console.print(_waterfall(e, width))
+    _print_whole(console, _waterfall(e, width))
     console.print(Text(f"MPG = SG x RG x PG = {_ratio(e.ratios.mpg)}", style="bold"))
     if e.day is None:
-        console.print(_days(e))
-    console.print(_attempts(e))
+        _print_whole(console, _days(e))
+    _print_whole(console, _attempts(e))
     for attempt in e.attempts:
         console.print(_outcome(attempt))
     console.print(_provenance(e))

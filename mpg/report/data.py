@@ -21,7 +21,8 @@ import polars as pl
 
 from mpg.compare.decompose import UndefinedMPGError
 from mpg.compare.dollars import DollarPeriod, dollar_period
-from mpg.compare.read import Period, read_period
+from mpg.compare.period import Period
+from mpg.compare.read import read_period
 from mpg.errors import UserError
 from mpg.metrics import LEDGER_CATEGORIES
 from mpg.published import open_published, reading

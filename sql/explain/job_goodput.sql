@@ -3,7 +3,8 @@
 -- parameters: $job_id (VARCHAR), $metric_version (VARCHAR).
 -- The lifetime row sums chip-seconds and takes the ratios of the sums that goodput_by_slice
 -- publishes for a slice (mpg_goodput_ratios, sql/publish/macros.sql). Day rows keep the published
--- ratios themselves (the numbers people quote).
+-- ratios themselves (the numbers people quote, from the same macro), with the macro's
+-- pg_coverage of the one job-day.
 -- input: table job_day_goodput; the macros of sql/publish/macros.sql.
 with job_days as (
     select *
@@ -22,7 +23,13 @@ day_rows as (
         all_allocated_chip_s,
         productive_chip_s,
         ideal_chip_s,
-        case when productive_chip_s > 0 then (pg is not null)::double end as pg_coverage,
+        mpg_goodput_ratios(
+            wanted_chip_s,
+            all_allocated_chip_s,
+            productive_chip_s,
+            ideal_chip_s,
+            mpg_profiled(productive_chip_s, pg)
+        ).pg_coverage as pg_coverage,
         sg,
         rg,
         pg,

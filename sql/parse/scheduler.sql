@@ -2,9 +2,10 @@
 -- grain: one row per input line, in no particular order. `reason` is the first problem found
 -- (NULL: the record is usable);
 -- typed columns are meaningful only where `reason` is NULL.
--- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $chip_generations, $workload_classes,
--- $frameworks, $job_states: the allowed values (VARCHAR[]); $min_time, $max_time (TIMESTAMPTZ):
--- the instants a record may hold, [min, max).
+-- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $event_types, $chip_generations,
+-- $workload_classes, $frameworks, $job_states: the allowed values (VARCHAR[]: mpg/vocabulary.py
+-- and the chip catalog, never repeated here); $min_time, $max_time (TIMESTAMPTZ): the instants a
+-- record may hold, [min, max). The types named below are those with fields of their own.
 with objects as (
     select * from mpg_json_objects('lines', '{
             "type": "JSON", "ts": "JSON", "job_id": "JSON", "chips_requested": "JSON",
@@ -31,9 +32,7 @@ checked as (
         coalesce(
             line_problem,
             mpg_str_problem('type', j.type),
-            mpg_enum_problem('type', mpg_str(j.type), [
-                'JOB_SUBMIT', 'TASK_SCHEDULE', 'TASK_EVICT', 'TASK_FAIL', 'TASK_LOST',
-                'TASK_FINISH', 'JOB_END']),
+            mpg_enum_problem('type', mpg_str(j.type), $event_types),
             mpg_ts_problem('ts', j.ts, ts, $min_time, $max_time),
             mpg_key_problem('job_id', j.job_id),
             case mpg_str(j.type)

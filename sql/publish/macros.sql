@@ -1,12 +1,20 @@
--- The ratios every goodput roll-up publishes (a slice of the fleet, a job's lifetime), defined once.
--- The spec's rule: ratios of sums of chip-seconds, never means of ratios; a zero denominator is
+-- The one definition of every goodput ratio mpg publishes, at every grain: a job-day
+-- (job_day_goodput, through sql/publish/job_day_goodput.sql), a slice (goodput_by_slice), a job's
+-- lifetime, a size class, a report's period and a comparison's period (mpg/compare/decompose.py's
+-- `Sums` is held to it, bit for bit, by tests/test_metric_layer.py).
+-- The spec's rules: ratios of sums of chip-seconds, never means of ratios; a zero denominator is
 -- NULL; PG's numerator and denominator cover only job-days that have a PG (`profiled`), and
--- pg_coverage is their share of productive time; MPG = SG x RG x PG.
--- Used by sql/publish/goodput_by_slice.sql and sql/explain/job_goodput.sql as
--- `unnest(mpg_goodput_ratios(wanted, all_allocated, productive, ideal, profiled))`, which adds the
--- columns pg_coverage, sg, rg, pg, mpg. `mpg_profiled_sum(productive_chip_s, pg)`, an aggregate,
--- is `profiled` from job-day rows: the productive chip-time of the job-days that have a PG. One
--- macro per statement, as DuckDB declares them.
+-- pg_coverage is their share of productive time; MPG = SG x RG x PG, except that it is 0 where
+-- wanted time is positive and productive time is zero (nothing was kept), even though RG or PG is
+-- NULL there.
+-- MPG is computed as (ideal / wanted) x (productive / profiled), the same product regrouped
+-- (SG x RG = productive / wanted, PG = ideal / profiled): where every job-day has a PG, profiled
+-- equals productive and MPG is ideal / wanted to the bit, the spec's job-day formula.
+-- Used as `unnest(mpg_goodput_ratios(wanted, all_allocated, productive, ideal, profiled))`, which
+-- adds the columns pg_coverage, sg, rg, pg, mpg. `profiled` from job-day rows is
+-- `mpg_profiled(productive_chip_s, pg)` for one (its productive chip-time if it has a PG, else 0)
+-- and the aggregate `mpg_profiled_sum(productive_chip_s, pg)` for several. One macro per
+-- statement, as DuckDB declares them.
 CREATE OR REPLACE TEMP MACRO mpg_ratio(numerator, denominator) AS
     CASE WHEN denominator > 0 THEN numerator / denominator END;
 
@@ -16,9 +24,14 @@ CREATE OR REPLACE TEMP MACRO mpg_goodput_ratios(wanted, all_allocated, productiv
         sg := mpg_ratio(all_allocated, wanted),
         rg := mpg_ratio(productive, all_allocated),
         pg := mpg_ratio(ideal, profiled),
-        mpg := mpg_ratio(all_allocated, wanted) * mpg_ratio(productive, all_allocated)
-            * mpg_ratio(ideal, profiled)
+        mpg := CASE
+            WHEN wanted > 0 AND productive = 0 THEN 0.0
+            ELSE mpg_ratio(ideal, wanted) * mpg_ratio(productive, profiled)
+        END
     );
 
+CREATE OR REPLACE TEMP MACRO mpg_profiled(productive, pg) AS
+    CASE WHEN pg IS NOT NULL THEN productive ELSE 0 END;
+
 CREATE OR REPLACE TEMP MACRO mpg_profiled_sum(productive, pg) AS
-    coalesce(sum(productive) FILTER (WHERE pg IS NOT NULL), 0);
+    coalesce(sum(mpg_profiled(productive, pg)), 0);

@@ -231,6 +231,34 @@ def first_step_compiles(s: Script) -> None:
     s.end(t)
 
 
+def restart_reruns_restored_step(s: Script) -> None:
+    """A loop that resumes at the step it restored: attempt 1 restores step 9 and logs step 9
+    again (docs/adapters.md, difference 6)."""
+    s.start(0)
+    s.init(0, 10)
+    s.prep(10, 30)
+    s.steps(0, 12, 30, 10, {9: 2})  # saves step 9 at 127-129 s, dies while step 12 runs
+    s.start(200)
+    s.init(200, 210)
+    s.prep(210, 240, restore=(9, 215, 10))
+    t = s.steps(9, 19, 240, 10, {})
+    s.end(t)
+
+
+def restart_saves_restored_step_again(s: Script) -> None:
+    """The same loop saving every 10th step: re-running step 9, it saves step 9 again, now in
+    4 s (docs/adapters.md, difference 7)."""
+    s.start(0)
+    s.init(0, 10)
+    s.prep(10, 30)
+    s.steps(0, 12, 30, 10, {9: 2})
+    s.start(200)
+    s.init(200, 210)
+    s.prep(210, 240, restore=(9, 215, 10))
+    t = s.steps(9, 19, 240, 10, {9: 4})
+    s.end(t)
+
+
 SCENARIOS: dict[str, Callable[[Script], None]] = {
     "clean": clean,
     "restart_from_checkpoint": restart_from_checkpoint,
@@ -240,6 +268,8 @@ SCENARIOS: dict[str, Callable[[Script], None]] = {
     "custom_badput": custom_badput,
     "restart_at_unlogged_step": restart_at_unlogged_step,
     "first_step_compiles": first_step_compiles,
+    "restart_reruns_restored_step": restart_reruns_restored_step,
+    "restart_saves_restored_step_again": restart_saves_restored_step_again,
 }
 
 

@@ -287,6 +287,13 @@ def _ratio(numerator: Fraction | None, denominator: Fraction | None) -> Fraction
     return numerator / denominator
 
 
+def _mpg(wanted: Fraction, productive: Fraction, product: Fraction | None) -> Fraction | None:
+    """Spec, Accounting 5: MPG is 0 where wanted time is positive and productive time is zero,
+    at every grain, even where RG or PG is undefined there; else SG x RG x PG (ideal / wanted for
+    one job-day)."""
+    return Fraction(0) if wanted > 0 and productive == 0 else product
+
+
 def _float(value: Fraction | None) -> float | None:
     return None if value is None else float(value)
 
@@ -314,7 +321,7 @@ def job_day_row(
         sg=_float(_ratio(allocated, wanted)),
         rg=_float(_ratio(productive, allocated)),
         pg=_float(pg),
-        mpg=_float(_ratio(ideal, wanted)),  # Reading: ideal / wanted, 0 where RG is null
+        mpg=_float(_mpg(wanted, productive, _ratio(ideal, wanted))),
     )
     categories = {
         name: chip_s(name)
@@ -362,7 +369,7 @@ def slice_rows(exact_rows: list[tuple[JobDay, dict[str, int], Fraction | None]])
         sg = _ratio(g["all"], g["wanted"])
         rg = _ratio(g["productive"], g["all"])
         pg = _ratio(g["ideal"], g["covered"])
-        mpg = sg * rg * pg if None not in (sg, rg, pg) else None
+        mpg = _mpg(g["wanted"], g["productive"], sg * rg * pg if None not in (sg, rg, pg) else None)
         slices[key] = Slice(
             *key,
             wanted_chip_s=float(g["wanted"]),

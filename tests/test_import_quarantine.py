@@ -1,0 +1,115 @@
+"""What `mpg import` quarantined, read back as the run's `quarantine` rows and `record_counts` row
+for source `import` (mpg/adapters/quarantine.py; the run publishes them: docs/adapters.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mpg.adapters.quarantine import import_quarantine, read_import_quarantine
+from mpg.cli import main
+
+T = 1_793_599_200.0  # 2026-11-02T06:00:00Z
+
+
+def _log(path: Path, lines: list[dict | str]) -> Path:
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def _import(root: Path, *logs: Path) -> None:
+    chips = ("--chips", "4", "--chip-generation", "tpu-v5e")
+    assert main(["import", "ml-goodput", *map(str, logs), "--out", str(root), *chips]) == 0
+
+
+START = {"job_name": "j", "job_start_time": T}
+END = {"job_name": "j", "job_end_time": T + 30}
+
+
+def test_an_imports_quarantine_reaches_the_run_as_source_import(tmp_path: Path) -> None:
+    # line 2 is not JSON, line 3 not an object: two records quarantined, two converted
+    log = _log(tmp_path / "log.jsonl", [START, "{not json", "[1, 2]", END])
+    root = tmp_path / "traces"
+    _import(root, log)
+    (written,) = (root / "quarantine").glob("*.jsonl")
+    found = read_import_quarantine(root)
+    name = written.relative_to(root).as_posix()
+    assert [(r["source"], r["file"], r["line"], r["reason"]) for r in found.rows.to_pylist()] == [
+        ("import", name, 1, "invalid JSON"),
+        ("import", name, 2, "not a JSON object"),
+    ]
+    # raw is the line the run read: it names the format, the import's input file and its line
+    assert [json.loads(r["raw"]) for r in found.rows.to_pylist()] == [
+        {"format": "ml-goodput", "file": str(log), "line": 2, "reason": "invalid JSON",
+         "raw": "{not json"},
+        {"format": "ml-goodput", "file": str(log), "line": 3, "reason": "not a JSON object",
+         "raw": "[1, 2]"},
+    ]  # fmt: skip
+    assert found.counts.to_pylist() == [
+        {"source": "import", "records_read": 2, "accepted": 0, "duplicates": 0, "quarantined": 2}
+    ]
+
+
+def test_a_record_two_imports_quarantined_counts_once(tmp_path: Path) -> None:
+    """Importing a.jsonl, then a.jsonl with b.jsonl, writes two quarantine files (named after
+    their inputs) that both hold a's bad line: read 3 = 0 accepted + 1 duplicate + 2 quarantined,
+    the copy kept being the first by (file, line)."""
+    a = _log(tmp_path / "a.jsonl", [START, "{not json", END])
+    b = _log(tmp_path / "b.jsonl", [{**START, "job_name": "k"}, "oops", {**END, "job_name": "k"}])
+    root = tmp_path / "traces"
+    _import(root, a)
+    _import(root, a, b)
+    found = read_import_quarantine(root)
+    assert found.counts.to_pylist() == [
+        {"source": "import", "records_read": 3, "accepted": 0, "duplicates": 1, "quarantined": 2}
+    ]
+    assert sorted(json.loads(r["raw"])["raw"] for r in found.rows.to_pylist()) == [
+        "oops",
+        "{not json",
+    ]
+
+
+RECORD = {"format": "philly", "file": "j.json", "line": 3, "reason": "no attempts", "raw": "{}"}
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (json.dumps(RECORD), "no attempts"),
+        ("", "not an import quarantine record: empty line"),
+        ("{broken", "not an import quarantine record: invalid JSON"),
+        ("[1]", "not an import quarantine record: not a JSON object"),
+        (
+            json.dumps({**RECORD, "reason": None}),
+            "not an import quarantine record: missing field reason",
+        ),
+        (json.dumps({**RECORD, "line": "3"}), "not an import quarantine record: wrong type: line"),
+        (json.dumps({**RECORD, "line": True}), "not an import quarantine record: wrong type: line"),
+    ],
+)
+def test_every_line_read_is_a_row_with_its_reason(line: str, reason: str) -> None:
+    """A line someone edited into something else is quarantined too, saying so: nothing read is
+    dropped. The last line's break starts no record; `\\r\\n` endings are read as `\\n`."""
+    data = f"{json.dumps(RECORD)}\r\n{line}\n".encode()
+    found = import_quarantine([("quarantine/x.jsonl", data)])
+    assert [(r["line"], r["reason"], r["raw"]) for r in found.rows.to_pylist()] == [
+        (1, "no attempts", json.dumps(RECORD)),
+        (2, reason, line),
+    ][: 1 if line == json.dumps(RECORD) else 2]
+    duplicates = 1 if line == json.dumps(RECORD) else 0
+    assert found.counts.to_pylist() == [
+        {"source": "import", "records_read": 2, "accepted": 0, "duplicates": duplicates,
+         "quarantined": 2 - duplicates},
+    ]  # fmt: skip
+
+
+def test_a_root_without_imports_adds_no_rows_and_no_count(tmp_path: Path) -> None:
+    found = read_import_quarantine(tmp_path)
+    assert (found.rows.num_rows, found.counts.num_rows) == (0, 0)
+    (tmp_path / "quarantine").mkdir()
+    (tmp_path / "quarantine" / "empty.jsonl").write_text("")
+    assert read_import_quarantine(tmp_path).counts.to_pylist() == [
+        {"source": "import", "records_read": 0, "accepted": 0, "duplicates": 0, "quarantined": 0}
+    ]

@@ -1,0 +1,209 @@
+"""`mpg run` on object storage, end to end: trace root and output folder on `gs://` (both GCS
+emulators) and `s3://` (moto), started by the tests on 127.0.0.1, with Beam's workers in other
+processes; every published table equal to a local run's, read back as a user would (`mpg sql`).
+
+The kill-and-rerun campaign, a reader during a run and two writers at once run on
+fake-gcs-server, which honours the preconditions publishing relies on; Beam's own I/O is not
+used (mpg reads and writes through `mpg.storage`), so any of the emulators serves Beam's steps.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mpg.simulate import simulate
+from mpg.storage import Storage
+from tests.conftest import run_mpg
+from tests.emulators import ObjectStore, free_port, stop
+from tests.snapshots import PER_RUN, current_run, published_state
+
+TWO_WORKERS = ("--direct_running_mode=multi_processing", "--direct_num_workers=2")
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small simulated fleet (gzip, duplicates, malformed lines, restarts)."""
+    traces = tmp_path_factory.mktemp("fleet") / "traces"
+    simulate(seed=11, jobs=12, days=2, out=traces)
+    return traces
+
+
+@pytest.fixture(scope="module")
+def local(fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list]:
+    """What a local run over the fleet publishes, and its record counts as `mpg sql` prints."""
+    out = tmp_path_factory.mktemp("local") / "out"
+    assert run_mpg("run", "--traces", fleet, "--out", out).returncode == 0
+    return published_state(out, skip=PER_RUN), _counts(str(out))
+
+
+def _counts(out: str) -> list[dict]:
+    query = "select source, records_read, accepted, duplicates, quarantined from record_counts"
+    done = run_mpg("sql", "--out", out, "--json", f"{query} order by source")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _upload(fleet: Path, root: str) -> str:
+    """The fleet's trace files under `root`/traces, bytes as they are (gzip stays gzip)."""
+    traces = Storage(f"{root}/traces")
+    for path in sorted(fleet.rglob("*.jsonl*")):
+        traces.write_bytes(path.relative_to(fleet).as_posix(), path.read_bytes())
+    return traces.uri
+
+
+@pytest.mark.parametrize("backend", ["gcs_emulator", "moto_s3"])
+def test_a_run_on_object_storage_with_two_worker_processes_publishes_what_a_local_one_does(
+    backend: str, request: pytest.FixtureRequest, fleet: Path, local: tuple[dict, list]
+) -> None:
+    store: ObjectStore = request.getfixturevalue(backend)
+    with store.activated():
+        root = store.root(f"two-workers-{time.time_ns()}")
+        traces, out = _upload(fleet, root), f"{root}/out"
+        done = run_mpg("run", "--traces", traces, "--out", out, *TWO_WORKERS)
+        assert done.returncode == 0, done.stderr
+        assert published_state(out, skip=PER_RUN) == local[0]
+        assert _counts(out) == local[1]
+        again = run_mpg("run", "--traces", traces, "--out", out, *TWO_WORKERS)
+        assert "up to date" in again.stdout
+
+
+@pytest.fixture(scope="module")
+def worker_pool(fake_gcs: ObjectStore) -> Iterator[str]:
+    """Beam's worker pool (the workers of Flink, Spark or a Dataflow-like service: processes of
+    their own that the runner hands bundles to) and Beam's local job service, both started with
+    the emulator's environment; yields the job endpoint and the pool's address."""
+    pool, jobs = free_port(), free_port()
+    with fake_gcs.activated():
+        workers = subprocess.Popen(
+            [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
+             f"--service_port={pool}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        service = subprocess.Popen(
+            [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main",
+             "--port", str(jobs)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+    try:
+        for port in (pool, jobs):
+            _wait_for(port)
+        yield f"localhost:{jobs} localhost:{pool}"
+    finally:
+        stop(service)
+        stop(workers)
+
+
+def _wait_for(port: int) -> None:
+    import socket
+
+    for _ in range(600):
+        try:
+            socket.create_connection(("localhost", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+def test_a_portable_run_with_an_external_worker_pool_publishes_what_a_local_one_does(
+    fake_gcs: ObjectStore, worker_pool: str, fleet: Path, local: tuple[dict, list]
+) -> None:
+    job_endpoint, pool = worker_pool.split()
+    with fake_gcs.activated():
+        root = fake_gcs.root(f"portable-{time.time_ns()}")
+        traces, out = _upload(fleet, root), f"{root}/out"
+        done = run_mpg(
+            "run", "--traces", traces, "--out", out, "--runner=PortableRunner",
+            f"--job_endpoint={job_endpoint}", "--environment_type=EXTERNAL",
+            f"--environment_config={pool}",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert published_state(out, skip=PER_RUN) == local[0]
+
+
+def _start(traces: str, out: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "mpg.cli", "run", "--traces", traces, "--out", out],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _wait_for_phase(out: str, prefix: str, process: subprocess.Popen[bytes]) -> None:
+    """Until the run has written something under `prefix` of the output folder."""
+    store = Storage(out)
+    while process.poll() is None and not store.list(prefix):
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("phase", [".mpg/staging", "tables", "state"])
+def test_a_run_killed_on_object_storage_leaves_old_or_new_tables_and_a_rerun_completes_it(
+    phase: str, fake_gcs: ObjectStore, fleet: Path, local: tuple[dict, list]
+) -> None:
+    """Killed once it writes scratch, table data or state: readers see the previous snapshot
+    (here: none yet, then the tiny example's) or the new one, and a rerun publishes what an
+    uninterrupted run does."""
+    with fake_gcs.activated():
+        root = fake_gcs.root(f"killed-{time.time_ns()}")
+        traces, out = _upload(fleet, root), f"{root}/out"
+        tiny = _upload(Path(__file__).parent / "fixtures" / "spec_examples" / "tiny", f"{root}/t")
+        assert run_mpg("run", "--traces", tiny, "--out", out).returncode == 0
+        old = published_state(out, skip=PER_RUN)
+        before = {e.path for e in Storage(out).list(phase)}
+        process = _start(traces, out)
+        store = Storage(out)
+        while process.poll() is None and not ({e.path for e in store.list(phase)} - before):
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert published_state(out, skip=PER_RUN) in (old, local[0])
+        rerun = run_mpg("run", "--traces", traces, "--out", out)
+        assert rerun.returncode == 0, rerun.stderr
+        assert published_state(out, skip=PER_RUN) == local[0]
+        assert store.list(".mpg/staging") == []
+
+
+def test_a_reader_during_a_run_on_object_storage_sees_old_or_new_tables(
+    fake_gcs: ObjectStore, fleet: Path, local: tuple[dict, list]
+) -> None:
+    with fake_gcs.activated():
+        root = fake_gcs.root(f"reader-{time.time_ns()}")
+        traces, out = _upload(fleet, root), f"{root}/out"
+        tiny = _upload(Path(__file__).parent / "fixtures" / "spec_examples" / "tiny", f"{root}/t")
+        assert run_mpg("run", "--traces", tiny, "--out", out).returncode == 0
+        old = published_state(out, skip=PER_RUN)
+        process = _start(traces, out)
+        seen = []
+        while process.poll() is None:
+            state = published_state(out, skip=PER_RUN)
+            assert state in (old, local[0])
+            seen.append(state == local[0])
+        assert process.returncode == 0
+        assert seen and seen[0] is False  # the reader did read during the run
+
+
+def test_a_second_writer_on_object_storage_is_refused_in_one_line(
+    fake_gcs: ObjectStore, fleet: Path
+) -> None:
+    with fake_gcs.activated():
+        root = fake_gcs.root(f"writers-{time.time_ns()}")
+        traces, out = _upload(fleet, root), f"{root}/out"
+        first = _start(traces, out)
+        _wait_for_phase(out, ".mpg/staging", first)
+        second = run_mpg("run", "--traces", traces, "--out", out)
+        assert first.wait() == 0
+        assert second.returncode == 2
+        (line,) = second.stderr.splitlines()
+        lock = Storage(out).uri_of(".mpg/lock")
+        assert line.startswith(f"mpg: error: {lock} is held by run "), line
+        assert line.endswith("wait for that run to finish (or, if it was killed, for its lease "
+                             "to expire)")  # fmt: skip
+        assert current_run(out)
