@@ -220,7 +220,7 @@ def render(e: Explanation, console: Console) -> None:
         console.print(_outcome(attempt))
     console.print(_provenance(e))
     if e.checkpoint_advice is not None:
-        console.print(advice_table(e.checkpoint_advice))
+        _print_whole(console, advice_table(e.checkpoint_advice))
     if e.step_times:
-        console.print(step_times_table(e.step_times))
+        _print_whole(console, step_times_table(e.step_times))
     console.print(_consistency(e))
