@@ -20,7 +20,14 @@ import pyarrow.compute as pc
 from mpg.catalog import ChipCatalog
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
 from mpg.sqlfiles import load_sql
-from mpg.vocabulary import FRAMEWORKS, JOB_STATES, KINDS_WITH_STEP, SPAN_KINDS, WORKLOAD_CLASSES
+from mpg.vocabulary import (
+    EVENT_TYPES,
+    FRAMEWORKS,
+    JOB_STATES,
+    KINDS_WITH_STEP,
+    SPAN_KINDS,
+    WORKLOAD_CLASSES,
+)
 
 _NEWLINE = 10
 _CARRIAGE_RETURN = 13
@@ -83,6 +90,7 @@ class BlockParser:
         window = {"min_time": TIME_WINDOW[0], "max_time": TIME_WINDOW[1]}
         self._params: dict[str, dict[str, list[str] | datetime]] = {
             "scheduler": {
+                "event_types": list(EVENT_TYPES),
                 "chip_generations": catalog.generations,
                 "workload_classes": list(WORKLOAD_CLASSES),
                 "frameworks": list(FRAMEWORKS),
