@@ -2,9 +2,17 @@
 
 A block is a run of whole lines from one file (see `mpg.pipelines.io.read_line_blocks`, which
 sets aside lines over its length limit). The lines are cut with numpy (no Python loop per line),
-then one DuckDB query per source (`sql/parse/<source>.sql`) decodes UTF-8, parses the JSON, checks
-every field and types the columns. Rows with a reason go to the quarantine; the rest come out in
-the source's record schema (`mpg.schemas`).
+then DuckDB reads them in two steps per source:
+
+1. the fast path (`sql/parse/<source>_ordinary.sql`) proves the ordinary lines usable: a record
+   spelled exactly as json.dumps writes it, in the spec's field order, whose every value passes
+   every check. This is nearly every line of an exporter's log, at a fraction of the full cost;
+2. the full rule set (`sql/parse/<source>.sql`) decodes, checks and types every other line and
+   gives each unusable one its reason.
+
+Rows with a reason go to the quarantine; the rest come out in the source's record schema
+(`mpg.schemas`), in line order. The two steps agree on every line the first accepts, which
+tests/test_parse_differential.py checks against the parser as it was before the fast path.
 """
 
 from __future__ import annotations
@@ -81,9 +89,14 @@ def split_lines(data: bytes, first_line: int) -> pa.Table:
 
 
 class BlockParser:
-    """Holds one in-memory DuckDB connection with the parse macros loaded; reuse it per worker."""
+    """Holds one in-memory DuckDB connection with the parse macros loaded; reuse it per worker.
 
-    def __init__(self, catalog: ChipCatalog) -> None:
+    `batch_rows`: the lines of a block go to DuckDB in record batches of this many, one per
+    thread at a time (a test makes them small to shuffle small blocks).
+    """
+
+    def __init__(self, catalog: ChipCatalog, batch_rows: int = 16_384) -> None:
+        self._batch_rows = batch_rows
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")
         self._con.execute(load_sql("parse/macros.sql"))
@@ -110,26 +123,81 @@ class BlockParser:
 
     def parse(self, source: str, file: str, data: bytes, first_line: int = 1) -> ParsedBlock:
         lines = split_lines(data, first_line)
-        self._con.register("lines", lines)
-        try:
-            checked = self._con.sql(
-                load_sql(f"parse/{source}.sql"), params=self._params[source]
-            ).to_arrow_table()
-        finally:
-            self._con.unregister("lines")
-        bad = pc.is_valid(checked.column("reason"))
-        good = checked.filter(pc.invert(bad))
-        records = conform(
-            good.append_column("file", pa.repeat(pa.scalar(file), good.num_rows)),
-            RECORD_SCHEMAS[source],
-        )
+        fast = self._run(f"parse/{source}_ordinary.sql", source, lines)
+        ordinary = fast.column("ordinary")
+        records = [_records(source, file, fast.filter(ordinary))]
+        rejected = _REJECTED.empty_table()
+        if records[0].num_rows < lines.num_rows:
+            seen = np.zeros(lines.num_rows, dtype=bool)
+            seen[_positions(records[0], first_line)] = True
+            checked = self._run(f"parse/{source}.sql", source, lines.filter(pa.array(~seen)))
+            bad = pc.is_valid(checked.column("reason"))
+            records.append(_records(source, file, checked.filter(pc.invert(bad))))
+            rejected = checked.filter(bad).select(_REJECTED.names)
         return ParsedBlock(
             source=source,
             file=file,
-            records=records,
-            quarantine=_quarantine_rows(source, file, checked.filter(bad), lines),
+            records=_in_line_order(pa.concat_tables(records), first_line),
+            quarantine=_quarantine_rows(source, file, _in_line_order(rejected, first_line), lines),
             lines_read=lines.num_rows,
         )
+
+    def _run(self, name: str, source: str, lines: pa.Table) -> pa.Table:
+        """Statement `name` over `lines`, with the source's parameters: rows in any order.
+
+        DuckDB scans an Arrow table one record batch per thread, so a block cut into batches is
+        read by every thread DuckDB has; rows then come back in no particular order, and the
+        caller puts them in line order.
+        """
+        batches = lines.to_batches(max_chunksize=self._batch_rows)
+        self._con.register("lines", pa.Table.from_batches(batches, lines.schema))
+        try:
+            return self._con.sql(load_sql(name), params=self._params[source]).to_arrow_table()
+        finally:
+            self._con.unregister("lines")
+
+
+# What the full rule set says of a line it rejects.
+_REJECTED = pa.schema([("line", pa.int64()), ("raw", pa.string()), ("reason", pa.string())])
+
+
+def _records(source: str, file: str, rows: pa.Table) -> pa.Table:
+    """Usable rows of either step in the source's record schema, with their file."""
+    with_file = rows.append_column("file", pa.repeat(pa.scalar(file), rows.num_rows))
+    return conform(with_file, RECORD_SCHEMAS[source])
+
+
+def _positions(rows: pa.Table, first_line: int) -> np.ndarray:
+    """Each row's index among the block's lines."""
+    return rows.column("line").to_numpy() - first_line
+
+
+def _in_line_order(rows: pa.Table, first_line: int) -> pa.Table:
+    """`rows` (each from a different line of one block) sorted by line, in linear time.
+
+    The rows usually come as a few runs already in order (DuckDB returns the rows of each record
+    batch it scanned together, and the few lines the full rule set accepted follow the rest):
+    those runs are sliced into place without copying. Only a shuffle costs a `take`.
+    """
+    at = _positions(rows, first_line)
+    if np.all(at[1:] > at[:-1]):
+        return rows
+    present = np.zeros(int(at.max()) + 1, dtype=bool)
+    present[at] = True
+    rank = np.cumsum(present) - 1  # a line's place among the lines present
+    order = np.empty(len(at), dtype=np.int64)
+    order[rank[at]] = np.arange(len(at))
+    cuts = np.flatnonzero(order[1:] != order[:-1] + 1) + 1
+    if len(cuts) >= _MAX_RUNS:
+        return rows.take(order)
+    starts = np.concatenate(([0], cuts)).tolist()
+    ends = np.concatenate((cuts, [len(order)])).tolist()
+    return pa.concat_tables(
+        [rows.slice(int(order[a]), b - a) for a, b in zip(starts, ends, strict=True)]
+    )
+
+
+_MAX_RUNS = 256  # beyond this many runs, one take is cheaper than the slices
 
 
 def _quarantine_rows(source: str, file: str, rejected: pa.Table, lines: pa.Table) -> pa.Table:

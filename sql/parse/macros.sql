@@ -93,6 +93,8 @@ CREATE OR REPLACE TEMP MACRO mpg_chips_problem(name, v, k, n) AS
             THEN 'out of range: ' || name || ' must be between 1 and 1000000000' END);
 
 -- An amount of work (FLOPs, bytes), summed per job-day: the bound keeps every sum finite.
+CREATE OR REPLACE TEMP MACRO mpg_amount_ok(x) AS x >= 0 AND x <= 1e30;
+
 CREATE OR REPLACE TEMP MACRO mpg_amount_problem(name, k, x) AS
     coalesce(
         mpg_num_problem(name, k, x),
@@ -166,3 +168,16 @@ CREATE OR REPLACE TEMP MACRO mpg_json_objects(lines_table, shape) AS TABLE
             )
         )
     );
+
+-- The fast path's test (sql/parse/*_ordinary.sql): whether a line is exactly `spaced`, the text
+-- json.dumps writes for the values the line was read as (", " and ": " between items), or that
+-- text with compact separators ("," and ":"). The caller makes sure no string value holds a
+-- quote (a line without a backslash holds none): then the quotes in `spaced` are those around
+-- its keys and strings, the compact text differs from it only by spaces removed (a string value
+-- may lose one too, which only makes the line differ), and a line equal to either text has
+-- exactly those keys, once each, in that order, each value spelled as written there: `8`, never
+-- `8.0`, `"8"` or `8e0`.
+CREATE OR REPLACE TEMP MACRO mpg_written_as(line, spaced) AS
+    CASE WHEN line = spaced THEN true
+         ELSE line = replace(replace(spaced, '": ', '":'), ', "', ',"')
+    END;

@@ -1,6 +1,7 @@
 -- Runtime spans: validate and type lines of one block of a runtime file by the full rule set.
--- grain: one row per input line, in line order. `reason` is the first problem found (NULL: the
--- record is usable).
+-- grain: one row per input line, in no particular order (BlockParser sorts by line). `reason` is
+-- the first problem found (NULL: the record is usable). BlockParser sends here the lines
+-- runtime_ordinary.sql does not prove usable.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $span_kinds, $kinds_with_step (VARCHAR[]);
 -- $min_time, $max_time (TIMESTAMPTZ): the instants a record may hold, [min, max).
 with objects as (

@@ -1,7 +1,8 @@
 -- Scheduler events: validate and type lines of one block of a scheduler file by the full rule
 -- set.
--- grain: one row per input line, in line order. `reason` is the first problem found (NULL: the
--- record is usable); typed columns are meaningful only where `reason` is NULL.
+-- grain: one row per input line, in no particular order (BlockParser sorts by line). `reason` is
+-- the first problem found (NULL: the record is usable); typed columns are meaningful only where
+-- `reason` is NULL. BlockParser sends here the lines scheduler_ordinary.sql does not prove usable.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $event_types, $chip_generations,
 -- $workload_classes, $frameworks, $job_states: the allowed values (VARCHAR[]); $min_time,
 -- $max_time (TIMESTAMPTZ): the instants a record may hold, [min, max).
