@@ -75,17 +75,71 @@ def split_lines(data: bytes, first_line: int) -> pa.Table:
     """Cut `data` into lines: a table of (line number, bytes without the line break)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     starts, ends = line_bounds(buf)
-    # Between a line's text and the next line lie its line break's one or two bytes: drop them.
-    gap = np.append(starts[1:], len(buf)) - ends
+    numbers = pa.array(np.arange(first_line, first_line + len(ends), dtype=np.int64))
+    return pa.table({"line": numbers, "raw_bytes": _copied_lines(buf, starts, ends)})
+
+
+def _viewed_lines(data: bytes, first_line: int) -> pa.Table:
+    """`split_lines`, with the bytes as a binary view array over `data` itself: each line is a
+    16-byte view (its length, and its offset in `data` or, up to 12 bytes, the line itself), so
+    no line is copied. (pyarrow 25 cannot filter such an array: `_some_lines` selects.)"""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if len(buf) >= 2**31:  # a view's offset is 32 bits
+        return split_lines(data, first_line)
+    starts, ends = line_bounds(buf)
+    numbers = pa.array(np.arange(first_line, first_line + len(ends), dtype=np.int64))
+    return pa.table({"line": numbers, "raw_bytes": _line_views(data, buf, starts, ends)})
+
+
+def _some_lines(lines: pa.Table, keep: np.ndarray) -> pa.Table:
+    """The lines where `keep` is true, their views (or bytes) selected without copying a line."""
+    raw = lines.column("raw_bytes").combine_chunks()
+    numbers = lines.column("line").filter(pa.array(keep))
+    if not pa.types.is_binary_view(raw.type):
+        return pa.table({"line": numbers, "raw_bytes": raw.filter(pa.array(keep))})
+    _, views, data = raw.buffers()
+    kept = np.frombuffer(views, dtype=np.int32).reshape(-1, 4)[raw.offset :][: len(raw)][keep]
+    selected = pa.Array.from_buffers(
+        pa.binary_view(), len(kept), [None, pa.py_buffer(kept.copy()), data]
+    )
+    return pa.table({"line": numbers, "raw_bytes": selected})
+
+
+def _line_views(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """Arrow's binary view layout: per value 4 bytes of length, then either the value itself
+    (up to 12 bytes, zero-padded) or its first 4 bytes, a buffer index (0) and an offset."""
+    lengths = (ends - starts).astype(np.int32)
+    views = np.zeros((len(starts), 4), dtype=np.int32)
+    views[:, 0] = lengths
+    long = lengths > _INLINE_BYTES
+    at = starts[long]
+    views[long, 1] = buf[at[:, None] + np.arange(4)].view(np.int32)[:, 0]
+    views[long, 3] = at
+    short = np.flatnonzero(~long)
+    if len(short):  # empty lines, mostly: the bytes go into the view
+        place = np.arange(_INLINE_BYTES)
+        inside = place < lengths[short, None]
+        at = np.where(inside, starts[short, None] + place, 0)
+        inline = np.where(inside, buf[at] if len(buf) else 0, 0).astype(np.uint8)
+        views.view(np.uint8).reshape(len(starts), 16)[short, 4:] = inline
+    return pa.Array.from_buffers(
+        pa.binary_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(data)]
+    )
+
+
+_INLINE_BYTES = 12  # the longest value a binary view holds itself
+
+
+def _copied_lines(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """The lines as one large binary array: their bytes copied, the line breaks left out."""
+    gap = np.append(starts[1:], len(buf)) - ends  # a line break's one or two bytes
     keep = np.ones(len(buf), dtype=bool)
     keep[ends[gap > 0]] = False
     keep[ends[gap > 1] + 1] = False
     offsets = np.concatenate(([0], np.cumsum(ends - starts))).astype(np.int64)
-    raw = pa.LargeBinaryArray.from_buffers(
+    return pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(buf[keep])]
     )
-    numbers = pa.array(np.arange(first_line, first_line + len(ends), dtype=np.int64))
-    return pa.table({"line": numbers, "raw_bytes": raw})
 
 
 class BlockParser:
@@ -122,7 +176,7 @@ class BlockParser:
         self._con.close()
 
     def parse(self, source: str, file: str, data: bytes, first_line: int = 1) -> ParsedBlock:
-        lines = split_lines(data, first_line)
+        lines = _viewed_lines(data, first_line)
         fast = self._run(f"parse/{source}_ordinary.sql", source, lines)
         ordinary = fast.column("ordinary")
         records = [_records(source, file, fast.filter(ordinary))]
@@ -130,7 +184,7 @@ class BlockParser:
         if records[0].num_rows < lines.num_rows:
             seen = np.zeros(lines.num_rows, dtype=bool)
             seen[_positions(records[0], first_line)] = True
-            checked = self._run(f"parse/{source}.sql", source, lines.filter(pa.array(~seen)))
+            checked = self._run(f"parse/{source}.sql", source, _some_lines(lines, ~seen))
             bad = pc.is_valid(checked.column("reason"))
             records.append(_records(source, file, checked.filter(pc.invert(bad))))
             rejected = checked.filter(bad).select(_REJECTED.names)
