@@ -178,7 +178,8 @@ class BlockParser:
 
     def parse(self, source: str, file: str, data: bytes, first_line: int = 1) -> ParsedBlock:
         lines = _viewed_lines(data, first_line)
-        records = [_records(source, file, self._run(f"parse/{source}_ordinary.sql", source, lines))]
+        fast = self._run(f"parse/{source}_ordinary.sql", source, lines)
+        records = [_records(source, file, _where(fast, fast.column("ordinary")))]
         rejected = _REJECTED.empty_table()
         if records[0].num_rows < lines.num_rows:
             seen = np.zeros(lines.num_rows, dtype=bool)
@@ -224,6 +225,21 @@ def _records(source: str, file: str, rows: pa.Table) -> pa.Table:
 def _positions(rows: pa.Table, first_line: int) -> np.ndarray:
     """Each row's index among the block's lines."""
     return rows.column("line").to_numpy() - first_line
+
+
+def _where(rows: pa.Table, keep: pa.ChunkedArray) -> pa.Table:
+    """`rows.filter(keep)`, as zero-copy slices where only a few rows go (the usual case)."""
+    dropped = np.flatnonzero(~keep.to_numpy(zero_copy_only=False))
+    if len(dropped) == 0:
+        return rows
+    if len(dropped) >= _MAX_RUNS:
+        return rows.filter(keep)
+    starts = np.concatenate(([0], dropped + 1)).tolist()
+    ends = np.concatenate((dropped, [rows.num_rows])).tolist()
+    return pa.concat_tables(
+        [rows.slice(a, b - a) for a, b in zip(starts, ends, strict=True) if b > a]
+        or [rows.slice(0, 0)]
+    )
 
 
 def _in_line_order(rows: pa.Table, first_line: int) -> pa.Table:
