@@ -95,6 +95,8 @@ def _some_lines(lines: pa.Table, keep: np.ndarray) -> pa.Table:
     """The lines where `keep` is true, their views (or bytes) selected without copying a line."""
     raw = lines.column("raw_bytes").combine_chunks()
     numbers = lines.column("line").filter(pa.array(keep))
+    if pa.types.is_binary_view(raw.type) and len(raw.buffers()) != 3:
+        raw = raw.cast(pa.large_binary())  # views into several data buffers: not ours
     if not pa.types.is_binary_view(raw.type):
         return pa.table({"line": numbers, "raw_bytes": raw.filter(pa.array(keep))})
     _, views, data = raw.buffers()
