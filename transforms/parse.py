@@ -202,8 +202,8 @@ class BlockParser:
     def _run(self, name: str, source: str, lines: pa.Table) -> pa.Table:
         """Statement `name` over `lines`, with the source's parameters: rows in any order.
 
-        DuckDB reads a block with all its threads and keeps no order between them; the caller
-        puts the rows in line order from their line numbers. A statement is a lazy relation,
+        DuckDB promises no order across its threads (and gives none across record batches); the
+        caller puts the rows in line order from their line numbers. A statement is a lazy relation,
         made once and run again for each block: it reads whatever is registered as `lines` when
         it runs, and is parsed and bound once less per block (~5 ms, which is most of the cost
         of the full rule set on a block's few unusual lines).
