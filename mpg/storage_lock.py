@@ -10,7 +10,9 @@ Object stores (GCS, S3) have no locks, only conditional writes, so the lease is 
   a JSON record of the holder: owner (the run id), host, pid, since when, and until when;
 - refused with `LeaseHeldError` (one line naming the holder) while an unexpired record exists;
 - an expired record (its holder was killed, or lost its network) is taken over on the condition
-  that it is still the version read, so of two runs taking over at once exactly one wins;
+  that it is still the version read, so of two runs taking over at once exactly one wins; so is
+  the record of a holder on this same host whose process is gone (killed: a rerun on the machine
+  that ran it need not wait the lease out);
 - renewed by a daemon thread every `lease_s / 3`, again on the condition of the version it last
   wrote. If a renewal finds another version, or cannot write before the lease runs out, the
   holder has lost it: renewals stop, `lease.lost` is set, and `lease.check()` raises, so the
@@ -74,6 +76,19 @@ class LeaseRecord:
     def new(cls, owner: str, lease_s: float) -> LeaseRecord:
         now = time.time()
         return cls(owner, socket.gethostname(), os.getpid(), now, now + lease_s)
+
+    def alive(self) -> bool:
+        """False when the holder ran on this host and its process is gone (killed): its lease
+        need not be waited out. A holder elsewhere counts as alive until its lease expires."""
+        if self.host != socket.gethostname():
+            return True
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # a process of another user has that pid
+            return True
+        return True
 
     def renewed(self, lease_s: float) -> LeaseRecord:
         return LeaseRecord(self.owner, self.host, self.pid, self.since, time.time() + lease_s)
@@ -180,7 +195,7 @@ def _take(storage: Storage, path: str, owner: str, lease_s: float) -> tuple[Leas
     data, version = storage.read_versioned(path)
     if data is not None:
         holder = LeaseRecord.parse(data)
-        if holder is not None and holder.expires_at > time.time():
+        if holder is not None and holder.expires_at > time.time() and holder.alive():
             raise _held(storage, path, holder)
     # Timed from now, not from the call: building the first client can take a second.
     record = LeaseRecord.new(owner, lease_s)

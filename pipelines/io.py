@@ -10,6 +10,7 @@ bytes as stored, so no process ever reads the fleet's files just to know them.
 from __future__ import annotations
 
 import hashlib
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,6 +52,13 @@ class TraceFile:
     def open(self) -> pa.NativeFile:
         """Its bytes as stored (not decompressed)."""
         return Storage(self.root).open_input_stream(self.name)
+
+    @classmethod
+    def at(cls, root: str, name: str, source: str) -> TraceFile:
+        """The file `name` (relative to the trace root `root`) as a listing would describe it."""
+        entry = Storage(root).info(name)  # None: not a file, which reading it will say
+        size, mtime_ns = (entry.size, entry.mtime_ns) if entry else (0, 0)
+        return cls(source, Storage(root).uri, name, size, mtime_ns)
 
 
 @dataclass(frozen=True)
@@ -182,9 +190,26 @@ def read_line_blocks(
         yield from lines.close(problem=f"unreadable file: {exc}")
         return
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise TraceFileError(f"cannot read trace file {file.name}: {reason}") from exc
+        raise TraceFileError(f"cannot read trace file {file.name}: {os_reason(exc)}") from exc
     yield from lines.close()
+
+
+# pyarrow's filesystems word the operating system's errors their own way ("Failed to open local
+# file '/a/b'. Detail: [errno 13] Permission denied"): the reason alone is what a user needs.
+_DETAIL = re.compile(r"\[errno \d+\] (?P<reason>[^\n]+)$", re.IGNORECASE)
+
+
+def os_reason(exc: OSError) -> str:
+    """What went wrong reading a file, without the path (the message names the file already)."""
+    if exc.strerror:
+        return exc.strerror
+    text = str(exc)
+    detail = _DETAIL.search(text)
+    if detail:
+        return detail["reason"].strip()
+    if "is a directory" in text:
+        return "Is a directory"
+    return text
 
 
 class _LineCutter:

@@ -89,12 +89,25 @@ def _names(names: list[str] | tuple[str, ...], *unknown: str) -> Text:
 # Per kind of field: values that should pass (as JSON text), or just miss.
 _VALID: dict[str, Text] = {
     "id": _names(["j", "train-1"], "", "é", "\u0000"),
-    "index": _edges(st.integers(0, 2**63 - 1).map(str), "0", "9223372036854775807"),
-    "int": st.integers(-(2**63), 2**63 - 1).map(str),
+    "index": _edges(
+        st.one_of(st.integers(0, 99), st.integers(0, 2**63 - 1)).map(str),
+        *["0", "9223372036854775807"],
+    ),
+    "int": st.one_of(st.integers(-99, 9999), st.integers(-(2**63), 2**63 - 1)).map(str),
     "chips": _edges(st.integers(1, 64).map(str), "1000000000", "1000000001", "0", "-8"),
-    "amount": _edges(st.just("1e15"), "0", "1e+30", "1.0000000000000002e+30", "1e31", "-1"),
-    "step_time": _edges(st.just("60.0"), "1e-09", "9.99e-10", "5e-324", "0", "-1", "1e-400"),
-    "text": st.text(max_size=12).map(json.dumps),
+    # Python's float repr (json.dumps) as exporters write it, and other spellings of numbers.
+    "amount": _edges(
+        st.one_of(st.just("1e15"), st.floats(0, 1e30).map(json.dumps)),
+        *["0", "1e+30", "1.0000000000000002e+30", "1e31", "-1", "0.0", "-0.0", "1E+30"],
+    ),
+    "step_time": _edges(
+        st.one_of(st.just("60.0"), st.floats(1e-9, 1e6).map(json.dumps)),
+        *["1e-09", "9.99e-10", "5e-324", "0", "-1", "1e-400", "60", "1e-9"],
+    ),
+    "text": st.one_of(
+        st.text(max_size=12).map(json.dumps),
+        st.text(max_size=12).map(lambda text: json.dumps(text, ensure_ascii=False)),
+    ),
     "generation": _names(list(PEAK_FLOPS), "tpu-v9", "TPU-V4"),
     "workload_class": _names(WORKLOAD_CLASSES, "eval"),
     "framework": _names(FRAMEWORKS, "mxnet"),
@@ -124,6 +137,7 @@ _SUBMIT = [
     ("topology", "text", False),
 ]
 _TASK = [("task_index", "index", True)]
+_TASK_FIELDS = ["task_index", "chips", "state"]  # after JOB_SUBMIT's, in the spec's order
 _SCHEDULER = {
     "JOB_SUBMIT": _SUBMIT,
     "TASK_SCHEDULE": [*_TASK, ("chips", "chips", True)],
@@ -166,11 +180,13 @@ def _spelled(name: str) -> Text:
     return _edges(st.just(json.dumps(name)), escaped)
 
 
-@st.composite
-def records(draw: st.DrawFn, source: str, times: Text = ANY_TIME, hostile: int = 12) -> str:
-    """One record of `source` as JSON text: mostly valid values, each field hostile, missing or
-    null `hostile` times in a hundred, perhaps an extra field, a repeated key, a trailing comma,
-    odd whitespace. `times` draws the timestamps (JSON text) of the time fields."""
+def _pairs(
+    draw: st.DrawFn, source: str, times: Text, hostile: int, odd: bool = True
+) -> list[tuple[str, str]]:
+    """A record's (key, value) pairs as JSON text, in the order `_fields` lists them: mostly
+    valid values, each field hostile, missing or null `hostile` times in a hundred; if `odd`,
+    now and then a key spelled with an escape, an extra field at the end and a repeated key
+    after it."""
     pairs: list[tuple[str, str]] = []
     for name, kind, required in _fields(source, draw):
         roll = draw(st.integers(0, 99))  # percent
@@ -184,17 +200,54 @@ def records(draw: st.DrawFn, source: str, times: Text = ANY_TIME, hostile: int =
             value = kind[1:]
         else:
             value = draw(times if kind == "time" else _VALID[kind])
-        pairs.append((draw(_spelled(name)), value))
+        pairs.append((draw(_spelled(name)) if odd else json.dumps(name), value))
+    if not odd:
+        return pairs
     if draw(st.integers(0, 9)) == 0:
         pairs.append((json.dumps(draw(st.text(max_size=6))), draw(HOSTILE_VALUES)))
     if pairs and draw(st.integers(0, 19)) == 0:
         key, _ = draw(st.sampled_from(pairs))
         pairs.append((key, draw(HOSTILE_VALUES)))
-    pairs = draw(st.permutations(pairs))
+    return pairs
+
+
+@st.composite
+def records(draw: st.DrawFn, source: str, times: Text = ANY_TIME, hostile: int = 12) -> str:
+    """One record of `source` as JSON text: mostly valid values, each field hostile, missing or
+    null `hostile` times in a hundred, perhaps an extra field, a repeated key, a trailing comma,
+    odd whitespace. `times` draws the timestamps (JSON text) of the time fields."""
+    pairs = draw(st.permutations(_pairs(draw, source, times, hostile)))
     space = draw(st.sampled_from(["", " ", "\t", " \r "]))
     body = f",{space}".join(f"{key}:{space}{value}" for key, value in pairs)
     trailing = "," if pairs and draw(st.integers(0, 19)) == 0 else ""
     return f"{space}{{{space}{body}{trailing}{space}}}{space}"
+
+
+# The order the spec's tables list each source's fields in, which is the order an exporter that
+# builds a dict from those tables and calls json.dumps writes them (and the simulator does).
+SPEC_ORDER = {
+    "scheduler": ["type", "ts", "job_id", *[name for name, _, _ in _SUBMIT], *_TASK_FIELDS],
+    "runtime": ["job_id", "attempt", "kind", "start", "end", "step"],
+    "profiles": [name for name, _, _ in _PROFILE],
+}
+
+
+@st.composite
+def canonical_records(
+    draw: st.DrawFn, source: str, times: Text = ANY_TIME, hostile: int = 12, odd: bool = True
+) -> str:
+    """One record of `source` laid out as json.dumps writes it, with its default separators or
+    compact ones: the spec's fields in the spec's order, no other whitespace. Values, missing and
+    null fields, extra and repeated keys as in `records`, so the same layout carries every kind
+    of bad value (the parser's fast path must recognise ordinary records in this layout and let
+    nothing else through). Without `odd`, no key escaped, extra or repeated, no trailing comma:
+    with a low `hostile`, mostly records the fast path takes."""
+    order = {f'"{name}"': i for i, name in enumerate(SPEC_ORDER[source])}
+    pairs = _pairs(draw, source, times, hostile, odd)
+    pairs.sort(key=lambda pair: order.get(pair[0], len(order)))  # stable: extras stay last
+    comma, colon = draw(st.sampled_from([(", ", ": "), (",", ":")]))
+    trailing = "," if odd and pairs and draw(st.integers(0, 19)) == 0 else ""
+    return "{" + comma.join(f"{key}{colon}{value}" for key, value in pairs) + trailing + "}"
 
 
 _NOT_RECORDS = [b"", b" ", b"\t", b"\r", b" \t ", b"\x0c", b"\xc2\xa0", b"\xe2\x80\xa8"]
@@ -224,3 +277,12 @@ def hostile_lines(source: str, times: Text = ANY_TIME) -> st.SearchStrategy[byte
         st.sampled_from(_NOT_RECORDS),
         st.binary(max_size=40).map(lambda b: b.replace(b"\n", b" ")),
     )
+
+
+def canonical_lines(
+    source: str, times: Text = ANY_TIME, hostile: int = 12, odd: bool = True
+) -> st.SearchStrategy[bytes]:
+    """One line's bytes (no line feed): a record in json.dumps's layout (`canonical_records`),
+    now and then damaged."""
+    encoded = canonical_records(source, times, hostile, odd).map(str.encode)
+    return st.one_of(encoded, encoded, encoded, encoded.flatmap(_damaged))

@@ -167,7 +167,7 @@ def test_any_file_is_read_line_by_line_as_the_reference_reads_it(
         path = Path(tmp) / source / name
         path.parent.mkdir()
         path.write_bytes(content)
-        read, got = _read_and_parse(parser, TraceFile(source, str(path), f"{source}/{name}"))
+        read, got = _read_and_parse(parser, TraceFile.at(tmp, f"{source}/{name}", source))
         expected_read, expected = _reference_file(Path(tmp))
     assert read == expected_read == len(got)
     assert sorted(got) == list(range(1, read + 1))
@@ -183,7 +183,7 @@ def test_a_20_mb_line_and_a_100k_deep_line_are_read_and_accounted(
     path = tmp_path / "runtime" / "a.jsonl"
     path.parent.mkdir()
     path.write_bytes(text)
-    read, got = _read_and_parse(parser, TraceFile("runtime", str(path), "runtime/a.jsonl"))
+    read, got = _read_and_parse(parser, TraceFile.at(str(tmp_path), "runtime/a.jsonl", "runtime"))
     assert read == 5
     assert {n: v[0] for n, v in got.items()} == {
         1: "missing",

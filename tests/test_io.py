@@ -26,7 +26,7 @@ TEXT = b"\n".join(LINES) + b"\n"
 
 
 def _file(path: Path) -> TraceFile:
-    return TraceFile(source="runtime", path=str(path), name=path.name)
+    return TraceFile.at(str(path.parent), path.name, "runtime")
 
 
 def _lines(blocks) -> list[tuple[int, bytes]]:

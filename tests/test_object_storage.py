@@ -10,6 +10,7 @@ used (mpg reads and writes through `mpg.storage`), so any of the emulators serve
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -81,11 +82,13 @@ def worker_pool(fake_gcs: ObjectStore) -> Iterator[str]:
     their own that the runner hands bundles to) and Beam's local job service, both started with
     the emulator's environment; yields the job endpoint and the pool's address."""
     pool, jobs = free_port(), free_port()
+    # The pool starts each worker as `python -c ...`: this interpreter's, which has mpg.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     with fake_gcs.activated():
         workers = subprocess.Popen(
             [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
              f"--service_port={pool}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "PATH": path},
         )  # fmt: skip
         service = subprocess.Popen(
             [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main",

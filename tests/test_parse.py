@@ -212,6 +212,7 @@ def test_block_keeps_line_numbers_and_raw_text(parser: BlockParser) -> None:
             "line": 42,
             "reason": "invalid JSON",
             "raw": "oops",
+            "job_id": None,
         }
     ]
 

@@ -2,9 +2,17 @@
 
 A block is a run of whole lines from one file (see `mpg.pipelines.io.read_line_blocks`, which
 sets aside lines over its length limit). The lines are cut with numpy (no Python loop per line),
-then one DuckDB query per source (`sql/parse/<source>.sql`) decodes UTF-8, parses the JSON, checks
-every field and types the columns. Rows with a reason go to the quarantine; the rest come out in
-the source's record schema (`mpg.schemas`).
+then DuckDB reads them in two steps per source:
+
+1. the fast path (`sql/parse/<source>_ordinary.sql`) proves the ordinary lines usable: a record
+   spelled exactly as json.dumps writes it, in the spec's field order, whose every value passes
+   every check. This is nearly every line of an exporter's log, at a fraction of the full cost;
+2. the full rule set (`sql/parse/<source>.sql`) decodes, checks and types every other line and
+   gives each unusable one its reason.
+
+Rows with a reason go to the quarantine; the rest come out in the source's record schema
+(`mpg.schemas`), in line order. The two steps agree on every line the first accepts, which
+tests/test_parse_differential.py checks against the parser as it was before the fast path.
 """
 
 from __future__ import annotations
@@ -67,23 +75,86 @@ def split_lines(data: bytes, first_line: int) -> pa.Table:
     """Cut `data` into lines: a table of (line number, bytes without the line break)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     starts, ends = line_bounds(buf)
-    # Between a line's text and the next line lie its line break's one or two bytes: drop them.
-    gap = np.append(starts[1:], len(buf)) - ends
+    numbers = pa.array(np.arange(first_line, first_line + len(ends), dtype=np.int64))
+    return pa.table({"line": numbers, "raw_bytes": _copied_lines(buf, starts, ends)})
+
+
+def _viewed_lines(data: bytes, first_line: int) -> pa.Table:
+    """`split_lines`, with the bytes as a binary view array over `data` itself: each line is a
+    16-byte view (its length, and its offset in `data` or, up to 12 bytes, the line itself), so
+    no line is copied. (pyarrow 25 cannot filter such an array: `_some_lines` selects.)"""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if len(buf) >= 2**31:  # a view's offset is 32 bits
+        return split_lines(data, first_line)
+    starts, ends = line_bounds(buf)
+    numbers = pa.array(np.arange(first_line, first_line + len(ends), dtype=np.int64))
+    return pa.table({"line": numbers, "raw_bytes": _line_views(data, buf, starts, ends)})
+
+
+def _some_lines(lines: pa.Table, keep: np.ndarray) -> pa.Table:
+    """The lines where `keep` is true, their views (or bytes) selected without copying a line."""
+    raw = lines.column("raw_bytes").combine_chunks()
+    numbers = lines.column("line").filter(pa.array(keep))
+    if pa.types.is_binary_view(raw.type) and len(raw.buffers()) != 3:
+        raw = raw.cast(pa.large_binary())  # views into several data buffers: not ours
+    if not pa.types.is_binary_view(raw.type):
+        return pa.table({"line": numbers, "raw_bytes": raw.filter(pa.array(keep))})
+    _, views, data = raw.buffers()
+    kept = np.frombuffer(views, dtype=np.int32).reshape(-1, 4)[raw.offset :][: len(raw)][keep]
+    selected = pa.Array.from_buffers(
+        pa.binary_view(), len(kept), [None, pa.py_buffer(kept.copy()), data]
+    )
+    return pa.table({"line": numbers, "raw_bytes": selected})
+
+
+def _line_views(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """Arrow's binary view layout: per value 4 bytes of length, then either the value itself
+    (up to 12 bytes, zero-padded) or its first 4 bytes, a buffer index (0) and an offset."""
+    lengths = (ends - starts).astype(np.int32)
+    views = np.zeros((len(starts), 4), dtype=np.int32)
+    views[:, 0] = lengths
+    long = lengths > _INLINE_BYTES
+    at = starts[long]
+    views[long, 1] = buf[at[:, None] + np.arange(4)].view(np.int32)[:, 0]
+    views[long, 3] = at
+    short = np.flatnonzero(~long)
+    if len(short):  # empty lines, mostly: the bytes go into the view
+        place = np.arange(_INLINE_BYTES)
+        inside = place < lengths[short, None]
+        at = np.where(inside, starts[short, None] + place, 0)
+        inline = np.where(inside, buf[at] if len(buf) else 0, 0).astype(np.uint8)
+        views.view(np.uint8).reshape(len(starts), 16)[short, 4:] = inline
+    return pa.Array.from_buffers(
+        pa.binary_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(data)]
+    )
+
+
+_INLINE_BYTES = 12  # the longest value a binary view holds itself
+
+
+def _copied_lines(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """The lines as one large binary array: their bytes copied, the line breaks left out."""
+    gap = np.append(starts[1:], len(buf)) - ends  # a line break's one or two bytes
     keep = np.ones(len(buf), dtype=bool)
     keep[ends[gap > 0]] = False
     keep[ends[gap > 1] + 1] = False
     offsets = np.concatenate(([0], np.cumsum(ends - starts))).astype(np.int64)
-    raw = pa.LargeBinaryArray.from_buffers(
+    return pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(buf[keep])]
     )
-    numbers = pa.array(np.arange(first_line, first_line + len(ends), dtype=np.int64))
-    return pa.table({"line": numbers, "raw_bytes": raw})
 
 
 class BlockParser:
-    """Holds one in-memory DuckDB connection with the parse macros loaded; reuse it per worker."""
+    """Holds one in-memory DuckDB connection with the parse macros loaded; reuse it per worker.
 
-    def __init__(self, catalog: ChipCatalog) -> None:
+    `batch_rows`: cut each block into Arrow record batches of this many lines before DuckDB
+    reads it (DuckDB's threads then take batches in any order; a test makes them small to
+    shuffle small blocks). By default a block is one batch: cutting it measured no faster.
+    """
+
+    def __init__(self, catalog: ChipCatalog, batch_rows: int | None = None) -> None:
+        self._batch_rows = batch_rows
+        self._statements: dict[str, duckdb.DuckDBPyRelation] = {}
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")
         self._con.execute(load_sql("parse/macros.sql"))
@@ -109,27 +180,104 @@ class BlockParser:
         self._con.close()
 
     def parse(self, source: str, file: str, data: bytes, first_line: int = 1) -> ParsedBlock:
-        lines = split_lines(data, first_line)
-        self._con.register("lines", lines)
-        try:
-            checked = self._con.sql(
-                load_sql(f"parse/{source}.sql"), params=self._params[source]
-            ).to_arrow_table()
-        finally:
-            self._con.unregister("lines")
-        bad = pc.is_valid(checked.column("reason"))
-        good = checked.filter(pc.invert(bad))
-        records = conform(
-            good.append_column("file", pa.repeat(pa.scalar(file), good.num_rows)),
-            RECORD_SCHEMAS[source],
-        )
+        lines = _viewed_lines(data, first_line)
+        fast = self._run(f"parse/{source}_ordinary.sql", source, lines)
+        records = [_records(source, file, _where(fast, fast.column("ordinary")))]
+        rejected = _REJECTED.empty_table()
+        if records[0].num_rows < lines.num_rows:
+            seen = np.zeros(lines.num_rows, dtype=bool)
+            seen[_positions(records[0], first_line)] = True
+            checked = self._run(f"parse/{source}.sql", source, _some_lines(lines, ~seen))
+            bad = pc.is_valid(checked.column("reason"))
+            records.append(_records(source, file, checked.filter(pc.invert(bad))))
+            rejected = checked.filter(bad).select(_REJECTED.names)
         return ParsedBlock(
             source=source,
             file=file,
-            records=records,
-            quarantine=_quarantine_rows(source, file, checked.filter(bad), lines),
+            records=_in_line_order(pa.concat_tables(records), first_line),
+            quarantine=_quarantine_rows(source, file, _in_line_order(rejected, first_line), lines),
             lines_read=lines.num_rows,
         )
+
+    def _run(self, name: str, source: str, lines: pa.Table) -> pa.Table:
+        """Statement `name` over `lines`, with the source's parameters: rows in any order.
+
+        DuckDB promises no order across its threads (and gives none across record batches); the
+        caller puts the rows in line order from their line numbers. A statement is a lazy relation,
+        made once and run again for each block: it reads whatever is registered as `lines` when
+        it runs, and is parsed and bound once less per block (~5 ms, which is most of the cost
+        of the full rule set on a block's few unusual lines).
+        """
+        if self._batch_rows is not None:
+            batches = lines.to_batches(max_chunksize=self._batch_rows)
+            lines = pa.Table.from_batches(batches, lines.schema)
+        self._con.register("lines", lines)
+        try:
+            statement = self._statements.get(name)
+            if statement is None:
+                statement = self._con.sql(load_sql(name), params=self._params[source])
+                self._statements[name] = statement
+            return statement.to_arrow_table()
+        finally:
+            self._con.unregister("lines")
+
+
+# What the full rule set says of a line it rejects.
+_REJECTED = pa.schema([("line", pa.int64()), ("raw", pa.string()), ("reason", pa.string())])
+
+
+def _records(source: str, file: str, rows: pa.Table) -> pa.Table:
+    """Usable rows of either step in the source's record schema, with their file."""
+    with_file = rows.append_column("file", pa.repeat(pa.scalar(file), rows.num_rows))
+    return conform(with_file, RECORD_SCHEMAS[source])
+
+
+def _positions(rows: pa.Table, first_line: int) -> np.ndarray:
+    """Each row's index among the block's lines."""
+    return rows.column("line").to_numpy() - first_line
+
+
+def _where(rows: pa.Table, keep: pa.ChunkedArray) -> pa.Table:
+    """`rows.filter(keep)`, as zero-copy slices where only a few rows go (the usual case)."""
+    dropped = np.flatnonzero(~keep.to_numpy(zero_copy_only=False))
+    if len(dropped) == 0:
+        return rows
+    if len(dropped) >= _MAX_RUNS:
+        return rows.filter(keep)
+    starts = np.concatenate(([0], dropped + 1)).tolist()
+    ends = np.concatenate((dropped, [rows.num_rows])).tolist()
+    return pa.concat_tables(
+        [rows.slice(a, b - a) for a, b in zip(starts, ends, strict=True) if b > a]
+        or [rows.slice(0, 0)]
+    )
+
+
+def _in_line_order(rows: pa.Table, first_line: int) -> pa.Table:
+    """`rows` (each from a different line of one block) sorted by line, in linear time.
+
+    The rows usually come as a few runs already in order (DuckDB returns the rows of each record
+    batch it scanned together, and the few lines the full rule set accepted follow the rest):
+    those runs are sliced into place without copying. Only a shuffle costs a `take`.
+    """
+    at = _positions(rows, first_line)
+    if np.all(at[1:] > at[:-1]):
+        return rows
+    present = np.zeros(int(at.max()) + 1, dtype=bool)
+    present[at] = True
+    rank = np.cumsum(present) - 1  # a line's place among the lines present
+    order = np.empty(len(at), dtype=np.int64)
+    order[rank[at]] = np.arange(len(at))
+    cuts = np.flatnonzero(order[1:] != order[:-1] + 1) + 1
+    if len(cuts) >= _MAX_RUNS:
+        return rows.take(order)
+    starts = np.concatenate(([0], cuts)).tolist()
+    ends = np.concatenate((cuts, [len(order)])).tolist()
+    return pa.concat_tables(
+        [rows.slice(int(order[a]), b - a) for a, b in zip(starts, ends, strict=True)]
+    )
+
+
+_MAX_RUNS = 256  # beyond this many runs, one take is cheaper than the slices
 
 
 def _quarantine_rows(source: str, file: str, rejected: pa.Table, lines: pa.Table) -> pa.Table:

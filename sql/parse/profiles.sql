@@ -1,6 +1,7 @@
--- Profile records: validate and type every line of one block of a profiles file.
--- grain: one row per input line, in no particular order. `reason` is the first problem found
--- (NULL: the record is usable).
+-- Profile records: validate and type lines of one block of a profiles file by the full rule set.
+-- grain: one row per input line, in no particular order (BlockParser sorts by line). `reason` is
+-- the first problem found (NULL: the record is usable). BlockParser sends here the lines
+-- profiles_ordinary.sql does not prove usable.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $min_time, $max_time (TIMESTAMPTZ): the
 -- instants a record may hold, [min, max).
 with objects as (
@@ -10,16 +11,30 @@ with objects as (
             "flops_source": "JSON"}')
 ),
 
--- each value typed once, then checked
-typed as (
+-- each field's kind, string and typed value, once
+fields as (
     select
-        *,
-        mpg_ts(j.ts) as ts,
+        line,
+        raw,
+        line_problem,
+        mpg_kind(j.job_id) as job_id_kind,
+        mpg_str(j.job_id) as job_id,
+        mpg_kind(j.ts) as ts_kind,
+        mpg_str(j.ts) as ts_text,
+        j.step as step_json,
+        mpg_kind(j.step) as step_kind,
         mpg_int(j.step) as step,
+        mpg_kind(j.step_time_s) as step_time_s_kind,
         mpg_num(j.step_time_s) as step_time_s,
+        mpg_kind(j.model_flops) as model_flops_kind,
         mpg_num(j.model_flops) as model_flops,
+        mpg_kind(j.hbm_bytes) as hbm_bytes_kind,
         mpg_num(j.hbm_bytes) as hbm_bytes,
-        mpg_int(j.chips) as chips
+        j.chips as chips_json,
+        mpg_kind(j.chips) as chips_kind,
+        mpg_int(j.chips) as chips,
+        mpg_kind(j.flops_source) as flops_source_kind,
+        mpg_str(j.flops_source) as flops_source
     from objects
 ),
 
@@ -28,32 +43,33 @@ checked as (
         *,
         coalesce(
             line_problem,
-            mpg_key_problem('job_id', j.job_id),
-            mpg_ts_problem('ts', j.ts, ts, $min_time, $max_time),
-            mpg_int_problem('step', j.step, step),
-            mpg_num_problem('step_time_s', j.step_time_s, step_time_s),
+            mpg_key_problem('job_id', job_id_kind, job_id),
+            mpg_ts_problem('ts', ts_kind, ts_text, ts, $min_time, $max_time),
+            mpg_int_problem('step', step_json, step_kind, step),
+            mpg_num_problem('step_time_s', step_time_s_kind, step_time_s),
             -- a step under a nanosecond is a unit error; the bound also keeps PG finite
             case when step_time_s <= 0 then 'out of range: step_time_s must be > 0'
                  when step_time_s < 1e-9 then 'out of range: step_time_s below 1e-9'
             end,
-            mpg_amount_problem('model_flops', j.model_flops, model_flops),
-            mpg_optional(j.hbm_bytes, mpg_amount_problem('hbm_bytes', j.hbm_bytes, hbm_bytes)),
-            mpg_chips_problem('chips', j.chips, chips),
-            mpg_optional(j.flops_source, mpg_str_problem('flops_source', j.flops_source))
+            mpg_amount_problem('model_flops', model_flops_kind, model_flops),
+            mpg_optional(hbm_bytes_kind,
+                mpg_amount_problem('hbm_bytes', hbm_bytes_kind, hbm_bytes)),
+            mpg_chips_problem('chips', chips_json, chips_kind, chips),
+            mpg_optional(flops_source_kind, mpg_str_problem('flops_source', flops_source_kind))
         ) as reason
-    from typed
+    from (select *, mpg_ts(ts_text) as ts from fields)
 )
 
 select
     line,
     raw,
     reason,
-    mpg_str(j.job_id) as job_id,
+    job_id,
     ts,
     step,
     step_time_s,
     model_flops,
     hbm_bytes,
     chips,
-    mpg_str(j.flops_source) as flops_source
+    flops_source
 from checked

@@ -1,6 +1,7 @@
--- Runtime spans: validate and type every line of one block of a runtime file.
--- grain: one row per input line, in no particular order. `reason` is the first problem found
--- (NULL: the record is usable).
+-- Runtime spans: validate and type lines of one block of a runtime file by the full rule set.
+-- grain: one row per input line, in no particular order (BlockParser sorts by line). `reason` is
+-- the first problem found (NULL: the record is usable). BlockParser sends here the lines
+-- runtime_ordinary.sql does not prove usable.
 -- `rank` (optional, read on `step` spans only) names the process of a multi-process job that
 -- reported the span (docs/trace-format.md).
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $span_kinds, $kinds_with_step (VARCHAR[]);
@@ -11,16 +12,40 @@ with objects as (
             "end": "JSON", "step": "JSON", "rank": "JSON"}')
 ),
 
--- each value typed once, then checked
+-- each field's kind, string and typed value, once
+fields as (
+    select
+        line,
+        raw,
+        line_problem,
+        mpg_kind(j.job_id) as job_id_kind,
+        mpg_str(j.job_id) as job_id,
+        j.attempt as attempt_json,
+        mpg_kind(j.attempt) as attempt_kind,
+        mpg_int(j.attempt) as attempt,
+        mpg_kind(j.kind) as kind_kind,
+        mpg_str(j.kind) as kind,
+        mpg_kind(j.start) as start_kind,
+        mpg_str(j.start) as start_text,
+        mpg_kind(j."end") as end_kind,
+        mpg_str(j."end") as end_text,
+        j.step as step_json,
+        mpg_kind(j.step) as step_kind,
+        mpg_int(j.step) as step,
+        j.rank as rank_json,
+        coalesce(mpg_kind(j.rank), 'null') as rank_kind,
+        mpg_int(j.rank) as rank
+    from objects
+),
+
 typed as (
     select
         *,
-        mpg_int(j.attempt) as attempt,
-        mpg_ts(j.start) as start,
-        mpg_ts(j."end") as "end",
-        mpg_int(j.step) as step,
-        mpg_int(j.rank) as rank
-    from objects
+        mpg_ts(start_text) as start,
+        mpg_ts(end_text) as "end",
+        -- `step` is read only for the kinds that have one; elsewhere it is ignored unchecked.
+        list_contains($kinds_with_step, kind) as has_step
+    from fields
 ),
 
 checked as (
@@ -28,19 +53,17 @@ checked as (
         *,
         coalesce(
             line_problem,
-            mpg_key_problem('job_id', j.job_id),
-            mpg_int_problem('attempt', j.attempt, attempt),
+            mpg_key_problem('job_id', job_id_kind, job_id),
+            mpg_int_problem('attempt', attempt_json, attempt_kind, attempt),
             case when attempt < 0 then 'out of range: attempt must be >= 0' end,
-            mpg_str_problem('kind', j.kind),
-            mpg_enum_problem('kind', mpg_str(j.kind), $span_kinds),
-            mpg_ts_problem('start', j.start, start, $min_time, $max_time),
-            mpg_ts_problem('end', j."end", "end", $min_time, $max_time),
-            -- `step` is read only for the kinds that have one; elsewhere it is ignored unchecked.
-            case when list_contains($kinds_with_step, mpg_str(j.kind))
-                then mpg_int_problem('step', j.step, step) end,
-            case when mpg_str(j.kind) = 'step' then mpg_optional(j.rank, coalesce(
-                mpg_int_problem('rank', j.rank, rank),
-                case when rank < 0 then 'out of range: rank must be >= 0' end)) end,
+            mpg_str_problem('kind', kind_kind),
+            mpg_enum_problem('kind', kind, $span_kinds),
+            mpg_ts_problem('start', start_kind, start_text, start, $min_time, $max_time),
+            mpg_ts_problem('end', end_kind, end_text, "end", $min_time, $max_time),
+            case when has_step then mpg_int_problem('step', step_json, step_kind, step) end,
+            case when kind = 'step' and rank_kind <> 'null' then coalesce(
+                mpg_int_problem('rank', rank_json, rank_kind, rank),
+                case when rank < 0 then 'out of range: rank must be >= 0' end) end,
             -- each field first, then how the fields relate
             case when "end" < start then 'out of range: end < start' end
         ) as reason
@@ -51,11 +74,11 @@ select
     line,
     raw,
     reason,
-    mpg_str(j.job_id) as job_id,
+    job_id,
     attempt,
-    mpg_str(j.kind) as kind,
+    kind,
     start,
     "end",
-    case when list_contains($kinds_with_step, mpg_str(j.kind)) then step end as step,
-    case when mpg_str(j.kind) = 'step' then rank end as rank
+    case when has_step then step end as step,
+    case when kind = 'step' then rank end as rank
 from checked

@@ -1,11 +1,11 @@
--- Scheduler events: validate and type every line of one block of a scheduler file.
--- grain: one row per input line, in no particular order. `reason` is the first problem found
--- (NULL: the record is usable);
--- typed columns are meaningful only where `reason` is NULL.
+-- Scheduler events: validate and type lines of one block of a scheduler file by the full rule
+-- set.
+-- grain: one row per input line, in no particular order (BlockParser sorts by line). `reason` is
+-- the first problem found (NULL: the record is usable); typed columns are meaningful only where
+-- `reason` is NULL. BlockParser sends here the lines scheduler_ordinary.sql does not prove usable.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $event_types, $chip_generations,
--- $workload_classes, $frameworks, $job_states: the allowed values (VARCHAR[]: mpg/vocabulary.py
--- and the chip catalog, never repeated here); $min_time, $max_time (TIMESTAMPTZ): the instants a
--- record may hold, [min, max). The types named below are those with fields of their own.
+-- $workload_classes, $frameworks, $job_states: the allowed values (VARCHAR[]); $min_time,
+-- $max_time (TIMESTAMPTZ): the instants a record may hold, [min, max).
 with objects as (
     select * from mpg_json_objects('lines', '{
             "type": "JSON", "ts": "JSON", "job_id": "JSON", "chips_requested": "JSON",
@@ -14,15 +14,42 @@ with objects as (
             "chips": "JSON", "state": "JSON"}')
 ),
 
--- each value typed once, then checked
-typed as (
+-- each field's kind, string and typed value, once
+fields as (
     select
-        *,
-        mpg_ts(j.ts) as ts,
+        line,
+        raw,
+        line_problem,
+        mpg_kind(j.type) as type_kind,
+        mpg_str(j.type) as "type",
+        mpg_kind(j.ts) as ts_kind,
+        mpg_str(j.ts) as ts_text,
+        mpg_kind(j.job_id) as job_id_kind,
+        mpg_str(j.job_id) as job_id,
+        j.chips_requested as chips_requested_json,
+        mpg_kind(j.chips_requested) as chips_requested_kind,
         mpg_int(j.chips_requested) as chips_requested,
+        mpg_kind(j.chip_generation) as chip_generation_kind,
+        mpg_str(j.chip_generation) as chip_generation,
+        mpg_kind(j.workload_class) as workload_class_kind,
+        mpg_str(j.workload_class) as workload_class,
+        mpg_kind(j.framework) as framework_kind,
+        mpg_str(j.framework) as framework,
+        j.priority as priority_json,
+        mpg_kind(j.priority) as priority_kind,
         mpg_int(j.priority) as priority,
+        mpg_kind(j.owner) as owner_kind,
+        mpg_str(j.owner) as owner,
+        mpg_kind(j.topology) as topology_kind,
+        mpg_str(j.topology) as topology,
+        j.task_index as task_index_json,
+        mpg_kind(j.task_index) as task_index_kind,
         mpg_int(j.task_index) as task_index,
-        mpg_int(j.chips) as chips
+        j.chips as chips_json,
+        mpg_kind(j.chips) as chips_kind,
+        mpg_int(j.chips) as chips,
+        mpg_kind(j.state) as state_kind,
+        mpg_str(j.state) as state
     from objects
 ),
 
@@ -31,52 +58,55 @@ checked as (
         *,
         coalesce(
             line_problem,
-            mpg_str_problem('type', j.type),
-            mpg_enum_problem('type', mpg_str(j.type), $event_types),
-            mpg_ts_problem('ts', j.ts, ts, $min_time, $max_time),
-            mpg_key_problem('job_id', j.job_id),
-            case mpg_str(j.type)
+            mpg_str_problem('type', type_kind),
+            mpg_enum_problem('type', "type", $event_types),
+            mpg_ts_problem('ts', ts_kind, ts_text, ts, $min_time, $max_time),
+            mpg_key_problem('job_id', job_id_kind, job_id),
+            case "type"
                 when 'JOB_SUBMIT' then coalesce(
-                    mpg_chips_problem('chips_requested', j.chips_requested, chips_requested),
-                    mpg_str_problem('chip_generation', j.chip_generation),
-                    mpg_enum_problem('chip_generation', mpg_str(j.chip_generation), $chip_generations),
-                    mpg_str_problem('workload_class', j.workload_class),
-                    mpg_enum_problem('workload_class', mpg_str(j.workload_class), $workload_classes),
-                    mpg_str_problem('framework', j.framework),
-                    mpg_enum_problem('framework', mpg_str(j.framework), $frameworks),
-                    mpg_optional(j.priority, mpg_int_problem('priority', j.priority, priority)),
-                    mpg_optional(j.owner, mpg_str_problem('owner', j.owner)),
-                    mpg_optional(j.topology, mpg_str_problem('topology', j.topology)))
+                    mpg_chips_problem(
+                        'chips_requested', chips_requested_json, chips_requested_kind,
+                        chips_requested),
+                    mpg_str_problem('chip_generation', chip_generation_kind),
+                    mpg_enum_problem('chip_generation', chip_generation, $chip_generations),
+                    mpg_str_problem('workload_class', workload_class_kind),
+                    mpg_enum_problem('workload_class', workload_class, $workload_classes),
+                    mpg_str_problem('framework', framework_kind),
+                    mpg_enum_problem('framework', framework, $frameworks),
+                    mpg_optional(priority_kind, mpg_int_problem(
+                        'priority', priority_json, priority_kind, priority)),
+                    mpg_optional(owner_kind, mpg_str_problem('owner', owner_kind)),
+                    mpg_optional(topology_kind, mpg_str_problem('topology', topology_kind)))
                 when 'TASK_SCHEDULE' then coalesce(
-                    mpg_int_problem('task_index', j.task_index, task_index),
+                    mpg_int_problem('task_index', task_index_json, task_index_kind, task_index),
                     case when task_index < 0 then 'out of range: task_index must be >= 0' end,
-                    mpg_chips_problem('chips', j.chips, chips))
+                    mpg_chips_problem('chips', chips_json, chips_kind, chips))
                 when 'JOB_END' then coalesce(
-                    mpg_str_problem('state', j.state),
-                    mpg_enum_problem('state', mpg_str(j.state), $job_states))
+                    mpg_str_problem('state', state_kind),
+                    mpg_enum_problem('state', state, $job_states))
                 else coalesce(
-                    mpg_int_problem('task_index', j.task_index, task_index),
+                    mpg_int_problem('task_index', task_index_json, task_index_kind, task_index),
                     case when task_index < 0 then 'out of range: task_index must be >= 0' end)
             end
         ) as reason
-    from typed
+    from (select *, mpg_ts(ts_text) as ts from fields)
 )
 
 select
     line,
     raw,
     reason,
-    mpg_str(j.type) as "type",
+    "type",
     ts,
-    mpg_str(j.job_id) as job_id,
-    case when mpg_str(j.type) = 'JOB_SUBMIT' then chips_requested end as chips_requested,
-    case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.chip_generation) end as chip_generation,
-    case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.workload_class) end as workload_class,
-    case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.framework) end as framework,
-    case when mpg_str(j.type) = 'JOB_SUBMIT' then priority end as priority,
-    case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.owner) end as owner,
-    case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.topology) end as topology,
-    case when mpg_str(j.type) like 'TASK_%' then task_index end as task_index,
-    case when mpg_str(j.type) = 'TASK_SCHEDULE' then chips end as chips,
-    case when mpg_str(j.type) = 'JOB_END' then mpg_str(j.state) end as state
+    job_id,
+    case when "type" = 'JOB_SUBMIT' then chips_requested end as chips_requested,
+    case when "type" = 'JOB_SUBMIT' then chip_generation end as chip_generation,
+    case when "type" = 'JOB_SUBMIT' then workload_class end as workload_class,
+    case when "type" = 'JOB_SUBMIT' then framework end as framework,
+    case when "type" = 'JOB_SUBMIT' then priority end as priority,
+    case when "type" = 'JOB_SUBMIT' then owner end as owner,
+    case when "type" = 'JOB_SUBMIT' then topology end as topology,
+    case when "type" like 'TASK_%' then task_index end as task_index,
+    case when "type" = 'TASK_SCHEDULE' then chips end as chips,
+    case when "type" = 'JOB_END' then state end as state
 from checked
