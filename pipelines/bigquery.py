@@ -10,8 +10,10 @@ from the run's Parquet (Beam's `WriteToBigQuery` has no endpoint option and its 
 - some days (an incremental run): the rows of those days are loaded into a staging table and
   swapped in by one MERGE (`sql/bigquery/replace_days.sql`), which empties a listed day that now
   has no rows. Tables without a `day` are always replaced whole.
-Then the `*_current` views select the current metric version. Errors of BigQuery, the network
-or the credentials become one-line `BigQueryError`s.
+Then the `*_current` views select the current metric version, and the analysts' views of
+sql/views/ are created over them (`mpg.pipelines.views.bigquery_view_statements`: the same files
+as in DuckDB, transpiled). Errors of BigQuery, the network or the credentials become one-line
+`BigQueryError`s.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
 from mpg.pipelines.database import current_view_statements
 from mpg.pipelines.store import OutputStore
+from mpg.pipelines.views import bigquery_view_statements
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_schema, table_layout
 from mpg.sqlfiles import parse_sql, sql_text
 
@@ -66,7 +69,7 @@ def publish_bigquery(
             _publish_table(client, target, name, _local_rows(store, files, name, days), days)
             for name in BIGQUERY_TABLES
         ]
-        _create_current_views(client, target, current_version)
+        _create_views(client, target, current_version)
     except (GoogleAPIError, GoogleAuthError, requests.RequestException, TimeoutError) as exc:
         where = f" at {target.endpoint}" if target.endpoint else ""
         raise BigQueryError(
@@ -199,13 +202,16 @@ def _spell_out_insert_row(merge: exp.Expression, columns: list[str]) -> None:
             insert.set("expression", exp.Tuple(expressions=[exp.column(c, "s") for c in columns]))
 
 
-def _create_current_views(
-    client: bigquery.Client, target: BigQueryTarget, current_version: str
-) -> None:
+def _create_views(client: bigquery.Client, target: BigQueryTarget, current_version: str) -> None:
+    """The `*_current` views, then the analysts' views that read them (in the order of VIEWS)."""
+
     def table(name: str) -> exp.Table:
         return _sql_table(target, name)
 
-    for statement in current_view_statements(current_version, "bigquery", table):
+    for statement in [
+        *current_view_statements(current_version, "bigquery", table),
+        *bigquery_view_statements(table, BIGQUERY_TABLES),
+    ]:
         _run_query(client, target, statement)
 
 

@@ -7,17 +7,24 @@ macros it calls (`mpg_ratio`, `mpg_goodput_ratios`, `mpg_profiled`, `mpg_profile
 stored in the database too, as persistent copies of the temporary ones in
 sql/publish/macros.sql, their one definition.
 
+BigQuery gets the same views (`bigquery_view_statements`), transpiled by sqlglot from the same
+files with the macros inlined and the DuckDB-only constructs rewritten (`mpg.bigquery_sql`), and
+every table or view they read named with its project and dataset, as a BigQuery view must.
+
     >>> persistent_macro_statements()[0]
     'CREATE OR REPLACE MACRO mpg_ratio(numerator, denominator) AS CASE WHEN denominator > 0 THEN numerator / denominator END'
 """  # noqa: E501
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import duckdb
 import sqlglot
 from sqlglot import exp
 
-from mpg.sqlfiles import load_sql, sql_text
+from mpg.bigquery_sql import for_bigquery
+from mpg.sqlfiles import load_sql, parse_sql, sql_text
 
 # In dependency order: a view comes after those it reads (docs/views.md describes each).
 VIEWS: tuple[str, ...] = (
@@ -28,6 +35,8 @@ VIEWS: tuple[str, ...] = (
     "ledger_by_slice",
     "job_lifetime",
     "worst_jobs",
+    "cost_by_slice",
+    "checkpoint_advice_by_slice",
 )
 
 
@@ -49,3 +58,20 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(statement)
     for name in VIEWS:
         con.execute(load_sql(f"views/{name}.sql"))
+
+
+def bigquery_view_statements(
+    table: Callable[[str], exp.Table], published: Iterable[str]
+) -> list[str]:
+    """Every view of `VIEWS` as a BigQuery `CREATE OR REPLACE VIEW`, in order, each table or view
+    it names (`published` tables, their `*_current` views and the views of `VIEWS`) written as
+    `table(name)`."""
+    names = {*published, *(f"{t}_current" for t in published), *VIEWS}
+    statements = []
+    for name in VIEWS:
+        parsed = parse_sql(f"views/{name}.sql", tables={n: table(n) for n in names})
+        ctes = {cte.alias for cte in parsed.find_all(exp.CTE)}
+        if ctes & names:
+            raise AssertionError(f"views/{name}.sql names a CTE as a table: {ctes & names}")
+        statements.append(sql_text(for_bigquery(parsed), "bigquery"))
+    return statements

@@ -355,7 +355,7 @@ CHECKPOINT_ADVICE = _schema(
     _opt("usd_saved_per_day", pa.float64()),
 )
 
-# The roll-up of CHECKPOINT_ADVICE per slice (sql/publish/checkpoint_advice_by_slice.sql): every
+# The roll-up of CHECKPOINT_ADVICE per slice (sql/views/checkpoint_advice_by_slice.sql): every
 # mean a ratio of sums, the advised interval Young/Daly's on the slice's means.
 CHECKPOINT_ADVICE_BY_SLICE = _schema(
     _opt("workload_class", pa.string()),

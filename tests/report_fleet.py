@@ -5,6 +5,10 @@ The hostile job wants 1024 chips from 2026-11-21 00:00 to 12:00 UTC, holds them 
 never runs a step: 12 288 wanted chip-hours, all lost, the most of any job but train-00018 (whose
 29 383 chip-hours of program loss count too). A second job names a framework that is markup, so
 the quarantine's reason quotes it; the traces folder's name is markup too (the page names it).
+
+A third job, `RANKED_JOB`, runs 30 steps on 4 ranks (PyTorch-style per-rank spans) on 2026-11-21:
+rank 2 is the slowest in 20 of them and rank 0 in the other 10, so the report has stragglers
+to draw.
 """
 
 from __future__ import annotations
@@ -39,12 +43,50 @@ _HOSTILE_EVENTS = [
 ]  # fmt: skip
 
 
+RANKED_JOB = "ranked-train"
+RANKED_STEPS, RANKS = 30, 4
+
+
+def _ranked_spans() -> list[dict]:
+    """Steps of 10 s from 01:00 UTC; each rank ends its step 0.1 s x rank apart, the slowest
+    (rank 2, or rank 0 every third step) 2 s later."""
+    spans = []
+    for step in range(RANKED_STEPS):
+        slowest = 0 if step % 3 == 2 else 2
+        start = 3600 + 12 * step
+        for rank in range(RANKS):
+            end = start + 10 + 0.1 * rank + (2 if rank == slowest else 0)
+            spans.append({
+                "job_id": RANKED_JOB, "attempt": 0, "kind": "step", "step": step, "rank": rank,
+                "start": _at(start), "end": _at(end),
+            })  # fmt: skip
+    return spans
+
+
+def _at(seconds: float) -> str:
+    """`seconds` after 2026-11-21 00:00 UTC, as a trace writes it."""
+    hours, minutes = int(seconds // 3600), int(seconds % 3600 // 60)
+    return f"2026-11-21T{hours:02d}:{minutes:02d}:{seconds % 60:06.3f}Z"
+
+
+_RANKED_EVENTS = [
+    {"type": "JOB_SUBMIT", "ts": "2026-11-21T00:59:00Z", "job_id": RANKED_JOB,
+     "chips_requested": 4, "chip_generation": "gpu-h100", "workload_class": "training",
+     "framework": "pytorch"},
+    {"type": "TASK_SCHEDULE", "ts": "2026-11-21T00:59:30Z", "job_id": RANKED_JOB,
+     "task_index": 0, "chips": 4},
+    {"type": "JOB_END", "ts": "2026-11-21T01:07:00Z", "job_id": RANKED_JOB, "state": "SUCCEEDED"},
+]  # fmt: skip
+
+
 def published_hostile_fleet(root: Path) -> Path:
     """`mpg run` over the sample fleet and the hostile job; returns the output folder."""
     traces = root / HOSTILE_TRACES
     shutil.copytree(SAMPLE, traces)
-    lines = "".join(json.dumps(event) + "\n" for event in _HOSTILE_EVENTS)
+    lines = "".join(json.dumps(event) + "\n" for event in _HOSTILE_EVENTS + _RANKED_EVENTS)
     (traces / "scheduler" / "events-hostile.jsonl").write_text(lines, encoding="utf-8")
+    spans = "".join(json.dumps(span) + "\n" for span in _ranked_spans())
+    (traces / "runtime" / "spans-ranked.jsonl").write_text(spans, encoding="utf-8")
     out = root / "out"
     done = run_mpg("run", "--traces", traces, "--out", out)
     assert done.returncode == 0, done.stderr

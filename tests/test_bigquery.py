@@ -26,7 +26,10 @@ from mpg.cli import pipeline_args
 from mpg.errors import OptionsError
 from mpg.pipelines.bigquery import publish_bigquery
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
-from mpg.schemas import JOB_DAY_GOODPUT, RUNS
+from mpg.pipelines.snapshot import read_current
+from mpg.pipelines.store import OutputStore
+from mpg.pipelines.views import VIEWS
+from mpg.schemas import DATA_FILES, JOB_DAY_GOODPUT
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_field, bigquery_schema
 from mpg.sqlfiles import load_sql, render_sql
 from tests.bigquery_emulator import PROJECT, Emulator, free_port
@@ -79,12 +82,27 @@ def published(bigquery_emulator: Emulator, tmp_path_factory: pytest.TempPathFact
     """The tiny example run once through the CLI into DuckDB and the dataset `tiny`."""
     out = tmp_path_factory.mktemp("tiny") / "out"
     stdout = publish_tiny(bigquery_emulator, out, "tiny")
-    # 3 day tables x 2 days; rows: 3 job-days + 18 ledger + 23 slices + 0 quarantined
-    # + 3 counts + 114 expectations + 1 run.
-    assert stdout.splitlines()[-1] == "bigquery: 7 tables, 6 day partitions, 162 rows -> " + (
+    # 5 day tables x 2 days + checkpoint advice's 1 (step_rank_stragglers has no row); rows:
+    # 3 job-days + 18 ledger + 23 slices + 0 quarantined + 3 counts + 18 costs + 1 advice
+    # + 3 step-time job-days + 16 cost rates + 115 expectations + 1 run.
+    assert stdout.splitlines()[-1] == "bigquery: 12 tables, 11 day partitions, 201 rows -> " + (
         f"{PROJECT}.tiny"
     )
     return out
+
+
+def snapshot_files(out: Path) -> tuple[OutputStore, pa.Table]:
+    """The folder's store and its current snapshot's data files (DATA_FILES), as a run passes
+    them to `publish_bigquery`."""
+    store = OutputStore(str(out))
+    snapshot, _ = read_current(store)
+    assert snapshot is not None
+    return store, store.read_parquet(snapshot.state["files"], DATA_FILES)
+
+
+def table_paths(out: Path, files: pa.Table, table: str, day: date | None = None) -> list[Path]:
+    rows = [r for r in files.to_pylist() if r["table"] == table and day in (None, r["day"])]
+    return [out / r["path"] for r in rows]
 
 
 def target(emulator: Emulator, dataset: str) -> BigQueryTarget:
@@ -131,6 +149,11 @@ def test_tables_are_declared_partitioned_and_clustered(
         "goodput_by_slice": (("DAY", "day"), slices),
         "quarantine": (None, None),
         "record_counts": (None, None),
+        "chip_time_cost": (("DAY", "day"), ["chip_generation"]),
+        "checkpoint_advice": (("DAY", "day"), slices),
+        "step_time_stats": (("DAY", "day"), ["job_id"]),
+        "step_rank_stragglers": (("DAY", "day"), ["job_id", "rank"]),
+        "cost_rates": (None, None),
         "validation_results": (None, None),
         "runs": (None, None),
     }
@@ -155,6 +178,29 @@ def test_headline_sql_gives_the_same_rows_on_both_engines(
     on_duckdb = duckdb_rows(published, load_sql("report/headline.sql"))
     assert on_bigquery.num_rows == 5  # two fleet days, three generation-days
     assert on_bigquery.to_pylist() == on_duckdb.to_pylist()  # in the same order, too
+
+
+def approx_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Floats to 1e-12 relative: the engines sum in their own order."""
+    return [
+        {k: pytest.approx(v, rel=1e-12) if isinstance(v, float) else v for k, v in row.items()}
+        for row in rows
+    ]
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_the_analysts_views_give_duckdbs_rows(
+    published: Path, bigquery_emulator: Emulator, view: str
+) -> None:
+    """Each view of sql/views/, transpiled with its macros inlined (mpg.bigquery_sql), exists in
+    the dataset as a view and gives the rows it gives in mpg.duckdb: on the tiny example, gpu-h100
+    priced by the catalog and tpu-v5p not, one job-day without a PG."""
+    table = bigquery_emulator.client().get_table(f"{PROJECT}.tiny.{view}")
+    assert table.table_type == "VIEW"
+    in_bigquery = sorted_rows(bigquery_emulator.query(select_all(view), "tiny"))
+    in_duckdb = sorted_rows(duckdb_rows(published, select_all(view)))
+    assert in_bigquery == approx_rows(in_duckdb)
+    assert len(in_duckdb) > 0
 
 
 @pytest.mark.parametrize("table", ["job_day_goodput", "chip_time_ledger", "goodput_by_slice"])
@@ -184,13 +230,14 @@ def test_an_incremental_run_loads_the_days_it_changed(
     traces, out = tmp_path / "traces", tmp_path / "out"
     shutil.copytree(TINY, traces, ignore=shutil.ignore_patterns("expected*", "profiles"))
     first = _publish(bigquery_emulator, traces, out, "daily")
-    assert "bigquery: 7 tables, 6 day partitions" in first  # 3 day-partitioned tables x 2 days
+    # 5 day-partitioned tables x 2 days, and the checkpoint advice's last day
+    assert "bigquery: 12 tables, 11 day partitions" in first
     lines = (TINY / "profiles" / "profiles.jsonl").read_text().splitlines(keepends=True)
     (traces / "profiles").mkdir()
     (traces / "profiles" / "late.jsonl").write_text("".join(x for x in lines if "11-20T" in x))
     second = _publish(bigquery_emulator, traces, out, "daily")
     assert "job tables changed on 1 days (2026-11-20 .. 2026-11-20)" in second
-    assert "bigquery: 7 tables, 3 day partitions" in second
+    assert "bigquery: 12 tables, 7 day partitions" in second  # 7 day-partitioned tables x Nov 20
     for table in BIGQUERY_TABLES:
         ours = duckdb_rows(out, select_all(table))
         assert sorted_rows(bigquery_emulator.query(select_all(table), "daily")) == sorted_rows(ours)
@@ -214,24 +261,28 @@ def test_publishing_again_duplicates_nothing(bigquery_emulator: Emulator, tmp_pa
             assert sorted_rows(again) == sorted_rows(first[table])
 
 
-def _with_version(tables_dir: Path, table: str, version: str) -> None:
-    """Add a copy of `table`'s rows under another metric version (a new file per day)."""
-    for path in sorted((tables_dir / table).glob("day=*/*.parquet")):
-        rows = pq.read_table(path, partitioning=None)
+def _with_version(out: Path, files: pa.Table, table: str, version: str) -> pa.Table:
+    """Add a copy of `table`'s rows under another metric version (a new file per day); returns
+    the data files with the new ones."""
+    added = []
+    for entry in [r for r in files.to_pylist() if r["table"] == table]:
+        rows = pq.read_table(out / entry["path"], partitioning=None)
         column = rows.schema.get_field_index("metric_version")
         versioned = pa.array([version] * rows.num_rows, pa.string())
-        other = rows.set_column(column, "metric_version", versioned)
-        pq.write_table(other, path.with_name(f"other-{path.name}"))
+        path = str(Path(entry["path"]).with_name(f"other-{Path(entry['path']).name}"))
+        pq.write_table(rows.set_column(column, "metric_version", versioned), out / path)
+        added.append({**entry, "path": path})
+    return pa.concat_tables([files, pa.Table.from_pylist(added, DATA_FILES)])
 
 
 def test_current_views_select_only_the_current_version(
     published: Path, bigquery_emulator: Emulator, tmp_path: Path
 ) -> None:
-    tables = shutil.copytree(published / "tables", tmp_path / "tables")
-    _with_version(tables, "job_day_goodput", "v0")
-    runs = duckdb_rows(published, select_all("runs"))
+    out = shutil.copytree(published, tmp_path / "out", symlinks=True)
+    store, files = snapshot_files(out)
+    files = _with_version(out, files, "job_day_goodput", "v0")
     dest = target(bigquery_emulator, "versions")
-    publish_bigquery(tables, dest, None, runs=runs, current_version="v1")
+    publish_bigquery(store, files, dest, None, current_version="v1")
     everything = bigquery_emulator.query(select_all("job_day_goodput"), "versions")
     current = bigquery_emulator.query(select_all("job_day_goodput_current"), "versions")
     versions = pc.value_counts(everything.column("metric_version")).to_pylist()
@@ -272,33 +323,39 @@ def _day_rows(emulator: Emulator, dataset: str, day: date) -> list[dict[str, Any
 def test_replacing_some_days_replaces_exactly_those(
     published: Path, bigquery_emulator: Emulator, tmp_path: Path
 ) -> None:
-    runs = duckdb_rows(published, select_all("runs"))
+    store, files = snapshot_files(published)
     dest = target(bigquery_emulator, "some_days")
-    publish_bigquery(published / "tables", dest, None, runs=runs, current_version="v1")
+    publish_bigquery(store, files, dest, None, current_version="v1")
     before = {day: _day_rows(bigquery_emulator, "some_days", day) for day in (NOV_20, NOV_21)}
     assert [len(before[NOV_20]), len(before[NOV_21])] == [2, 1]
 
     # Locally, Nov 20 disappears and Nov 21's job-day doubles its wanted time.
-    tables = shutil.copytree(published / "tables", tmp_path / "tables")
-    shutil.rmtree(tables / "job_day_goodput" / "day=2026-11-20")
-    (nov_21,) = (tables / "job_day_goodput" / "day=2026-11-21").glob("*.parquet")
+    out = shutil.copytree(published, tmp_path / "out", symlinks=True)
+    store, files = snapshot_files(out)
+    nov_20 = pc.and_kleene(
+        pc.equal(files.column("table"), "job_day_goodput"), pc.equal(files.column("day"), NOV_20)
+    )
+    files = files.filter(pc.invert(nov_20))
+    (nov_21,) = table_paths(out, files, "job_day_goodput", NOV_21)
     rows = pq.read_table(nov_21, partitioning=None)
     wanted = rows.schema.get_field_index("wanted_chip_s")
     doubled = pc.multiply(rows.column(wanted), 2.0)
     pq.write_table(rows.set_column(wanted, "wanted_chip_s", doubled), nov_21)
 
-    loaded = publish_bigquery(tables, dest, {NOV_21}, runs=runs, current_version="v1")
-    # Nov 21: 1 job-day, 2 ledger rows, 8 slices; whole: 0 quarantined, 3 counts, 114
+    loaded = publish_bigquery(store, files, dest, {NOV_21}, current_version="v1")
+    # Nov 21: 1 job-day, 2 ledger rows, 8 slices, 2 costs, 1 step-time job-day (the advice is on
+    # Nov 20, train-a's last day); whole: 0 quarantined, 3 counts, 16 cost rates, 115
     # expectations, 1 run.
-    loaded_rows = 1 + 2 + 8 + 0 + 3 + 114 + 1
-    assert loaded == BigQueryLoad(f"{PROJECT}.some_days", tables=7, partitions=3, rows=loaded_rows)
+    loaded_rows = 1 + 2 + 8 + 2 + 1 + 0 + 3 + 16 + 115 + 1
+    # 7 day-partitioned tables x Nov 21
+    assert loaded == BigQueryLoad(f"{PROJECT}.some_days", tables=12, partitions=7, rows=loaded_rows)
     assert _day_rows(bigquery_emulator, "some_days", NOV_20) == before[NOV_20]  # not listed
     (replaced,) = _day_rows(bigquery_emulator, "some_days", NOV_21)
     assert replaced["wanted_chip_s"] == 7200.0  # 2 x 3600
     assert {**replaced, "wanted_chip_s": 3600.0} == before[NOV_21][0]
 
     # Listing Nov 20, which now has no rows, empties it.
-    publish_bigquery(tables, dest, {NOV_20}, runs=runs, current_version="v1")
+    publish_bigquery(store, files, dest, {NOV_20}, current_version="v1")
     assert _day_rows(bigquery_emulator, "some_days", NOV_20) == []
     assert len(_day_rows(bigquery_emulator, "some_days", NOV_21)) == 1
     names = [t.table_id for t in bigquery_emulator.client().list_tables(f"{PROJECT}.some_days")]
@@ -312,19 +369,15 @@ def test_a_table_with_other_columns_stops_the_publish(
     client.create_dataset(f"{PROJECT}.other_columns")
     other = [bigquery_field(f) for f in JOB_DAY_GOODPUT][:2]
     client.create_table(bigquery.Table(f"{PROJECT}.other_columns.quarantine", schema=other))
-    runs = duckdb_rows(published, select_all("runs"))
+    store, files = snapshot_files(published)
     with pytest.raises(BigQueryError) as error:
         publish_bigquery(
-            published / "tables",
-            target(bigquery_emulator, "other_columns"),
-            None,
-            runs=runs,
-            current_version="v1",
+            store, files, target(bigquery_emulator, "other_columns"), None, current_version="v1"
         )
     assert str(error.value) == (
         f"BigQuery table {PROJECT}.other_columns.quarantine has columns ['day', 'job_id'], not "
-        "['source', 'file', 'line', 'reason', 'raw']: add the new columns (ALTER TABLE ... ADD "
-        "COLUMN) or publish to another dataset"
+        "['source', 'file', 'line', 'reason', 'raw', 'job_id']: add the new columns (ALTER TABLE "
+        "... ADD COLUMN) or publish to another dataset"
     )
 
 
@@ -354,12 +407,9 @@ def test_without_credentials_the_publish_fails_in_one_line(
     missing = tmp_path / "no-such-key.json"
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(missing))
     monkeypatch.setenv("NO_GCE_CHECK", "True")  # never ask a metadata server
-    runs = duckdb_rows(published, select_all("runs"))
+    store, files = snapshot_files(published)
     with pytest.raises(BigQueryError) as error:
-        publish_bigquery(
-            published / "tables", BigQueryTarget(PROJECT, "d"), None, runs=runs,
-            current_version="v1",
-        )  # fmt: skip
+        publish_bigquery(store, files, BigQueryTarget(PROJECT, "d"), None, current_version="v1")
     assert str(error.value) == (
         f"publishing to BigQuery {PROJECT}.d failed: File {missing} was not found."
     )
@@ -409,7 +459,6 @@ def test_project_is_passed_on_to_beam(rest: list[str], expected: tuple[str, ...]
 def test_an_unknown_current_version_is_refused(published: Path) -> None:
     with pytest.raises(OptionsError) as error:
         publish_bigquery(
-            published / "tables", BigQueryTarget(PROJECT, "d"), None,
-            runs=RUNS.empty_table(), current_version="v9",
-        )  # fmt: skip
+            *snapshot_files(published), BigQueryTarget(PROJECT, "d"), None, current_version="v9"
+        )
     assert str(error.value) == "unknown metric version 'v9' for the current views"

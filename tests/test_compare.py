@@ -20,18 +20,16 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 import pytest
 
 from mpg.compare import Comparison, compare_periods, parse_period
 from mpg.compare.decompose import Ratios, split_m
-from mpg.compare.read import Period
+from mpg.compare.period import Period
 from mpg.errors import OptionsError
 from mpg.pipelines.options import RunOptions
-from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT
-from mpg.schemas.ddl import create_table_sql
 from mpg.simulate import simulate
 from tests.conftest import run_mpg
+from tests.handmade import publish_rows
 
 X = ("training", "jax", "tpu-v5e")
 Y = ("serving", "pytorch", "gpu-h100")
@@ -63,17 +61,12 @@ def _job_day(day: dt.date, job: str, slice_: tuple[str, str, str], *chip_s: floa
     }
 
 
-def _write_database(out: Path, job_days: Iterable[dict], ledger: Iterable[dict]) -> Path:
-    """An output folder whose mpg.duckdb holds these rows, in tables made by the schemas' DDL."""
-    out.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(out / "mpg.duckdb")) as con:
-        for name, schema, rows in (
-            ("job_day_goodput", JOB_DAY_GOODPUT, list(job_days)),
-            ("chip_time_ledger", CHIP_TIME_LEDGER, list(ledger)),
-        ):
-            con.execute(create_table_sql(name, schema))
-            con.from_arrow(pa.Table.from_pylist(rows, schema)).insert_into(name)
-    return out
+def _write_database(
+    out: Path, job_days: Iterable[dict], ledger: Iterable[dict], **more: Iterable[dict]
+) -> Path:
+    """A published folder holding these rows (tests/handmade.py); `more` names other tables."""
+    tables = {"job_day_goodput": list(job_days), "chip_time_ledger": list(ledger)}
+    return publish_rows(out, {**tables, **{name: list(rows) for name, rows in more.items()}})
 
 
 def _ledger(day: dt.date, job: str, **chip_s: float) -> list[dict]:
@@ -175,6 +168,141 @@ def test_worked_example_terminal(worked_example: Path) -> None:
     assert "training / jax / tpu-v5e: lost_progress 0.0% -> 30.0%, program_loss 24.0% -> " in (
         result.stdout
     )
+
+
+def _costs(ledger: Iterable[dict], usd_per_chip_hour: dict[str, float | None]) -> list[dict]:
+    """chip_time_cost rows for ledger rows: chip-hours x the price of the job's generation (the
+    job ids here are their slice's first letter: x is tpu-v5e's, y gpu-h100's)."""
+    generation = {"x": X[2], "y": Y[2]}
+    rows = []
+    for r in ledger:
+        price = usd_per_chip_hour[generation[r["job_id"]]]
+        rows.append({
+            **r, "chip_generation": generation[r["job_id"]],
+            "usd": None if price is None else r["chip_s"] / 3600 * price, "kwh": None,
+            "usd_per_chip_hour": price, "price_source": "test", "watts_per_chip": None,
+            "power_source": None, "pue": 1.1,
+        })  # fmt: skip
+    return rows
+
+
+def _priced_example(worked: Path, out: Path, prices: dict[str, float | None]) -> Path:
+    """docs/compare.md's worked example (the folder `worked`) in `out`, its ledger priced."""
+    with duckdb.connect(str(worked / "mpg.duckdb"), read_only=True) as con:
+        job_days = con.table("job_day_goodput").to_arrow_table().to_pylist()
+        ledger = con.table("chip_time_ledger").to_arrow_table().to_pylist()
+    return _write_database(out, job_days, ledger, chip_time_cost=_costs(ledger, prices))
+
+
+@pytest.fixture
+def priced_example(worked_example: Path, tmp_path: Path) -> Path:
+    """The worked example with X (tpu-v5e) at $36 a chip-hour (0.01 a chip-second) and Y
+    (gpu-h100) at $72 (0.02)."""
+    return _priced_example(worked_example, tmp_path / "priced", {"tpu-v5e": 36.0, "gpu-h100": 72.0})
+
+
+def test_dollars_by_hand(priced_example: Path) -> None:
+    """In dollars (chip-seconds x price): X base 1, 0.8, 0.4, 0.16 (wanted, all-allocated,
+    productive, ideal), current 1, 0.8, 0.2, 0.08; Y base 2, 2, 1.2, 0.6, current 6, 6, 3.6, 1.44.
+    Fleet: wanted $3 -> $7, ideal $0.76 -> $1.52, every job-day profiled, so dollars lost are
+    wanted - ideal: $2.24 -> $5.48, +$3.24; MPG weighted by price 19/75 -> 38/175 (mean 247/1050).
+    Parts, with ΔU = 4 and Ū = 5, and the MPG parts on dollar weights (X 1/3 -> 1/7, Y 2/3 ->
+    6/7): volume = ΔU (1 - Ḡ) = 1606/525 (Y's alone: X's dollars wanted did not move);
+    mix = -Ū Δw (m̄ - M̄): X -242/2205, Y -73/2205; RG (X) = -Ū w̄_X Δm_X = 5 x 5/21 x 0.08 = 2/21;
+    PG (Y) = 5 x 16/21 x 0.06 = 8/35; SG and coverage 0."""
+    result = run_mpg(
+        "compare", "--out", priced_example, "--base", str(D1), "--current", str(D2), "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    dollars = json.loads(result.stdout)["dollars"]
+    exact = pytest.approx
+    assert dollars["base"] == {
+        "usd": exact(3.0), "mpg_usd": exact(19 / 75), "lost_usd": exact(2.24),
+        "unpriced_chip_s": 0.0,
+        "usd_by_category": {"ideal": exact(0.76), "program_loss": exact(0.84),
+                            "runtime_idle": exact(1.2), "scheduling": exact(0.2)},
+    }  # fmt: skip
+    assert dollars["current"] == {
+        "usd": exact(7.0), "mpg_usd": exact(38 / 175), "lost_usd": exact(5.48),
+        "unpriced_chip_s": 0.0,
+        "usd_by_category": {"ideal": exact(1.52), "lost_progress": exact(0.3),
+                            "program_loss": exact(2.28), "runtime_idle": exact(2.7),
+                            "scheduling": exact(0.2)},
+    }  # fmt: skip
+    assert dollars["change"] == exact(3.24)
+    x, y = (-242 / 2205, 0.0, 2 / 21, 0.0), (-73 / 2205, 0.0, 0.0, 8 / 35)  # mix, SG, RG, PG
+    assert dollars["parts"] == exact({
+        "volume": 1606 / 525, "mix": x[0] + y[0], "sg": 0.0, "rg": 2 / 21, "pg": 8 / 35,
+        "coverage": 0.0, "total": 3.24,
+    })  # fmt: skip
+    by_slice = {(s["workload_class"], s["framework"], s["chip_generation"]): s["parts"]
+                for s in dollars["slices"]}  # fmt: skip
+    names = ("mix", "sg", "rg", "pg")
+    assert by_slice[X] == exact({"volume": 0.0, **dict(zip(names, x, strict=True)),
+                                 "coverage": 0.0, "total": x[0] + x[2]})  # fmt: skip
+    assert by_slice[Y] == exact({"volume": 1606 / 525, **dict(zip(names, y, strict=True)),
+                                 "coverage": 0.0, "total": 1606 / 525 + y[0] + y[3]})  # fmt: skip
+    assert list(by_slice) == [Y, X]  # largest |total| first
+
+
+def test_dollars_terminal(priced_example: Path) -> None:
+    result = run_mpg(
+        "compare", "--out", priced_example, "--base", str(D1), "--current", str(D2),
+        env={"COLUMNS": "120"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Dollars lost (dollars wanted x (1 - MPG weighted by price)): $2.24 -> $5.48 " in out
+    assert "(+3.24 USD)" in out
+    parts = {
+        " ".join(line.split()[:-1]): line.split()[-1] for line in out.splitlines() if line.strip()
+    }
+    assert [parts[p] for p in ("volume", "mix", "SG", "RG", "PG", "PG coverage", "total")] == [
+        "+3.06", "-0.14", "+0.00", "+0.10", "+0.23", "+0.00", "+3.24"
+    ]  # fmt: skip
+    assert (
+        "Ledger dollars that moved most: runtime_idle $1.20 -> $2.70, program_loss $0.84 -> "
+        in (out)
+    )
+    assert "Unpriced" not in out
+
+
+def test_dollars_leave_out_unpriced_slices(worked_example: Path, tmp_path: Path) -> None:
+    """Y (gpu-h100) without a price: dollars are X's alone (wanted $1 both periods, MPG 0.16 ->
+    0.08, lost $0.84 -> $0.92: all RG), and Y's 100 and 300 wanted chip-seconds are counted as
+    unpriced, not guessed."""
+    out = _priced_example(worked_example, tmp_path / "half", {"tpu-v5e": 36.0, "gpu-h100": None})
+    comparison = compare_periods(out, BASE, CURRENT)
+    d = comparison.dollars
+    assert d is not None
+    assert (d.base.lost, d.current.lost) == (pytest.approx(0.84), pytest.approx(0.92))
+    assert (d.base.unpriced_chip_s, d.current.unpriced_chip_s) == (100.0, 300.0)
+    assert d.parts.rg == pytest.approx(0.08)
+    assert d.parts.total - d.parts.rg == pytest.approx(0.0, abs=1e-15)
+    result = run_mpg(
+        "compare", "--out", out, "--base", str(D1), "--current", str(D2), env={"COLUMNS": "200"}
+    )
+    assert (
+        "Unpriced (no price for their chip generation, left out): 0.0 chip-h in base, 0.1 in "
+        "current"
+    ) in result.stdout
+
+
+def test_without_prices_dollars_are_not_compared(worked_example: Path) -> None:
+    """The worked example has no chip_time_cost rows: no dollars, and the reason."""
+    result = run_mpg(
+        "compare", "--out", worked_example, "--base", str(D1), "--current", str(D2), "--json"
+    )
+    reason = (
+        "dollars lost cannot be compared: counting only chip-time whose generation has a price, "
+        "the base period has no wanted chip-time: its MPG is undefined"
+    )
+    assert json.loads(result.stdout)["dollars"] == {"unavailable": reason}
+    terminal = run_mpg(
+        "compare", "--out", worked_example, "--base", str(D1), "--current", str(D2),
+        env={"COLUMNS": "300"},
+    )  # fmt: skip
+    assert f"Dollars: {reason}" in terminal.stdout
 
 
 def test_edges_by_hand(tmp_path: Path) -> None:
@@ -321,7 +449,7 @@ def fleet_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     traces = tmp_path_factory.mktemp("fleet")
     simulate(seed=5, jobs=30, days=6, out=traces)
     out = tmp_path_factory.mktemp("fleet-out") / "out"
-    run(RunOptions(traces=traces, out=out, buckets=8))
+    run(RunOptions(traces=str(traces), out=str(out), buckets=8))
     return out
 
 
@@ -347,6 +475,54 @@ def test_parts_add_up_on_a_simulated_fleet(fleet_out: Path) -> None:
         assert abs(d.totals.total - d.change) <= 1e-12
         t = d.totals
         assert abs(t.mix + t.sg + t.rg + t.pg + t.coverage - d.change) <= 1e-12
+
+
+def _dollars_lost(out: Path, first: dt.date, last: dt.date) -> tuple[float, float, float]:
+    """Plain Python over the published rows: (dollars wanted, dollars lost, unpriced wanted
+    chip-seconds) of the days first..last. Dollars wanted are chip_time_cost's usd summed; MPG in
+    dollars weighs each job-day's chip-seconds by its price (its cost rows' usd_per_chip_hour)."""
+    costs = [r for r in _rows(out, "chip_time_cost") if first <= r["day"] <= last]
+    price = {(r["day"], r["job_id"]): r["usd_per_chip_hour"] for r in costs}
+    usd = sum(r["usd"] for r in costs if r["usd"] is not None)
+    wanted = allocated = productive = ideal = profiled = unpriced = 0.0
+    for r in _rows(out, "job_day_goodput"):
+        if not first <= r["day"] <= last:
+            continue
+        p = price[(r["day"], r["job_id"])]
+        if p is None:
+            unpriced += r["wanted_chip_s"]
+            continue
+        wanted += p * r["wanted_chip_s"]
+        allocated += p * r["all_allocated_chip_s"]
+        productive += p * r["productive_chip_s"]
+        if r["pg"] is not None:
+            ideal += p * r["ideal_chip_s"]
+            profiled += p * r["productive_chip_s"]
+    mpg = allocated / wanted * productive / allocated * ideal / profiled
+    return usd, usd * (1 - mpg), unpriced
+
+
+def test_dollars_lost_on_a_simulated_fleet(fleet_out: Path) -> None:
+    """The fleet's generations are partly priced by the catalog (gpu-h100, tpu-v4): each
+    period's dollars wanted, dollars lost and unpriced chip-time match plain Python over the
+    published rows, and the dollar parts add up to the change."""
+    days = sorted({r["day"] for r in _rows(fleet_out, "job_day_goodput")})
+    # (day 2's priced job-days have no profile: no MPG in dollars there to compare)
+    pairs = [((0, 1), (2, 3)), ((0, 2), (3, 5)), ((2, 2), (3, 3))]
+    for (b0, b1), (c0, c1) in pairs:
+        base, current = Period(days[b0], days[b1]), Period(days[c0], days[c1])
+        d = compare_periods(fleet_out, base, current).dollars
+        assert d is not None
+        for period, got in ((base, d.base), (current, d.current)):
+            usd, lost, unpriced = _dollars_lost(fleet_out, period.first, period.last)
+            assert got.usd == pytest.approx(usd, rel=1e-12)
+            assert sum(got.by_category.values()) == pytest.approx(usd, rel=1e-12)
+            assert got.lost == pytest.approx(lost, rel=1e-12)
+            assert got.unpriced_chip_s == pytest.approx(unpriced, rel=1e-12)
+            assert unpriced > 0 and usd > 0
+        tolerance = 1e-12 * (d.base.usd + d.current.usd)
+        assert abs(d.parts.total - d.change) <= tolerance
+        assert abs(sum(p.total for _, p in d.slices) + d.parts.coverage - d.change) <= tolerance
 
 
 def _published_fleet_mpg(out: Path, first: dt.date, last: dt.date) -> float:
@@ -499,7 +675,9 @@ def _slice(row: dict) -> tuple[str, str, str]:
     return (row["workload_class"], row["framework"], row["chip_generation"])
 
 
-@pytest.mark.parametrize("module", ["mpg.compare.decompose", "mpg.compare.period"])
+@pytest.mark.parametrize(
+    "module", ["mpg.compare.decompose", "mpg.compare.period", "mpg.compare.dollars"]
+)
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert (result.failed, result.attempted > 0) == (0, True)

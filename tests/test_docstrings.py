@@ -25,6 +25,7 @@ import pytest
         "mpg.report.page",
         "mpg.version",
         "mpg.pipelines.views",
+        "mpg.bigquery_sql",
     ],
 )
 def test_docstring_examples(module: str) -> None:

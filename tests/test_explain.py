@@ -481,3 +481,44 @@ def test_a_published_ledger_the_store_does_not_give_is_a_warning(
         "WARNING: the record store does not give the published ledger:",
         "  2026-11-22 lost_progress: published 400.0 chip-s, recomputed 380.0 chip-s",
     ]
+
+
+def test_the_jobs_checkpoint_advice_and_step_times(
+    explain: Callable[..., dict[str, Any]], outs: dict[str, Path]
+) -> None:
+    """The markup job, by hand: 2 chips held 10:00-11:00 (3,600 all-allocated seconds), one
+    interruption (attempt 0 ends where attempt 1 begins), so 1 an hour and 3,600 s between them;
+    one restart, from attempt 1's first span (init, 10:32) to its first step (10:45): 780 s.
+    Intervals between blocking saves: 10:00-10:10 and 10:12-10:30 in attempt 0, 10:45-10:55 in
+    attempt 1: (600 + 1,080 + 600) / 3 = 760 s. Kept steps on 2026-11-20: step 1 (10:00-10:10)
+    and attempt 1's step 2 (10:45-10:55), 600 s each: median and max 600 s, no slow step. The
+    rest of the advice is the published row, unchanged."""
+    explained = explain("markup", MARKUP_JOB)
+    advice = explained["checkpoint_advice"]
+    assert {k: advice[k] for k in ("interruptions", "interruptions_per_hour", "mtbi_s",
+                                   "restarts", "mean_restart_s", "observed_interval_s")} == {
+        "interruptions": 1, "interruptions_per_hour": 1.0, "mtbi_s": 3600.0, "restarts": 1,
+        "mean_restart_s": 780.0, "observed_interval_s": pytest.approx(760.0),
+    }  # fmt: skip
+    with duckdb.connect(str(outs["markup"] / "mpg.duckdb"), read_only=True) as con:
+        (row,) = con.sql("from checkpoint_advice").to_arrow_table().to_pylist()
+    assert advice == {k: row[k] for k in advice}
+    (day,) = explained["step_times"]
+    assert {k: day[k] for k in ("day", "steps", "median_step_s", "max_step_s", "slow_step_chip_s",
+                                "slow_step_share", "ranks", "straggler_rank")} == {
+        "day": "2026-11-20", "steps": 2, "median_step_s": 600.0, "max_step_s": 600.0,
+        "slow_step_chip_s": 0.0, "slow_step_share": 0.0, "ranks": 0, "straggler_rank": None,
+    }  # fmt: skip
+    lines = "\n".join(_terminal(outs["markup"], "--job", MARKUP_JOB))
+    assert "Checkpoint advice (the job's whole life)" in lines
+    assert "interval between saves, min" in lines and "12.7" in lines  # 760 s
+    assert " 2026-11-20       2     600.00 " in lines
+
+
+def test_step_times_follow_the_day_shown(explain: Callable[..., dict[str, Any]]) -> None:
+    """tiny's serve-b has step times on both its days; --day keeps that day's."""
+    both = explain("tiny", "serve-b")["step_times"]
+    one = explain("tiny", "serve-b", "--day", "2026-11-21")["step_times"]
+    assert [d["day"] for d in both] == ["2026-11-20", "2026-11-21"]
+    assert one == [both[1]]
+    assert explain("tiny", "serve-b")["checkpoint_advice"] is None  # serving: no advice

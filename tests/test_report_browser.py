@@ -134,7 +134,13 @@ def _render(browser: Browser, report: Path, screenshot: Path) -> Page:
 
 
 def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path: Path) -> None:
-    assert len(specs_of(report.read_text(encoding="utf-8"))) == 10
+    chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
+    # the issue 15 sections: dollars and kWh, checkpoint advice, step-time outliers
+    assert chart_ids[9:15] == [
+        "cost-days", "cost-categories", "cost-slices", "checkpoint-jobs", "step-outliers",
+        "stragglers",
+    ]  # fmt: skip
+    assert len(chart_ids) == 16
     page = _render(browser, report, tmp_path / "report.png")
     # The worst jobs (the fleet's, and each slice chart's while no slice is picked) name the
     # hostile job on their axis and its owner beside its bar, as text; the page holds its own
@@ -196,15 +202,22 @@ def test_clicking_a_slice_shows_its_worst_jobs(
 
 
 def test_the_comparison_renders_in_chromium(out: Path, browser: Browser, tmp_path: Path) -> None:
-    """`--compare` adds three charts (waterfall, slices, ledger moves), drawn like the rest."""
+    """`--compare` adds four charts (waterfall, slices, ledger moves, dollars lost), drawn like
+    the rest."""
     periods = ("2026-11-20", "2026-11-21..2026-11-22")
     report = _write_report(out, "compared.html", "--compare", *periods)
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
-    assert chart_ids[10:] == ["compare-waterfall", "compare-slices", "compare-ledger"]
+    assert chart_ids[16:] == [
+        "compare-waterfall", "compare-slices", "compare-ledger", "compare-dollars"
+    ]  # fmt: skip
     page = _render(browser, report, tmp_path / "compared.png")
     # The waterfall's steps on its axis: base MPG, the five parts (coverage the last), current MPG.
     labels = ["base MPG", "mix", "SG", "RG", "PG", "PG coverage", "current MPG"]
     shown = page.locator("#compare-waterfall").get_by_text
+    assert [shown(text, exact=True).count() for text in labels] == [1] * len(labels)
+    # and the dollars' steps: volume first, then the same parts
+    labels = ["base $ lost", "volume", "mix", "SG", "RG", "PG", "PG coverage", "current $ lost"]
+    shown = page.locator("#compare-dollars").get_by_text
     assert [shown(text, exact=True).count() for text in labels] == [1] * len(labels)
 
 

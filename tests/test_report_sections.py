@@ -13,9 +13,7 @@ import altair as alt
 import jsonschema
 import pytest
 
-from mpg.report.blocks import Note
 from mpg.report.data import read_report_data
-from mpg.report.facts import PLANNED_SECTIONS, planned_section
 from tests.conftest import run_mpg
 from tests.report_fleet import (
     HOSTILE_FRAMEWORK,
@@ -141,25 +139,15 @@ def test_data_quality_shows_the_counts_the_quarantine_and_the_expectations(
     assert f"Expectations: {len(results)} checked, {len(failed)} not met" in shown
 
 
-def test_the_sections_of_tables_not_yet_published_say_so(out: Path, page: str) -> None:
-    """The tables are looked for through the connection: absent here, each section says so."""
+def test_the_analyses_tables_are_found_through_the_connection(out: Path, page: str) -> None:
+    """The issue 15 tables and the checkpoint roll-up view are looked for through the connection,
+    found, and drawn: their sections are not marked absent."""
     tables = read_report_data(out, "v1", None, None).tables
-    assert {"job_day_goodput", "runs", "quarantine"} <= tables
-    for planned in PLANNED_SECTIONS:
-        assert planned.table not in tables
-        shown = _text(_section(page, planned.id))
-        assert (
-            f"Not published by this mpg version: its database has no table {planned.table}."
-        ) in shown
-        assert f'<a href="#{planned.id}" class="absent">' in page
-
-
-def test_a_planned_section_whose_table_is_published_says_it_is_not_drawn() -> None:
-    cost = PLANNED_SECTIONS[0]
-    section = planned_section(cost, frozenset({"chip_time_cost"}))
-    assert section.blocks == (
-        Note("chip_time_cost is published, but this version of mpg report does not draw it yet."),
-    )
+    expected = {"chip_time_cost", "checkpoint_advice", "checkpoint_advice_by_slice"}
+    assert expected | {"step_time_stats", "step_rank_stragglers"} <= tables
+    for section in ("cost", "checkpoints", "step-times"):
+        assert f'<a href="#{section}">' in page
+        assert "Not published by this mpg version" not in _text(_section(page, section))
 
 
 def test_every_chart_is_valid_vega_lite(page: str) -> None:
@@ -168,7 +156,7 @@ def test_every_chart_is_valid_vega_lite(page: str) -> None:
     schema = alt.vegalite.v6.schema.core.load_schema()
     validator = jsonschema.validators.validator_for(schema)(schema)
     specs = specs_of(page)
-    assert len(specs) == 10
+    assert len(specs) == 16
     for chart_id, spec in specs.items():
         errors = [e.message[:200] for e in validator.iter_errors(spec)]
         assert errors == [], chart_id

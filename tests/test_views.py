@@ -14,9 +14,17 @@ The fixture (v1; chip-seconds):
            train-b            wanted  500 = scheduling 100 + ideal 100 + program_loss 300
 
 A v2 row for train-a on day 1 with other numbers is there too: the views show the current
-version only. The views are read through a fresh read-only connection, as an analyst opens the
-file, so the macros they call must be stored in it; and through the `duckdb` shell of the
-duckdb-cli dev dependency, an older DuckDB that parses each view's SQL again.
+version only.
+
+Costs (cost_rates, priced by sql/publish/chip_time_cost.sql as a run prices them): tpu-v5p
+$36 a chip-hour (0.01 a chip-second) and no known power; gpu-h100 no price and 720 W at PUE 1.25
+(0.00025 kWh a chip-second). So train-b's chip-time is unpriced and the others' unpowered.
+`RATES_BOTH_PRICED` prices gpu-h100 too, at $72 (0.02 a chip-second), for the views that weigh
+chip-time by price. Two training jobs have checkpoint advice (`ADVICE`).
+
+The views are read through a fresh read-only connection, as an analyst opens the file, so the
+macros they call must be stored in it; and through the `duckdb` shell of the duckdb-cli dev
+dependency, an older DuckDB that parses each view's SQL again.
 """
 
 from __future__ import annotations
@@ -29,11 +37,14 @@ from datetime import date
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
+import sqlglot
+from sqlglot import exp
 
 from mpg.pipelines.database import READABLE_BY, current_view_statements
-from mpg.pipelines.views import VIEWS, create_views
-from mpg.schemas import PUBLISHED
+from mpg.pipelines.views import VIEWS, bigquery_view_statements, create_views
+from mpg.schemas import CHECKPOINT_ADVICE, COST_RATES, PUBLISHED
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
 
@@ -78,8 +89,56 @@ LEDGER = {
 }
 
 
-def build(path: Path, current_version: str = "v1") -> Path:
-    """The fixture as `build_database` lays it out: tables, slices, `*_current` views, views."""
+def _rates(h100_price: float | None) -> list[dict]:
+    source = {"price_source": "test", "power_source": "test", "pue": 1.25, "pue_source": "test"}
+    return [
+        {**source, "chip_generation": "tpu-v5p", "usd_per_chip_hour": 36.0,
+         "watts_per_chip": None},
+        {**source, "chip_generation": "gpu-h100", "usd_per_chip_hour": h100_price,
+         "watts_per_chip": 720.0},
+    ]  # fmt: skip
+
+
+RATES = _rates(None)
+RATES_BOTH_PRICED = _rates(72.0)
+
+
+def _advice(job: str, slice_: tuple[str, str, str], **figures: float | None) -> dict:
+    """A checkpoint_advice row: the sums the roll-up reads, everything else zero or NULL."""
+    row = {name: None for name in CHECKPOINT_ADVICE.names}
+    row.update(
+        {name: 0 for name, t in zip(CHECKPOINT_ADVICE.names, CHECKPOINT_ADVICE.types, strict=True)
+         if not CHECKPOINT_ADVICE.field(name).nullable and pa.types.is_integer(t)},
+    )  # fmt: skip
+    row.update(
+        {name: 0.0 for name, t in zip(CHECKPOINT_ADVICE.names, CHECKPOINT_ADVICE.types, strict=True)
+         if not CHECKPOINT_ADVICE.field(name).nullable and pa.types.is_floating(t)},
+    )  # fmt: skip
+    workload, framework, generation = slice_
+    return {
+        **row, "day": D2, "job_id": job, "workload_class": workload, "framework": framework,
+        "chip_generation": generation, "chips_requested": 1, "first_day": D1, "last_day": D2,
+        **figures,
+    }  # fmt: skip
+
+
+# train-a: 4 interruptions in 10 all-allocated hours, 10 saves of 10 s, 4 restarts of 100 s;
+# train-b: no interruption, so no model and no advice.
+ADVICE = [
+    _advice("train-a", JOBS["train-a"][:3], all_allocated_s=36000.0, interruptions=4, saves=10,
+            save_s=100.0, restarts=4, restart_s=400.0, intervals=10, interval_s=6000.0,
+            all_allocated_chip_s=36000.0, productive_chip_s=30000.0,
+            predicted_productive_chip_s=29000.0, advised_productive_chip_s=31000.0,
+            chip_hours_saved_per_day=2.0, usd_saved_per_day=72.0),
+    _advice("train-b", JOBS["train-b"][:3], all_allocated_s=36000.0, interruptions=0, saves=5,
+            save_s=50.0, restarts=0, restart_s=0.0, intervals=5, interval_s=3000.0,
+            all_allocated_chip_s=72000.0, productive_chip_s=60000.0),
+]  # fmt: skip
+
+
+def build(path: Path, current_version: str = "v1", rates: list[dict] = RATES) -> Path:
+    """The fixture as `build_database` lays it out: tables, slices, costs, `*_current` views,
+    views."""
     with duckdb.connect(str(path), config={"storage_compatibility_version": READABLE_BY}) as con:
         for name, schema in PUBLISHED.items():
             con.execute(create_table_sql(name, schema))
@@ -94,8 +153,13 @@ def build(path: Path, current_version: str = "v1") -> Path:
                     "insert into chip_time_ledger values (?, ?, ?, ?, ?)",
                     [day, job, version, category, chip_s],
                 )
+        con.from_arrow(pa.Table.from_pylist(rates, COST_RATES)).insert_into("cost_rates")
+        con.from_arrow(pa.Table.from_pylist(ADVICE, CHECKPOINT_ADVICE)).insert_into(
+            "checkpoint_advice"
+        )
         con.execute(load_sql("publish/macros.sql"))
         con.sql(load_sql("publish/goodput_by_slice.sql")).insert_into("goodput_by_slice")
+        con.sql(load_sql("publish/chip_time_cost.sql")).insert_into("chip_time_cost")
         for statement in current_view_statements(current_version, "duckdb"):
             con.execute(statement)
         create_views(con)
@@ -266,6 +330,100 @@ def test_ledger_by_slice(database: Path) -> None:
     assert [r["share"] for r in totals] == [pytest.approx(1.0, rel=1e-12)] * len(totals)
 
 
+def test_ledger_by_slice_in_dollars_and_kwh(database: Path) -> None:
+    """Each category's dollars and kWh over the chip-time that has a price (a power); the rest
+    counted apart. Day 1, all jobs: tpu-v5p (train-a, serve-c) priced at 0.01 a chip-second but
+    unpowered, gpu-h100 (train-b) unpriced but 0.00025 kWh a chip-second."""
+    fleet_day1 = rows(
+        database,
+        "select category, usd, unpriced_chip_s, kwh, unpowered_chip_s from ledger_by_slice "
+        "where day = '2026-01-01' and size_class is null and workload_class is null and "
+        "framework is null and chip_generation is null",
+    )
+    tpu = {  # train-a + serve-c on day 1
+        "scheduling": 520, "ideal": 630, "program_loss": 630, "runtime_idle": 10,
+        "compile": 10, "data_wait": 200, "init": 100,
+    }  # fmt: skip
+    gpu = {"productive_unprofiled": 600, "lost_progress": 300, "checkpoint_save": 100}
+    expected = [
+        {
+            "category": c,
+            "usd": 0.01 * tpu[c] if c in tpu else None,
+            "unpriced_chip_s": float(gpu.get(c, 0)),
+            "kwh": 0.00025 * gpu[c] if c in gpu else None,
+            "unpowered_chip_s": float(tpu.get(c, 0)),
+        }
+        for c in sorted(tpu | gpu)
+    ]
+    assert fleet_day1 == approx(expected)
+
+
+def test_cost_by_slice(database: Path, tmp_path: Path) -> None:
+    """Fleet rows by hand. Day 1: train-a and serve-c priced (2100 chip-seconds, $21; MPG of the
+    two 630 / 2100 = 0.3, so $14.70 lost to MPG), train-b not (1000, but 0.25 kWh). Day 2:
+    train-a priced (200, $2, MPG 0.6), train-b not (500, 0.125 kWh)."""
+    query = (
+        "select * exclude (metric_version, size_class, workload_class, framework, "
+        "chip_generation) from cost_by_slice where size_class is null and workload_class is null "
+        "and framework is null and chip_generation is null"
+    )
+    assert rows(database, query) == approx([
+        {"day": D1, "wanted_chip_s": 3100.0, "priced_chip_s": 2100.0, "unpriced_chip_s": 1000.0,
+         "usd": 21.0, "usd_per_chip_hour": 36.0, "ideal_usd": 6.3, "mpg_usd": 0.3,
+         "mpg_lost_usd": 14.7, "kwh": 0.25, "unpowered_chip_s": 2100.0},
+        {"day": D2, "wanted_chip_s": 700.0, "priced_chip_s": 200.0, "unpriced_chip_s": 500.0,
+         "usd": 2.0, "usd_per_chip_hour": 36.0, "ideal_usd": 1.2, "mpg_usd": 0.6,
+         "mpg_lost_usd": 0.8, "kwh": 0.125, "unpowered_chip_s": 200.0},
+    ])  # fmt: skip
+    # nothing priced: no dollars, not zero dollars
+    (gpu,) = rows(
+        database,
+        "select usd, mpg_usd, mpg_lost_usd, unpriced_chip_s from cost_by_slice where "
+        "day = '2026-01-02' and size_class is null and workload_class is null and framework is "
+        "null and chip_generation = 'gpu-h100'",
+    )
+    assert gpu == {"usd": None, "mpg_usd": None, "mpg_lost_usd": None, "unpriced_chip_s": 500.0}
+    # Both priced (gpu-h100 at 0.02 a chip-second): day 2's MPG in dollars weighs train-b's
+    # chip-time twice train-a's. Sums x price: wanted 2 + 10, all-allocated 2 + 8, productive
+    # 1.5 + 8, ideal 1.2 + 2 (both profiled), so MPG in dollars = 3.2 / 12, not 220 / 700.
+    both = build(tmp_path / "both.duckdb", rates=RATES_BOTH_PRICED)
+    (day2,) = rows(both, query + " and day = '2026-01-02'")
+    assert day2 == approx([
+        {"day": D2, "wanted_chip_s": 700.0, "priced_chip_s": 700.0, "unpriced_chip_s": 0.0,
+         "usd": 12.0, "usd_per_chip_hour": 12.0 / 700 * 3600, "ideal_usd": 3.2,
+         "mpg_usd": 3.2 / 12, "mpg_lost_usd": 8.8, "kwh": 0.125, "unpowered_chip_s": 200.0},
+    ])[0]  # fmt: skip
+    # the roll-ups are cube cells: one row per slice-day of goodput_by_size_class
+    keys = "day, size_class, workload_class, framework, chip_generation"
+    assert rows(database, f"select {keys} from cost_by_slice") == rows(
+        database, f"select {keys} from goodput_by_size_class"
+    )
+
+
+def test_checkpoint_advice_by_slice(database: Path) -> None:
+    """The fleet row by hand: 4 interruptions in 20 all-allocated hours (0.2 an hour, MTBI
+    18,000 s); 15 saves of 150 s (10 s each), 4 restarts of 400 s, 15 intervals of 9,000 s (600 s
+    each); Young/Daly sqrt(2 x 10 x 18,000) = 600 s. RGs over 108,000 chip-seconds, train-b (no
+    advice) counted unchanged only where nothing is modelled: rg_predicted and rg_advised over
+    train-a's 36,000 modelled chip-seconds."""
+    (fleet,) = rows(
+        database,
+        "select * from checkpoint_advice_by_slice where workload_class is null and framework "
+        "is null and chip_generation is null",
+    )
+    assert fleet == approx([
+        {"workload_class": None, "framework": None, "chip_generation": None, "jobs": 2,
+         "all_allocated_s": 72000.0, "interruptions": 4, "interruptions_per_hour": 0.2,
+         "mtbi_s": 18000.0, "mean_save_s": 10.0, "mean_restart_s": 100.0,
+         "observed_interval_s": 600.0, "advised_interval_s": 600.0, "rg": 90000 / 108000,
+         "rg_predicted": 29000 / 36000, "rg_advised": 31000 / 36000,
+         "chip_hours_saved_per_day": 2.0, "usd_saved_per_day": 72.0},
+    ])[0]  # fmt: skip
+    # the cube over the two jobs' (training, jax|pytorch, tpu-v5p|gpu-h100): the fleet, training,
+    # and two values under each of the 6 groupings that name a framework or a generation
+    assert len(rows(database, "select * from checkpoint_advice_by_slice")) == 1 + 1 + 6 * 2
+
+
 def test_job_lifetime(database: Path) -> None:
     got = rows(database, "select * from job_lifetime")
     common = {"metric_version": "v1"}
@@ -302,6 +460,9 @@ def test_worst_jobs(database: Path) -> None:
     def job(
         rank: int, job_id: str, wanted: float, productive: float, mpg: float, **lost: float
     ) -> dict:
+        # dollars at tpu-v5p's 0.01 a chip-second; gpu-h100 (train-b) has no price
+        price = 0.01 if JOBS[job_id][2] == "tpu-v5p" else None
+        lost_chip_s = sum(lost.get(c, 0.0) for c in LOST[:-1])
         attrs = dict(zip(("workload_class", "framework", "chip_generation", "chips_requested"),
                          JOBS[job_id], strict=True))  # fmt: skip
         return {
@@ -310,6 +471,10 @@ def test_worst_jobs(database: Path) -> None:
             "productive_chip_s": productive, "lost_chip_s": wanted - productive,
             "lost_share": (wanted - productive) / wanted,
             **{f"{c}_chip_s": lost.get(c, 0.0) for c in LOST}, "mpg": mpg,
+            "usd_per_chip_hour": price and price * 3600,
+            "wanted_usd": price and wanted * price,
+            "lost_usd": price and lost_chip_s * price,
+            "program_loss_usd": price and lost.get("program_loss", 0.0) * price,
         }  # fmt: skip
 
     assert got == approx([
@@ -346,3 +511,21 @@ def test_the_duckdb_shell_reads_every_view(database: Path, view: str) -> None:
     here = [{k: str(v) if isinstance(v, date) else v for k, v in r.items()} for r in
             rows(database, f"from {view}")]  # fmt: skip
     assert shell == approx(here)
+
+
+def test_the_bigquery_views_give_the_same_rows(database: Path, tmp_path: Path) -> None:
+    """The views as BigQuery gets them (macros inlined, struct unnests as columns, mixed cubes
+    as grouping sets: mpg.bigquery_sql), read back into DuckDB's dialect by sqlglot and created
+    over a copy of the fixture in place of the originals, its macros dropped: every view gives
+    the rows it gave. (tests/test_bigquery.py runs them on the BigQuery emulator.)"""
+    copy = tmp_path / "rewritten.duckdb"
+    copy.write_bytes(database.read_bytes())
+    statements = bigquery_view_statements(lambda name: exp.table_(name, quoted=True), PUBLISHED)
+    with duckdb.connect(str(copy)) as con:
+        for statement in statements:
+            (duckdb_sql,) = sqlglot.transpile(statement, read="bigquery", write="duckdb")
+            con.execute(duckdb_sql)
+        for macro in ("mpg_ratio", "mpg_goodput_ratios", "mpg_profiled_sum"):
+            con.execute(f"drop macro {macro}")  # a fixed name: nothing may call it now
+    for view in VIEWS:
+        assert rows(copy, f"from {view}") == approx(rows(database, f"from {view}")), view

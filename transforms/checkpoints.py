@@ -239,10 +239,12 @@ def priced_advice(advice: pa.Table, rates: pa.Table | None) -> pa.Table:
 
 
 def checkpoint_advice_by_slice(advice: pa.Table) -> pa.Table:
-    """CHECKPOINT_ADVICE_BY_SLICE from CHECKPOINT_ADVICE rows, by
-    `sql/publish/checkpoint_advice_by_slice.sql` on an in-memory DuckDB."""
+    """CHECKPOINT_ADVICE_BY_SLICE from CHECKPOINT_ADVICE rows, by the view of
+    `sql/views/checkpoint_advice_by_slice.sql` (the analysts' roll-up, its one definition) on an
+    in-memory DuckDB."""
     with duckdb.connect() as con:
         con.execute(load_sql("publish/macros.sql"))
         con.register("checkpoint_advice", advice)
-        result = con.sql(load_sql("publish/checkpoint_advice_by_slice.sql")).to_arrow_table()
+        con.execute(load_sql("views/checkpoint_advice_by_slice.sql"))
+        result = con.table("checkpoint_advice_by_slice").to_arrow_table()
     return conform(result, CHECKPOINT_ADVICE_BY_SLICE)

@@ -1,13 +1,15 @@
 """`compare_periods`: what changed in fleet MPG between two periods, and why, as data.
 
 The decomposition (mpg.compare.decompose) with the ledger categories whose share of wanted
-chip-time moved most, for the fleet and for each of the top contributing slices. The terminal
-(mpg.compare.render) and the fleet report embed this same object; `to_json` is `--json`.
+chip-time moved most, for the fleet and for each of the top contributing slices; and the change
+in dollars lost split by the same parts (mpg.compare.dollars), with the priced chip-time's
+ledger in dollars. The terminal (mpg.compare.render) and the fleet report embed this same
+object; `to_json` is `--json`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,15 @@ from mpg.compare.decompose import (
     UndefinedMPGError,
     decompose,
 )
-from mpg.compare.read import Period, read_periods
+from mpg.compare.dollars import (
+    DOLLAR_PART_NAMES,
+    DollarChange,
+    DollarParts,
+    dollar_change,
+    sum_categories,
+)
+from mpg.compare.period import Period
+from mpg.compare.read import PeriodData, read_periods
 from mpg.config import metric_version_to_read
 from mpg.errors import UserError
 
@@ -56,6 +66,19 @@ class CategoryMove:
 
 
 @dataclass(frozen=True)
+class DollarMove:
+    """A ledger category's dollars (priced chip-time) in each period."""
+
+    category: str
+    base_usd: float
+    current_usd: float
+
+    @property
+    def change(self) -> float:
+        return self.current_usd - self.base_usd
+
+
+@dataclass(frozen=True)
 class Comparison:
     metric_version: str
     base_period: Period
@@ -63,6 +86,27 @@ class Comparison:
     decomposition: Decomposition
     fleet_moves: tuple[CategoryMove, ...]  # largest |change| first
     slice_moves: Mapping[Slice, tuple[CategoryMove, ...]]  # for the top slices
+    # The change in dollars lost; None where a period's priced chip-time has no MPG, and then
+    # `dollars_unavailable` says why.
+    dollars: DollarChange | None = None
+    dollars_unavailable: str | None = None
+
+    @property
+    def top_dollar_slices(self) -> tuple[tuple[Slice, DollarParts], ...]:
+        return self.dollars.slices[:TOP_SLICES] if self.dollars else ()
+
+    @property
+    def dollar_moves(self) -> tuple[DollarMove, ...]:
+        """The TOP_CATEGORIES ledger categories whose dollars changed most (priced chip-time)."""
+        if self.dollars is None:
+            return ()
+        base, current = self.dollars.base.by_category, self.dollars.current.by_category
+        moves = [
+            DollarMove(c, base.get(c, 0.0), current.get(c, 0.0))
+            for c in sorted(base.keys() | current.keys())
+        ]
+        moved = [m for m in moves if m.change != 0]
+        return tuple(sorted(moved, key=lambda m: (-abs(m.change), m.category))[:TOP_CATEGORIES])
 
     @property
     def top_slices(self) -> tuple[SliceChange, ...]:
@@ -120,6 +164,7 @@ class Comparison:
                 }
                 for c in d.slices
             ],
+            "dollars": _dollars_json(self),
         }
 
 
@@ -131,13 +176,15 @@ def compare_periods(
     version = metric_version_to_read(out, metric_version)
     data = read_periods(out, base, current, version)
     try:
-        decomposition = decompose(data.base, data.current)
+        decomposition = decompose(data.base.sums, data.current.sums)
     except UndefinedMPGError as exc:
         raise UserError(f"cannot compare {base} with {current}: {exc}") from exc
     fleet_ledger = {
-        period: _sum_categories(by_slice.values()) for period, by_slice in data.ledger.items()
+        "base": sum_categories(data.base.ledger.values()),
+        "current": sum_categories(data.current.ledger.values()),
     }
     top = decomposition.slices[:TOP_SLICES]
+    dollars, unavailable = _dollars(data)
     return Comparison(
         metric_version=version,
         base_period=base,
@@ -148,22 +195,27 @@ def compare_periods(
         ),
         slice_moves={
             c.slice: category_moves(
-                data.ledger["base"].get(c.slice, {}),
-                data.ledger["current"].get(c.slice, {}),
+                data.base.ledger.get(c.slice, {}),
+                data.current.ledger.get(c.slice, {}),
                 c.base,
                 c.current,
             )
             for c in top
         },
+        dollars=dollars,
+        dollars_unavailable=unavailable,
     )
 
 
-def _sum_categories(ledgers: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    total: dict[str, float] = {}
-    for ledger in ledgers:
-        for category, chip_s in ledger.items():
-            total[category] = total.get(category, 0.0) + chip_s
-    return total
+def _dollars(data: PeriodData) -> tuple[DollarChange | None, str | None]:
+    """The change in dollars lost, or None and why it cannot be had."""
+    try:
+        return dollar_change(data.base, data.current), None
+    except UndefinedMPGError as exc:
+        return None, (
+            f"dollars lost cannot be compared: counting only chip-time whose generation has a "
+            f"price, {exc}"
+        )
 
 
 def category_moves(
@@ -208,6 +260,34 @@ def _period_json(period: Period, sums: Sums) -> dict[str, Any]:
 
 def _parts_json(parts: Parts, names: tuple[str, ...] = PART_NAMES) -> dict[str, float]:
     return {**{n: getattr(parts, n) for n in names}, "total": parts.total}
+
+
+def _dollar_parts_json(parts: DollarParts) -> dict[str, float]:
+    return {**{n: getattr(parts, n) for n in DOLLAR_PART_NAMES}, "total": parts.total}
+
+
+def _dollars_json(comparison: Comparison) -> dict[str, Any]:
+    dollars = comparison.dollars
+    if dollars is None:
+        return {"unavailable": comparison.dollars_unavailable}
+    return {
+        **{
+            name: {
+                "usd": period.usd,
+                "mpg_usd": period.mpg,
+                "lost_usd": period.lost,
+                "unpriced_chip_s": period.unpriced_chip_s,
+                "usd_by_category": dict(sorted(period.by_category.items())),
+            }
+            for name, period in (("base", dollars.base), ("current", dollars.current))
+        },
+        "change": dollars.change,
+        "parts": _dollar_parts_json(dollars.parts),
+        "slices": [
+            {**dict(zip(SLICE_COLUMNS, key, strict=True)), "parts": _dollar_parts_json(parts)}
+            for key, parts in dollars.slices
+        ],
+    }
 
 
 def _move_json(move: CategoryMove) -> dict[str, Any]:

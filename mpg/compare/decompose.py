@@ -203,7 +203,7 @@ def decompose(base: Mapping[Slice, Sums], current: Mapping[Slice, Sums]) -> Deco
     chip-time in a period may be absent from its mapping) into per-slice Parts and the fleet's
     coverage part; raises UndefinedMPGError where a period's fleet MPG is undefined, and
     AssertionError if the parts fail to add up to the change (a bug)."""
-    fleet0, fleet1 = _fleet(base, "base"), _fleet(current, "current")
+    fleet0, fleet1 = fleet_sums(base, "base"), fleet_sums(current, "current")
     g_mean = _mean_pg(fleet0, fleet1)
     keys = sorted(base.keys() | current.keys())
     pairs = {key: (base.get(key, ZERO), current.get(key, ZERO)) for key in keys}
@@ -265,7 +265,7 @@ def _correction(fleet: Sums, m_star: float) -> float:
     return mpg / m_star
 
 
-def _fleet(slices: Mapping[Slice, Sums], period: str) -> Sums:
+def fleet_sums(slices: Mapping[Slice, Sums], period: str) -> Sums:
     fleet = sum(slices.values(), ZERO)
     if fleet.mpg is None:
         missing = "wanted" if fleet.wanted <= 0 else "profiled productive"

@@ -24,36 +24,57 @@ class NoDataError(UserError):
 
 
 @dataclass(frozen=True)
-class PeriodData:
-    """The slices' chip-time sums in each period, and the ledger per slice and category."""
+class PeriodSlices:
+    """One period: each slice's chip-time sums, its ledger in chip-seconds and in dollars (priced
+    chip-time only) per category, and its price (USD per chip-hour; None: no price)."""
 
-    base: dict[Slice, Sums]
-    current: dict[Slice, Sums]
-    ledger: dict[str, dict[Slice, dict[str, float]]]  # period -> slice -> category -> chip_s
+    sums: dict[Slice, Sums]
+    ledger: dict[Slice, dict[str, float]]
+    ledger_usd: dict[Slice, dict[str, float]]
+    prices: dict[Slice, float | None]
+
+
+@dataclass(frozen=True)
+class PeriodData:
+    base: PeriodSlices
+    current: PeriodSlices
+
+
+def read_period(
+    con: duckdb.DuckDBPyConnection, period: Period, metric_version: str
+) -> PeriodSlices:
+    """One period's slices from an open published database (sql/compare/)."""
+    params = {"metric_version": metric_version, "first": period.first, "last": period.last}
+    sums = {
+        (workload, framework, generation): Sums(*chip_s)
+        for workload, framework, generation, *chip_s in con.execute(
+            load_sql("compare/slice_sums.sql"), params
+        ).fetchall()
+    }
+    ledger: dict[Slice, dict[str, float]] = {}
+    ledger_usd: dict[Slice, dict[str, float]] = {}
+    prices: dict[Slice, float | None] = {}
+    rows = con.execute(load_sql("compare/ledger_by_slice.sql"), params).fetchall()
+    for workload, framework, generation, category, chip_s, usd, price in rows:
+        key = (workload, framework, generation)
+        ledger.setdefault(key, {})[category] = chip_s
+        if usd is not None:
+            ledger_usd.setdefault(key, {})[category] = usd
+        if prices.get(key) is None:
+            prices[key] = price
+    return PeriodSlices(sums, ledger, ledger_usd, prices)
 
 
 def read_periods(out: Path, base: Period, current: Period, metric_version: str) -> PeriodData:
-    """Both periods' sums, after checking that every day of each has published job-day rows."""
+    """Both periods' slices, after checking that every day of each has published job-day rows."""
     check_periods(base, current)
-    params = {
-        "metric_version": metric_version,
-        "base_first": base.first,
-        "base_last": base.last,
-        "current_first": current.first,
-        "current_last": current.last,
-    }
     with open_published(out) as con:
         for name, period in (("base", base), ("current", current)):
             _check_days(con, name, period, metric_version)
-        sums = con.execute(load_sql("compare/slice_sums.sql"), params).fetchall()
-        ledger_rows = con.execute(load_sql("compare/ledger_by_slice.sql"), params).fetchall()
-    by_period: dict[str, dict[Slice, Sums]] = {"base": {}, "current": {}}
-    for period, workload, framework, generation, *chip_s in sums:
-        by_period[period][(workload, framework, generation)] = Sums(*chip_s)
-    ledger: dict[str, dict[Slice, dict[str, float]]] = {"base": {}, "current": {}}
-    for period, workload, framework, generation, category, chip_s in ledger_rows:
-        ledger[period].setdefault((workload, framework, generation), {})[category] = chip_s
-    return PeriodData(base=by_period["base"], current=by_period["current"], ledger=ledger)
+        return PeriodData(
+            base=read_period(con, base, metric_version),
+            current=read_period(con, current, metric_version),
+        )
 
 
 def _check_days(

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from mpg.compare.comparison import CategoryMove, Comparison
 from mpg.compare.decompose import PART_LABELS, SLICE_COLUMNS, Parts, Sums
+from mpg.compare.dollars import DOLLAR_PART_LABELS, DOLLAR_PART_NAMES, DollarParts
 
 TOP_PER_COLUMN = 3  # values of each slice column shown; --json has them all
 
@@ -54,6 +55,56 @@ def _ratios_row(label: str, sums: Sums) -> list[str]:
 
 def _parts_cells(parts: Parts) -> list[str]:
     return [_points(v) for v in (parts.mix, parts.sg, parts.rg, parts.pg, parts.total)]
+
+
+def _usd(value: float, sign: bool = False) -> str:
+    return f"{value:+,.2f}" if sign else f"{value:,.2f}"
+
+
+def _dollar_cells(parts: DollarParts) -> list[str]:
+    return [_usd(getattr(parts, n), sign=True) for n in DOLLAR_PART_NAMES[:-1]] + [
+        _usd(parts.total, sign=True)
+    ]
+
+
+def render_dollars(comparison: Comparison, console: Console) -> None:
+    """Dollars lost in each period, the parts of their change, the slices that moved them and
+    the ledger categories whose dollars moved; or why they cannot be compared."""
+    d = comparison.dollars
+    if d is None:
+        console.print(Text(f"Dollars: {comparison.dollars_unavailable}"))
+        return
+    console.print(
+        Text(
+            f"Dollars lost (dollars wanted x (1 - MPG weighted by price)): "
+            f"${_usd(d.base.lost)} -> ${_usd(d.current.lost)} ({_usd(d.change, sign=True)} USD)",
+            style="bold",
+        )
+    )
+    parts = _table("Where the change in dollars lost came from (USD)", "part", "USD")
+    for name in DOLLAR_PART_NAMES:
+        parts.add_row(DOLLAR_PART_LABELS[name], _usd(getattr(d.parts, name), sign=True))
+    parts.add_row("total", _usd(d.parts.total, sign=True))
+    console.print(parts)
+    unpriced = (d.base.unpriced_chip_s, d.current.unpriced_chip_s)
+    if any(unpriced):
+        console.print(
+            Text(
+                f"Unpriced (no price for their chip generation, left out): "
+                f"{unpriced[0] / 3600:,.1f} chip-h in base, {unpriced[1] / 3600:,.1f} in current"
+            )
+        )
+    top = _table(
+        "Top slices by dollars lost (USD)", "slice", "volume", "mix", "SG", "RG", "PG", "total"
+    )
+    for key, slice_parts in comparison.top_dollar_slices:
+        top.add_row(Text(" / ".join(key)), *_dollar_cells(slice_parts))
+    console.print(top)
+    moves = ", ".join(
+        f"{m.category} ${_usd(m.base_usd)} -> ${_usd(m.current_usd)}"
+        for m in comparison.dollar_moves
+    )
+    console.print(Text(f"Ledger dollars that moved most: {moves or 'none moved'}"))
 
 
 def render(comparison: Comparison, console: Console) -> None:
@@ -124,3 +175,4 @@ def render(comparison: Comparison, console: Console) -> None:
         line.append(f" (no job-days in the {absent} period)" if absent else "")
         line.append(Text(f": {_moves(comparison.slice_moves[c.slice])}", style=""))
         console.print(line)
+    render_dollars(comparison, console)

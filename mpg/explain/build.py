@@ -17,6 +17,7 @@ import polars as pl
 from mpg.catalog import load_catalog
 from mpg.config import metric_version_to_read
 from mpg.errors import StoreError, UserError
+from mpg.explain.advice import checkpoint_advice, step_times
 from mpg.explain.attempts import summarise_attempts
 from mpg.explain.ledger import by_category, compare_ledgers, job_days, ratios, waterfall
 from mpg.explain.model import Explanation, JobHeader, Scope, from_epoch_us, to_epoch_us
@@ -92,4 +93,6 @@ def explain_job(out: Path, job_id: str, day: dt.date | None, metric_version: str
         attempts=summarise_attempts(sweep, scope),
         records_read=stored.records,
         differences=compare_ledgers(published.ledger, pl.from_arrow(recomputed), shown),
+        checkpoint_advice=checkpoint_advice(published.checkpoint_advice),
+        step_times=step_times(published.step_times, shown),
     )

@@ -16,6 +16,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from mpg.explain.advice import CheckpointAdvice, StepTimes
+
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
@@ -217,6 +219,10 @@ class Explanation:
     attempts: tuple[Attempt, ...]
     records_read: int
     differences: tuple[Difference, ...]
+    # Beside the ledger (issue 15): the job's checkpoint advice (whole life; None for a job
+    # without one) and its step times on the shown days.
+    checkpoint_advice: CheckpointAdvice | None = None
+    step_times: tuple[StepTimes, ...] = ()
 
     @property
     def matches(self) -> bool:

@@ -1,4 +1,5 @@
-"""Draw an `Explanation` in the terminal with rich: header, waterfall, days, attempts, lines.
+"""Draw an `Explanation` in the terminal with rich: header, waterfall, days, attempts, lines,
+then the job's checkpoint advice and step times.
 
 Job ids, file names and states come from logs, so every such string enters rich as a `Text`
 (never as markup): a job named `[bold red]x[/]` prints as those characters.
@@ -13,6 +14,7 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from mpg.explain.advice import advice_table, step_times_table
 from mpg.explain.model import Attempt, Explanation, Figure, Provenance, format_ranges
 
 # How much of a figure's provenance the terminal shows; --json has all of it.
@@ -217,4 +219,8 @@ def render(e: Explanation, console: Console) -> None:
     for attempt in e.attempts:
         console.print(_outcome(attempt))
     console.print(_provenance(e))
+    if e.checkpoint_advice is not None:
+        _print_whole(console, advice_table(e.checkpoint_advice))
+    if e.step_times:
+        _print_whole(console, step_times_table(e.step_times))
     console.print(_consistency(e))

@@ -32,11 +32,14 @@ class UnknownJobError(UserError):
 @dataclass(frozen=True)
 class PublishedJob:
     """The job's published rows: `goodput` (sql/explain/job_goodput.sql) and `ledger`
-    (sql/explain/job_ledger.sql), a row with a null day standing for all the job's days."""
+    (sql/explain/job_ledger.sql), a row with a null day standing for all the job's days; its
+    checkpoint advice (zero or one row) and step times per day."""
 
     database: str
     goodput: pl.DataFrame
     ledger: pl.DataFrame
+    checkpoint_advice: pl.DataFrame
+    step_times: pl.DataFrame
 
 
 @dataclass(frozen=True)
@@ -59,12 +62,20 @@ def read_published(out: str | Path, job_id: str, metric_version: str) -> Publish
     with open_published(out) as con:
         goodput = con.sql(load_sql("explain/job_goodput.sql"), params=params).to_arrow_table()
         ledger = con.sql(load_sql("explain/job_ledger.sql"), params=params).to_arrow_table()
+        advice, steps = (
+            con.sql(load_sql(f"explain/{name}.sql"), params={"job_id": job_id}).to_arrow_table()
+            for name in ("job_checkpoint_advice", "job_step_times")
+        )
     if goodput.num_rows == 0:
         raise UnknownJobError(
             f"job {job_id!r} has no rows in {database} (metric version {metric_version})"
         )
     return PublishedJob(
-        database=database, goodput=pl.from_arrow(goodput), ledger=pl.from_arrow(ledger)
+        database=database,
+        goodput=pl.from_arrow(goodput),
+        ledger=pl.from_arrow(ledger),
+        checkpoint_advice=pl.from_arrow(advice),
+        step_times=pl.from_arrow(steps),
     )
 
 

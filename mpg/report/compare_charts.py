@@ -1,5 +1,6 @@
 """The report's comparison section (`mpg report --compare BASE CURRENT`): the `Comparison` that
-`mpg compare` prints, drawn as three Vega-Lite charts.
+`mpg compare` prints, drawn as Vega-Lite charts (three, and a fourth for dollars lost where both
+periods have priced chip-time).
 
 The charts are built from the `Comparison` object itself, never recomputed, so the page and the
 terminal cannot disagree. Values stay in MPG units (the axes show them as percent: one point of
@@ -18,10 +19,13 @@ from mpg.compare.decompose import (
     SLICE_COLUMNS,
     SliceChange,
 )
-from mpg.report.blocks import Chart, Section
+from mpg.compare.dollars import DOLLAR_PART_LABELS, DOLLAR_PART_NAMES
+from mpg.report.blocks import Chart, Note, Section
 from mpg.report.theme import FULL_WIDTH, HALF_WIDTH, tooltips
 
 _STEP_COLORS = alt.Scale(domain=["MPG", "up", "down"], range=["#4c78a8", "#54a24b", "#e45756"])
+# More dollars lost is worse: a part that adds dollars is red.
+_DOLLAR_COLORS = alt.Scale(domain=["MPG", "up", "down"], range=["#4c78a8", "#e45756", "#54a24b"])
 _PERIOD_COLORS = ["#a5b4c4", "#34495e"]
 
 
@@ -35,6 +39,20 @@ def waterfall_rows(comparison: Comparison) -> list[dict]:
         rows.append(_step(name, PART_LABELS[name], value, top, top + value))
         top += value
     rows.append(_step("current", "current MPG", d.current_mpg, 0.0, d.current_mpg))
+    return rows
+
+
+def dollar_waterfall_rows(comparison: Comparison) -> list[dict]:
+    """Base dollars lost, each part of their change stacked on the last, then current."""
+    d = comparison.dollars
+    assert d is not None
+    rows = [_step("base", "base $ lost", d.base.lost, 0.0, d.base.lost)]
+    top = d.base.lost
+    for name in DOLLAR_PART_NAMES:
+        value = getattr(d.parts, name)
+        rows.append(_step(name, DOLLAR_PART_LABELS[name], value, top, top + value))
+        top += value
+    rows.append(_step("current", "current $ lost", d.current.lost, 0.0, d.current.lost))
     return rows
 
 
@@ -95,8 +113,9 @@ def ledger_move_rows(comparison: Comparison) -> list[dict]:
     ]
 
 
-def _waterfall_chart(comparison: Comparison) -> alt.LayerChart:
-    rows = waterfall_rows(comparison)
+def _waterfall_chart(
+    rows: list[dict], title: str, fmt: str, signed: str, colors: alt.Scale
+) -> alt.LayerChart:
     base = alt.Chart(alt.Data(values=rows), width=FULL_WIDTH).encode(
         x=alt.X(
             "label:N",
@@ -106,15 +125,15 @@ def _waterfall_chart(comparison: Comparison) -> alt.LayerChart:
         )
     )
     bars = base.mark_bar().encode(
-        y=alt.Y("bar_start:Q", title="fleet MPG", axis=alt.Axis(format="%")),
+        y=alt.Y("bar_start:Q", title=title, axis=alt.Axis(format=fmt)),
         y2="bar_end:Q",
-        color=alt.Color("direction:N", scale=_STEP_COLORS, legend=None),
-        tooltip=tooltips("label:N", alt.Tooltip("value:Q", format="+.3%")),
+        color=alt.Color("direction:N", scale=colors, legend=None),
+        tooltip=tooltips("label:N", alt.Tooltip("value:Q", format=signed)),
     )
     labels = (
         base.transform_calculate(top="max(datum.bar_start, datum.bar_end)")
         .mark_text(dy=-6)
-        .encode(y="top:Q", text=alt.Text("value:Q", format="+.2%"))
+        .encode(y="top:Q", text=alt.Text("value:Q", format=signed))
     )
     return alt.layer(bars, labels)
 
@@ -179,7 +198,7 @@ def comparison_charts(comparison: Comparison) -> list[Chart]:
             f"Why fleet MPG changed, {periods}",
             f"Fleet MPG went from {d.base_mpg:.2%} to {d.current_mpg:.2%}: the mix, SG, RG and PG "
             "parts add up to the change exactly (mpg compare, docs/compare.md).",
-            _waterfall_chart(comparison),
+            _waterfall_chart(waterfall_rows(comparison), "fleet MPG", "%", "+.2%", _STEP_COLORS),
         ),
         Chart(
             "compare-slices",
@@ -197,6 +216,29 @@ def comparison_charts(comparison: Comparison) -> list[Chart]:
     ]
 
 
+def dollar_blocks(comparison: Comparison) -> list[Chart | Note]:
+    """The change in dollars lost as a waterfall, or why there is none."""
+    d = comparison.dollars
+    if d is None:
+        return [Note(f"Dollars: {comparison.dollars_unavailable}.")]
+    unpriced = (d.base.unpriced_chip_s / 3600, d.current.unpriced_chip_s / 3600)
+    return [
+        Chart(
+            "compare-dollars",
+            "Why dollars lost changed",
+            f"Dollars lost (dollars wanted x (1 - MPG weighted by price)) went from "
+            f"${d.base.lost:,.2f} to ${d.current.lost:,.2f}: volume (dollars wanted grew or "
+            "shrank, lost at the mean rate) and the mix, SG, RG, PG and coverage parts of MPG "
+            f"in dollars add up to the change exactly. Chip-time without a price is left out: "
+            f"{unpriced[0]:,.1f} chip-hours in the base period, {unpriced[1]:,.1f} in the "
+            "current one.",
+            _waterfall_chart(
+                dollar_waterfall_rows(comparison), "dollars lost", "$,.0f", "+$,.2f", _DOLLAR_COLORS
+            ),
+        )
+    ]
+
+
 def comparison_section(comparison: Comparison) -> Section:
     """The comparison as a section of the page, after the fleet's."""
     return Section(
@@ -204,5 +246,5 @@ def comparison_section(comparison: Comparison) -> Section:
         f"What changed: {comparison.base_period} to {comparison.current_period}",
         "mpg compare's figures for the two periods (docs/compare.md), whatever the report's "
         "own period.",
-        tuple(comparison_charts(comparison)),
+        (*comparison_charts(comparison), *dollar_blocks(comparison)),
     )

@@ -19,6 +19,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from mpg.compare.decompose import UndefinedMPGError
+from mpg.compare.dollars import DollarPeriod, dollar_period
+from mpg.compare.period import Period
+from mpg.compare.read import read_period
 from mpg.errors import UserError
 from mpg.metrics import LEDGER_CATEGORIES
 from mpg.published import open_published, reading
@@ -27,6 +31,9 @@ from mpg.sqlfiles import load_sql
 
 WORST_JOBS = 15  # of the fleet
 WORST_JOBS_PER_SLICE = 10
+CHECKPOINT_JOBS = 15  # ranked by chip-hours saved a day
+STEP_OUTLIERS = 15  # job-days ranked by slow-step share
+STRAGGLER_JOB_DAYS = 6  # job-days whose ranks are shown
 
 # The waterfall's steps down from wanted time: scheduling first (the chips never came), then the
 # runtime's losses, ending at the productive time that PG then discounts.
@@ -42,6 +49,14 @@ _FOLDER_QUERIES: dict[str, str] = {
     "quarantine_reasons": "quarantine",
     "validation_summary": "validation_results",
     "validation_warnings": "validation_results",
+    "checkpoint_slices": "checkpoint_advice_by_slice",
+}
+
+# The period's analyses (issue 15), each read only where its table was published.
+_ANALYSIS_QUERIES: dict[str, tuple[str, dict]] = {
+    "checkpoint_jobs": ("checkpoint_advice", {"limit": CHECKPOINT_JOBS}),
+    "step_outliers": ("step_time_stats", {"limit": STEP_OUTLIERS}),
+    "stragglers": ("step_rank_stragglers", {"limit": STRAGGLER_JOB_DAYS}),
 }
 
 
@@ -65,6 +80,12 @@ class ReportData:
     ledger_waterfall: pl.DataFrame
     slice_ledger: pl.DataFrame
     worst_jobs: pl.DataFrame  # one row per job, a column per category of LOSSES
+    dollars: DollarPeriod | None  # the period's dollars lost; None: `dollars_unavailable` says why
+    dollars_unavailable: str | None
+    checkpoint_jobs: pl.DataFrame | None
+    checkpoint_slices: pl.DataFrame | None
+    step_outliers: pl.DataFrame | None
+    stragglers: pl.DataFrame | None
     published_run: pl.DataFrame | None
     data_days: pl.DataFrame | None
     record_counts: pl.DataFrame | None
@@ -103,22 +124,40 @@ def read_report_data(
             ),
         ]:
             frames[name] = _frame(con, name, params)
+        days = frames["slice_days"]["day"]
+        if days.is_empty():
+            raise EmptyPeriodError(
+                f"no published goodput in {out} (metric version {metric_version}) "
+                f"from {first or 'the start'} to {last or 'the end'}"
+            )
+        for name, (table, more) in _ANALYSIS_QUERIES.items():
+            params = {**period, **more}
+            if name != "step_outliers":
+                params.pop("metric_version")
+            frames[name] = _frame(con, name, params) if table in tables else None
         for name, table in _FOLDER_QUERIES.items():
             frames[name] = _frame(con, name) if table in tables else None
-    days = frames["slice_days"]["day"]
-    if days.is_empty():
-        raise EmptyPeriodError(
-            f"no published goodput in {out} (metric version {metric_version}) "
-            f"from {first or 'the start'} to {last or 'the end'}"
-        )
+        dollars, unavailable = _period_dollars(con, Period(days.min(), days.max()), metric_version)
     frames["worst_jobs"] = _with_owners(out, _one_row_per_job(frames["worst_jobs"]))
     return ReportData(
         metric_version=metric_version,
         first=days.min(),
         last=days.max(),
         tables=tables,
+        dollars=dollars,
+        dollars_unavailable=unavailable,
         **frames,
     )
+
+
+def _period_dollars(
+    con: duckdb.DuckDBPyConnection, period: Period, metric_version: str
+) -> tuple[DollarPeriod | None, str | None]:
+    """The period's dollars lost as `mpg compare` counts them, or None and why not."""
+    try:
+        return dollar_period(read_period(con, period, metric_version), "report's"), None
+    except UndefinedMPGError as exc:
+        return None, f"counting only chip-time whose generation has a price, {exc}"
 
 
 def _one_row_per_job(rows: pl.DataFrame) -> pl.DataFrame:

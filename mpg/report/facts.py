@@ -1,6 +1,5 @@
 """The report's words and tables: the opening figures and how MPG meets the ledger, what the data
-is (the run that published it, the days it covers), its quality, and the sections whose tables a
-later mpg publishes.
+is (the run that published it, the days it covers) and its quality.
 
 Every string here goes into a block of `blocks`, which the page escapes; quarantine reasons and
 expectation samples quote the logs, and trace paths are the user's.
@@ -9,12 +8,12 @@ expectation samples quote the logs, and trace paths are the user's.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 
 import altair as alt
 import polars as pl
 
 from mpg.report.blocks import Block, Chart, Facts, Figure, Figures, Note, Section, Table
+from mpg.report.costs import dollars_figure
 from mpg.report.data import ReportData
 from mpg.report.theme import HALF_WIDTH, chip_hours, percent, tooltips, values
 
@@ -87,6 +86,7 @@ def summary_section(data: ReportData) -> Section:
                 "where the ledger ends",
             ),
             Figure("wanted chip-hours", chip_hours(f["wanted_chip_s"] / 3600), f"{f['jobs']} jobs"),
+            dollars_figure(data),
         )
     )
     return Section(
@@ -140,7 +140,7 @@ def about_section(data: ReportData) -> Section:
     )
 
 
-def _absent(table: str) -> Note:
+def absent_note(table: str) -> Note:
     return Note(f"Not published by this mpg version: its database has no table {table}.", "absent")
 
 
@@ -220,12 +220,12 @@ def _warnings(summary: pl.DataFrame, warnings: pl.DataFrame) -> list[Block]:
 def quality_section(data: ReportData) -> Section:
     blocks: list[Block] = []
     blocks.append(
-        _absent("record_counts")
+        absent_note("record_counts")
         if data.record_counts is None
         else _record_counts(data.record_counts)
     )
     if data.quarantine_reasons is None:
-        blocks.append(_absent("quarantine"))
+        blocks.append(absent_note("quarantine"))
     elif data.quarantine_reasons.is_empty():
         blocks.append(Note("No record was quarantined."))
     else:
@@ -239,7 +239,7 @@ def quality_section(data: ReportData) -> Section:
             )
         )
     if data.validation_summary is None or data.validation_warnings is None:
-        blocks.append(_absent("validation_results"))
+        blocks.append(absent_note("validation_results"))
     else:
         blocks += _warnings(data.validation_summary, data.validation_warnings)
     return Section(
@@ -250,47 +250,3 @@ def quality_section(data: ReportData) -> Section:
         "period.",
         tuple(blocks),
     )
-
-
-@dataclass(frozen=True)
-class PlannedSection:
-    """A section whose table a later mpg publishes (issue 15): until then, a note says so."""
-
-    id: str
-    title: str
-    table: str
-    intro: str
-
-
-PLANNED_SECTIONS = (
-    PlannedSection(
-        "cost",
-        "Dollars and kWh",
-        "chip_time_cost",
-        "The ledger in dollars (chip-hours x price per chip-hour) and kWh (chip-hours x board "
-        "watts x PUE: an estimate), per category and per slice.",
-    ),
-    PlannedSection(
-        "checkpoints",
-        "Checkpoint advice",
-        "checkpoint_advice",
-        "Training jobs ranked by the chip-hours a day that checkpointing at the Young/Daly "
-        "interval would save.",
-    ),
-    PlannedSection(
-        "step-times",
-        "Step-time outliers",
-        "step_time_stats",
-        "Job-days whose slow steps (step time above the median) cost the most productive "
-        "chip-time, and their stragglers.",
-    ),
-)
-
-
-def planned_section(planned: PlannedSection, tables: frozenset[str]) -> Section:
-    note = (
-        Note(f"{planned.table} is published, but this version of mpg report does not draw it yet.")
-        if planned.table in tables
-        else _absent(planned.table)
-    )
-    return Section(planned.id, planned.title, planned.intro, (note,), absent=True)

@@ -2,8 +2,8 @@
 
 The order answers a reader's questions in turn: how good is the fleet (summary), what is this data
 (about), how goodput moved, where the chip-hours went, which slices and jobs lost them, what it
-cost and what to change (the sections later tables fill), whether the data can be trusted
-(quality), and, with --compare, what changed between two periods.
+cost (dollars and kWh), what to change (checkpoint advice, step-time outliers), whether the data
+can be trusted (quality), and, with --compare, what changed between two periods.
 """
 
 from __future__ import annotations
@@ -11,17 +11,13 @@ from __future__ import annotations
 from altair.utils.schemapi import debug_mode
 
 from mpg.compare.comparison import Comparison
+from mpg.report.advice import checkpoint_section, step_time_section
 from mpg.report.blocks import Section
 from mpg.report.charts import fleet_charts, ledger_charts, size_class_charts
 from mpg.report.compare_charts import comparison_section
+from mpg.report.costs import cost_section
 from mpg.report.data import ReportData
-from mpg.report.facts import (
-    PLANNED_SECTIONS,
-    about_section,
-    planned_section,
-    quality_section,
-    summary_section,
-)
+from mpg.report.facts import about_section, quality_section, summary_section
 from mpg.report.slices import SLICE_TITLES, slice_charts, worst_jobs_charts
 
 
@@ -54,7 +50,9 @@ def _sections(data: ReportData, comparison: Comparison | None) -> list[Section]:
         ),
         Section("size", "By job size", "", tuple(size_class_charts(data))),
         Section("jobs", "Worst jobs", "", tuple(worst_jobs_charts(data))),
-        *(planned_section(planned, data.tables) for planned in PLANNED_SECTIONS),
+        cost_section(data),
+        checkpoint_section(data),
+        step_time_section(data),
         quality_section(data),
     ]
     if comparison is not None:

@@ -57,8 +57,9 @@ p.opening { font-size: 1.1em; max-width: 1100px; margin: 0.3em 0; }
 p.reconcile { background: #f6f7f9; border-left: 4px solid #5f6b77; padding: 0.6em 0.9em;
   max-width: 1100px; margin: 0.3em 0; }
 p.absent { color: #777; font-style: italic; margin: 0; }
-.figures { display: flex; flex-wrap: wrap; gap: 0.8em; margin: 0.6em 0; }
-.figure { border: 1px solid #ddd; border-radius: 6px; padding: 0.5em 0.9em; min-width: 150px; }
+.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr));
+  gap: 0.8em; margin: 0.6em 0; width: 100%; }
+.figure { border: 1px solid #ddd; border-radius: 6px; padding: 0.5em 0.9em; }
 .figure .label { color: #555; font-size: 0.85em; }
 .figure .value { font-size: 1.7em; font-weight: 600; }
 .figure .note { color: #777; font-size: 0.8em; }
@@ -69,6 +70,7 @@ caption { text-align: left; color: #555; padding-bottom: 0.4em; }
 th, td { border-bottom: 1px solid #e3e3e3; padding: 0.25em 0.7em; text-align: left;
   vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
 td { max-width: 420px; overflow-wrap: anywhere; }
 """
 

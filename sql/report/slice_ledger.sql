@@ -3,12 +3,21 @@
 -- rolls them up. A slice's rows add up to its wanted chip-time.
 -- grain: one row per slice column, slice value and ledger category (categories with no chip-time
 -- left out).
+-- usd, kwh: chip_time_cost's over the chip-time whose generation has a price (a board power), NULL
+-- where none has; unpriced_chip_h: the chip-hours without a price.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive.
--- input: tables chip_time_ledger, job_day_goodput (for each job-day's slice columns).
+-- input: tables chip_time_ledger, chip_time_cost, job_day_goodput (each job-day's slice columns).
 with ledger as (
     select *
     from chip_time_ledger
+    where metric_version = $metric_version
+        and ($first is null or day >= $first) and ($last is null or day <= $last)
+),
+
+costs as (
+    select day, job_id, category, usd, kwh
+    from chip_time_cost
     where metric_version = $metric_version
         and ($first is null or day >= $first) and ($last is null or day <= $last)
 ),
@@ -21,21 +30,29 @@ job_days as (
 ),
 
 sliced as (
-    select job_days.*, ledger.category, ledger.chip_s
+    select job_days.*, ledger.category, ledger.chip_s, costs.usd, costs.kwh
     from ledger
     inner join job_days using (day, job_id, metric_version)
+    left join costs using (day, job_id, category)
 ),
 
 one_slice_column as (
-    select 'chip_generation' as slice_kind, chip_generation as slice, category, chip_s from sliced
+    select 'chip_generation' as slice_kind, chip_generation as slice, * from sliced
     union all
-    select 'workload_class' as slice_kind, workload_class as slice, category, chip_s from sliced
+    select 'workload_class' as slice_kind, workload_class as slice, * from sliced
     union all
-    select 'framework' as slice_kind, framework as slice, category, chip_s from sliced
+    select 'framework' as slice_kind, framework as slice, * from sliced
 ),
 
 final as (
-    select slice_kind, slice, category, sum(chip_s) / 3600 as chip_h
+    select
+        slice_kind,
+        slice,
+        category,
+        sum(chip_s) / 3600 as chip_h,
+        sum(usd) as usd,
+        sum(kwh) as kwh,
+        coalesce(sum(chip_s) filter (where usd is null), 0) / 3600 as unpriced_chip_h
     from one_slice_column
     group by slice_kind, slice, category
     having sum(chip_s) > 0

@@ -4,11 +4,18 @@
 -- ledger category; a category with no chip-time in the slice that day has no row.
 -- share: the category's part of the slice's wanted chip-time that day (the ledger adds up to
 -- wanted time, so a slice-day's shares add up to 1).
--- input: views chip_time_ledger_current, job_days_sized, job_size_classes (its order); mpg_ratio
--- (sql/publish/macros.sql, stored in the database).
+-- usd, kwh: the category's dollars and kWh (chip_time_cost) over the chip-time whose generation has
+-- a price (a board power); unpriced_chip_s, unpowered_chip_s: the chip-time without one, never
+-- guessed (usd NULL where none of it is priced). kWh are an estimate from board power and PUE.
+-- input: views chip_time_ledger_current, chip_time_cost_current, job_days_sized, job_size_classes
+-- (its order); mpg_ratio (sql/publish/macros.sql, stored in the database).
 create or replace view ledger_by_slice as
 with ledger as (
     select * from chip_time_ledger_current
+),
+
+costs as (
+    select day, job_id, metric_version, category, usd, kwh from chip_time_cost_current
 ),
 
 job_days as (
@@ -24,9 +31,12 @@ sized_ledger as (
         job_days.framework,
         job_days.chip_generation,
         ledger.category,
-        ledger.chip_s
+        ledger.chip_s,
+        costs.usd,
+        costs.kwh
     from ledger
     inner join job_days using (day, job_id, metric_version)
+    left join costs using (day, job_id, metric_version, category)
 ),
 
 sums as (
@@ -38,7 +48,11 @@ sums as (
         framework,
         chip_generation,
         category,
-        sum(chip_s) as chip_s
+        sum(chip_s) as chip_s,
+        sum(usd) as usd,
+        coalesce(sum(chip_s) filter (where usd is null), 0) as unpriced_chip_s,
+        sum(kwh) as kwh,
+        coalesce(sum(chip_s) filter (where kwh is null), 0) as unpowered_chip_s
     from sized_ledger
     group by
         day, metric_version, category,
@@ -58,7 +72,11 @@ final as (
         mpg_ratio(chip_s, sum(chip_s) over (
             partition by day, metric_version, size_class, workload_class, framework,
                 chip_generation
-        )) as share
+        )) as share,
+        usd,
+        unpriced_chip_s,
+        kwh,
+        unpowered_chip_s
     from sums
 )
 

@@ -5,8 +5,11 @@
 -- MTBI, save and restart cost, interval); the advised interval is Young/Daly's on the slice's own
 -- means, sqrt(2 x mean save x MTBI); RGs are ratios of summed chip-time, a job without advice
 -- (no interruption) counting as unchanged; savings per day add up over the jobs.
+-- Over every published training job (advice is per job over its whole life, not per day; its
+-- table has no metric version: none of it depends on PG).
 -- input: table checkpoint_advice (mpg.schemas.CHECKPOINT_ADVICE, one row per training job); the
 -- macros of sql/publish/macros.sql (mpg_ratio).
+create or replace view checkpoint_advice_by_slice as
 with advice as (
     select * from checkpoint_advice
 ),
@@ -18,7 +21,8 @@ sums as (
         chip_generation,
         count(*) as jobs,
         sum(all_allocated_s) as all_allocated_s,
-        sum(interruptions) as interruptions,
+        -- BIGINT, as the table: a sum of BIGINT is a HUGEINT in DuckDB
+        sum(interruptions)::bigint as interruptions,
         sum(save_s) as save_s,
         sum(saves) as saves,
         sum(restart_s) as restart_s,

@@ -1,0 +1,41 @@
+-- The job-days whose slow steps took the largest share of their productive chip-time: a step
+-- slower than the day's median costs (step time - median) x chips beyond a typical step.
+-- grain: one row per job-day with kept steps in the report's period, the $limit with the largest
+-- slow_step_share (ties: more slow-step chip-time first, then job and day).
+-- parameters: $metric_version (VARCHAR: each job-day's slice from job_day_goodput); $first,
+--   $last (DATE or NULL for an open end): the report's period, inclusive; $limit (INTEGER).
+-- input: tables step_time_stats, job_day_goodput.
+with stats as (
+    select *
+    from step_time_stats
+    where ($first is null or day >= $first) and ($last is null or day <= $last)
+),
+
+job_days as (
+    select day, job_id, workload_class, framework, chip_generation
+    from job_day_goodput
+    where metric_version = $metric_version
+),
+
+ranked as (
+    select
+        stats.*,
+        job_days.workload_class,
+        job_days.framework,
+        job_days.chip_generation,
+        count(*) over () as job_days_in_period,
+        row_number() over (
+            order by stats.slow_step_share desc nulls last, stats.slow_step_chip_s desc,
+                stats.job_id, stats.day
+        ) as share_rank
+    from stats
+    left join job_days using (day, job_id)
+),
+
+final as (
+    select * from ranked
+    where share_rank <= $limit
+)
+
+select * from final
+order by share_rank
