@@ -122,18 +122,18 @@ def write_days(
     store, run_id: str, name: str, replaced: pl.DataFrame, tables: dict[str, pa.Table]
 ) -> Iterator[tuple[str, DayRef]]:
     """Scratch files with one batch per day (the same days in the same order in each), and a
-    DayRef per day."""
+    DayRef per day. `tables` holds JOB_TABLES rows, all of them for a run, only the VERSIONED
+    ones for a backfill (which merges no others)."""
     days = replaced.get_column("day").unique().sort().to_list()
     if not days:
         return
     files = day_files(store, run_id, name)
     parts = {"replaced": conform(replaced.select("day", "job_id").to_arrow(), _REPLACED_DAY)}
     parts.update(tables)
-    for table, path in files.items():
-        rows = parts[table]
+    for table, rows in parts.items():
         column = rows.column("day")
         store.write_scratch(
-            path,
+            files[table],
             [
                 rows.filter(pc.equal(column, pa.scalar(day, pa.date32()))).drop_columns(
                     ["day"] if table == "replaced" else []

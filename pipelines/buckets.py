@@ -36,7 +36,6 @@ from mpg.schemas import (
 )
 from mpg.transforms.reconcile import JobRecords, hash_range, job_hash_of, reconcile_jobs
 
-JOB_TABLES = ("job_day_goodput", "chip_time_ledger")
 # A's index rows: JOB_INDEX, and whether the job is accounted again (not only moved).
 _UPDATED = pa.schema([*JOB_INDEX, pa.field("accounted", pa.bool_(), nullable=False)])
 PLANNED = pa.schema(
