@@ -170,56 +170,72 @@ def classify_spans(
 def _boundary_events(
     jobs: pl.DataFrame, allocation: pl.DataFrame, spans: pl.DataFrame
 ) -> pl.DataFrame:
-    """All instants of every job, each with its delta per counter (zero where untouched)."""
+    """All instants of every job (`key`: its row in `jobs`), each with its delta per counter
+    (zero where untouched), sorted by job and instant."""
+    keys = jobs.select("job_id", pl.int_range(pl.len(), dtype=pl.UInt32).alias("key"))
 
     def events(frame: pl.DataFrame, deltas: dict[str, pl.Expr]) -> pl.DataFrame:
         return frame.select(
-            "job_id",
+            "key",
             "t",
             *[deltas.get(c, pl.lit(0, _US)).cast(_US).alias(c) for c in _COUNTERS],
         )
 
     first_day = pl.col("submit_us") // DAY_US + 1
     last_day = (pl.col("wanted_end_us") - 1) // DAY_US
+    jobs = jobs.with_columns(keys.get_column("key"))
     midnights = (
-        jobs.select("job_id", pl.int_ranges(first_day, last_day + 1).alias("day"))
+        jobs.select("key", pl.int_ranges(first_day, last_day + 1).alias("day"))
         .explode("day")
         .drop_nulls("day")
-        .select("job_id", (pl.col("day") * DAY_US).alias("t"))
+        .select("key", (pl.col("day") * DAY_US).alias("t"))
     )
+    spans = spans.select("job_id", "category", "start", "end").join(keys, on="job_id")
     span_edges = [
         events(
-            spans.select("job_id", "category", pl.col(edge).alias("t")),
+            spans.select("key", "category", pl.col(edge).alias("t")),
             {c: (pl.col("category") == c).cast(_US) * sign for c in SPAN_PRECEDENCE},
         )
         for edge, sign in (("start", 1), ("end", -1))
     ]
     return pl.concat(
         [
-            events(jobs.select("job_id", pl.col("submit_us").alias("t")), {"wanted": pl.lit(1)}),
-            events(
-                jobs.select("job_id", pl.col("wanted_end_us").alias("t")), {"wanted": pl.lit(-1)}
-            ),
+            events(jobs.select("key", pl.col("submit_us").alias("t")), {"wanted": pl.lit(1)}),
+            events(jobs.select("key", pl.col("wanted_end_us").alias("t")), {"wanted": pl.lit(-1)}),
             events(midnights, {}),
-            events(allocation, {"held": pl.col("held")}),
+            events(allocation.join(keys, on="job_id"), {"held": pl.col("held")}),
             *span_edges,
         ]
-    )
+    ).sort("key", "t")
 
 
 def charge_segments(
     jobs: pl.DataFrame, allocation: pl.DataFrame, spans: pl.DataFrame
 ) -> pl.DataFrame:
-    """Chip-microseconds per job, UTC day and category (scheduling, runtime_idle or a span kind)."""
+    """Chip-microseconds per job, UTC day and category (scheduling, runtime_idle or a span kind).
+
+    Over the boundary events sorted by job and instant, each counter's running sum within its
+    job is the running sum over all rows less its value before the job's first row; a row's
+    segment lasts until the next row of its job. Rows at one instant make segments of length
+    zero but the last, which carries all of that instant's deltas, so no grouping by instant is
+    needed (nor any window per job: a sort and running sums do it all).
+    """
+    first_of_job = (pl.col("key") != pl.col("key").shift(1)).fill_null(True)
+
+    def within_job(counter: str) -> pl.Expr:
+        total = pl.col(counter).cum_sum()
+        before_job = pl.when(first_of_job).then(total - pl.col(counter)).forward_fill()
+        return (total - before_job).alias(counter)
+
+    same_job_next = pl.col("key").shift(-1) == pl.col("key")
     state = (
         _boundary_events(jobs, allocation, spans)
-        .group_by("job_id", "t")
-        .agg(pl.col(c).sum() for c in _COUNTERS)
-        .sort("job_id", "t")
-        .with_columns(pl.col(c).cum_sum().over("job_id") for c in _COUNTERS)
-        .with_columns((pl.col("t").shift(-1).over("job_id") - pl.col("t")).alias("length_us"))
+        .with_columns(
+            *(within_job(c) for c in _COUNTERS),
+            pl.when(same_job_next).then(pl.col("t").shift(-1) - pl.col("t")).alias("length_us"),
+        )
         .filter((pl.col("wanted") > 0) & (pl.col("length_us") > 0))
-        .join(jobs.select("job_id", "chips_requested"), on="job_id")
+        .join(jobs.select("job_id", "chips_requested").with_row_index("key"), on="key")
     )
     category = pl.when(pl.col("held") < pl.col("chips_requested")).then(pl.lit("scheduling"))
     for kind in SPAN_PRECEDENCE:
