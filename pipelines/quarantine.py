@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from mpg.adapters.quarantine import IMPORT_SOURCE
 from mpg.pipelines.io import TraceFile, recover_raw_text, stable_id
 from mpg.pipelines.store import OutputStore
 from mpg.schemas import QUARANTINE, QUARANTINE_REF, TABLE_KEYS, concat, conform
@@ -106,8 +107,9 @@ def assemble_quarantine(
     path: str,
 ) -> int:
     """Write the run's quarantine table to `path`: the previous rows (`previous`, a data file)
-    less those of `retracted` files and of `reconciled_jobs` (their refusals were decided again),
-    plus this run's parts (scratch files). Returns the rows written."""
+    less those of `retracted` files, of `reconciled_jobs` (their refusals were decided again) and
+    of the import quarantine (read whole again every run), plus this run's parts (scratch files).
+    Returns the rows written."""
     fs, full = store.storage.fs, store.storage.full
     with duckdb.connect() as con:
         con.execute("SET threads = 1")
@@ -124,7 +126,8 @@ def assemble_quarantine(
             parts.append(
                 con.sql(
                     "select * from old where file not in (select file from retracted) "
-                    "and (job_id is null or job_id not in (select job_id from reconciled))"
+                    "and (job_id is null or job_id not in (select job_id from reconciled)) "
+                    f"and source <> '{IMPORT_SOURCE}'"
                 )
             )
         if not parts:

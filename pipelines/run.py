@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg import progress
+from mpg.adapters.quarantine import read_import_quarantine
 from mpg.catalog import load_catalog
 from mpg.config import read_config
 from mpg.costs import cost_rates, load_cost_catalog
@@ -67,8 +68,10 @@ from mpg.schemas import (
     DATA_FILES,
     JOB_INDEX,
     MANIFEST,
+    RECORD_COUNTS,
     SEGMENTS,
     VALIDATION_RESULTS,
+    concat,
 )
 from mpg.storage import Storage
 from mpg.storage_lock import Lease, hold_lease
@@ -263,7 +266,7 @@ def _compute(
             build_update(p, prepared.update)
         stats = store.read_parquet(result_path(store, run_id, FILE_STATS), MANIFEST)
         step.done(pc.sum(stats.column("lines_read")).as_py() or 0)
-    staged = _finish(store, plan, prepared, stats)
+    staged = _finish(store, plan, prepared, stats, opts.traces)
     return staged, step.count
 
 
@@ -291,7 +294,9 @@ def _unchanged_files(plan: RunPlan, traces: str) -> dict[str, TraceFile]:
     }
 
 
-def _finish(store: OutputStore, plan: RunPlan, prepared: Prepared, stats: pa.Table) -> Staged:
+def _finish(
+    store: OutputStore, plan: RunPlan, prepared: Prepared, stats: pa.Table, traces: str
+) -> Staged:
     update, work, files, rates = prepared.update, prepared.work, prepared.files, prepared.rates
     run_id = update.run_id
     state = {
@@ -315,11 +320,19 @@ def _finish(store: OutputStore, plan: RunPlan, prepared: Prepared, stats: pa.Tab
     reconciled = _reconciled_jobs(store, staging)
     new_parts = [e.path for e in store.storage.list(f"{staging}/refused")]
     new_parts += [e.path for e in store.storage.list(f"{staging}/recovered")]
+    # What `mpg import` could not convert: read whole from the trace root every run.
+    imported = read_import_quarantine(traces)
+    if imported.rows.num_rows:
+        new_parts.append(store.scratch(run_id, "import-quarantine", "rows"))
+        store.write_scratch(new_parts[-1], [imported.rows])
     quarantine = store.data_file("quarantine", run_id)
     rows = assemble_quarantine(
         store, update.quarantine.previous, plan.delta.retracted, reconciled, new_parts, quarantine
     )
-    counts = record_counts(manifest, index_sums(store, state["jobs"]))
+    counts = concat(
+        [record_counts(manifest, index_sums(store, state["jobs"])), imported.counts],
+        RECORD_COUNTS,
+    )
     counts_file = store.data_file("record_counts", run_id)
     store.write_parquet(counts, counts_file)
     rates_file = store.data_file("cost_rates", run_id)

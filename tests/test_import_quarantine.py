@@ -26,6 +26,7 @@ def _import(root: Path, *logs: Path) -> None:
 
 START = {"job_name": "j", "job_start_time": T}
 END = {"job_name": "j", "job_end_time": T + 30}
+STEP = {"job_name": "j", "step_count": 0, "step_start_time": T + 10}
 
 
 def test_an_imports_quarantine_reaches_the_run_as_source_import(tmp_path: Path) -> None:
@@ -113,3 +114,35 @@ def test_a_root_without_imports_adds_no_rows_and_no_count(tmp_path: Path) -> Non
     assert read_import_quarantine(tmp_path).counts.to_pylist() == [
         {"source": "import", "records_read": 0, "accepted": 0, "duplicates": 0, "quarantined": 0}
     ]
+
+
+def _published(out: Path, sql: str) -> list[tuple]:
+    import duckdb
+
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+        return con.sql(sql).fetchall()
+
+
+def test_a_run_publishes_the_import_quarantine_and_replaces_it_when_imports_change(
+    tmp_path: Path,
+) -> None:
+    """The run's quarantine gets the import's rows (source `import`) and record_counts its row;
+    after a second import the next run holds the folder's rows as they are then, not twice."""
+    a = _log(tmp_path / "a.jsonl", [START, STEP, "{not json", END])
+    root, out = tmp_path / "traces", tmp_path / "out"
+    _import(root, a)
+    assert main(["run", "--traces", str(root), "--out", str(out)]) == 0
+    rows = "select file, line, reason from quarantine where source = 'import' order by all"
+    counts = "select * exclude (source) from record_counts where source = 'import'"
+    (name,) = [p.relative_to(root).as_posix() for p in (root / "quarantine").glob("*.jsonl")]
+    assert _published(out, rows) == [(name, 1, "invalid JSON")]
+    assert _published(out, counts) == [(1, 0, 0, 1)]
+
+    b = _log(tmp_path / "b.jsonl", [{**r, "job_name": "k"} for r in (START, STEP, END)])
+    b.write_text(b.read_text() + "oops\n")
+    _import(root, b)
+    assert main(["run", "--traces", str(root), "--out", str(out)]) == 0
+    names = sorted(p.relative_to(root).as_posix() for p in (root / "quarantine").glob("*.jsonl"))
+    assert name in names
+    assert _published(out, rows) == [(n, 1, "invalid JSON") for n in names]
+    assert _published(out, counts) == [(2, 0, 0, 2)]

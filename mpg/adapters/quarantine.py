@@ -85,8 +85,7 @@ def _read(text: str) -> tuple[str, tuple[Any, ...] | None]:
 
 def import_quarantine(files: Iterable[tuple[str, bytes]]) -> ImportQuarantine:
     """The run's rows and counts for the quarantine files given as (name relative to the trace
-    root, contents). Pure: the caller lists and reads the files (`read_import_quarantine` for a
-    local root)."""
+    root, contents). Pure: the caller lists and reads the files (`read_import_quarantine`)."""
     rows: list[dict[str, Any]] = []
     seen: set[tuple[Any, ...]] = set()
     read = duplicates = 0
@@ -129,8 +128,11 @@ def import_quarantine(files: Iterable[tuple[str, bytes]]) -> ImportQuarantine:
     )
 
 
-def read_import_quarantine(root: Path) -> ImportQuarantine:
-    """`import_quarantine` of a local trace root's `quarantine/*.jsonl` (at any depth)."""
-    folder = root / QUARANTINE_FOLDER
-    files = sorted(p for p in folder.rglob("*.jsonl") if p.is_file()) if folder.is_dir() else []
-    return import_quarantine((p.relative_to(root).as_posix(), p.read_bytes()) for p in files)
+def read_import_quarantine(root: str | Path) -> ImportQuarantine:
+    """`import_quarantine` of a trace root's `quarantine/*.jsonl` (at any depth), on any storage
+    (a local folder, gs://, s3://)."""
+    from mpg.storage import Storage
+
+    store = Storage(str(root))
+    entries = [e for e in store.list(QUARANTINE_FOLDER) if e.path.endswith(".jsonl")]
+    return import_quarantine((e.path, store.read_bytes(e.path)) for e in entries)

@@ -18,6 +18,7 @@ nothing (`mpg.quality.engine`).
 
 Suite versions (append only; a suite's version changes whenever what it checks does):
 - s1 (2026-11): every suite's first version.
+- s2 (2026-11): quarantine: a row's source may also be `import` (`mpg import`'s quarantine).
 
 Where Great Expectations is not the tool, and what does the work instead:
 - column types: checked on the Arrow table against `mpg.schemas` (GX sees the pandas frame it is
