@@ -44,6 +44,21 @@ IN_PROCESS_RUNNERS = frozenset(
 )
 # Environments that run the workers inside the launching process (the portable runners' LOOPBACK).
 IN_PROCESS_ENVIRONMENTS = frozenset({"LOOPBACK", "EMBEDDED"})
+# Beam's own runner in this process: it picks its workers itself (`--direct_running_mode`), and
+# ignores an SDK environment or, with worker processes, tries to start one (Docker, a boot
+# command) and hangs where there is none.
+DIRECT_RUNNERS = frozenset({"FnApiRunner", "DirectRunner", "SwitchingDirectRunner"})
+ENVIRONMENT_OPTIONS = ("--environment_type", "--environment_config", "--environment_option")
+# Beam runners mpg does not run on, with why: their options are named rather than "unknown".
+UNSUPPORTED_RUNNERS = {
+    "DaskRunner": "dask",
+    "InteractiveRunner": "interactive",
+    "KafkaStreamsRunner": "kafka_streams",
+}
+SUPPORTED = (
+    "mpg runs on FnApiRunner/DirectRunner, PrismRunner, PortableRunner (Flink, Spark, a local job "
+    "service) and DataflowRunner (docs/scaling.md)"
+)
 DATAFLOW_EXTRA = "pip install 'mpg-fleet-goodput[dataflow]'"
 
 
@@ -68,6 +83,9 @@ def parse_options(args: Sequence[str]) -> PipelineOptions:
     _, unknown = parser.parse_known_args(list(args))
     if unknown:
         name = unknown[0].split("=", 1)[0]
+        for runner, prefix in UNSUPPORTED_RUNNERS.items():
+            if name.startswith(f"--{prefix}_"):
+                raise OptionsError(f"{name} is an option of Beam's {runner}: {SUPPORTED}")
         raise OptionsError(f"unknown option {name} (neither mpg run's nor Beam's)")
     return PipelineOptions(list(args))
 
@@ -83,6 +101,17 @@ def checked_options(args: Sequence[str]) -> PipelineOptions:
     """Parsed options whose runner exists, passes Beam's own validation and can be imported whole
     (Dataflow's client needs Beam's GCP extras), so a run fails before it has done any work."""
     options = parse_options(args)
+    name = runner_name(options)
+    if name in UNSUPPORTED_RUNNERS:
+        raise OptionsError(f"--runner={name} is not supported: {SUPPORTED}")
+    if name in DIRECT_RUNNERS:
+        given = [a.split("=", 1)[0] for a in args if a.startswith(ENVIRONMENT_OPTIONS)]
+        if given:
+            raise OptionsError(
+                f"{given[0]} is for portable runners, not {name}, which runs its workers itself "
+                "(--direct_running_mode=multi_processing --direct_num_workers=N for worker "
+                "processes; or --runner=PortableRunner with an environment: docs/scaling.md)"
+            )
     runner = _runner(options)
     with _quiet("apache_beam.options.pipeline_options"):
         errors = PipelineOptionsValidator(options, runner).validate()
@@ -103,6 +132,10 @@ def _runner(options: PipelineOptions) -> PipelineRunner:
         return create_runner(options.view_as(StandardOptions).runner)
     except ValueError as exc:
         raise OptionsError(str(exc)) from exc
+    except ImportError as exc:  # a runner named by its module, whose extras are not installed
+        raise OptionsError(
+            f"cannot load runner {runner_name(options)}: {exc}; {SUPPORTED}"
+        ) from exc
 
 
 def _require_dataflow_client() -> None:

@@ -32,7 +32,13 @@ from mpg.pipelines.options import RunOptions
 from mpg.pipelines.packaging import REQUIREMENTS, package_args, pinned_requirements
 from mpg.pipelines.plan import plan_run
 from mpg.pipelines.run import prepare
-from mpg.pipelines.runners import beam_args, checked_options, needs_packaging, parse_options
+from mpg.pipelines.runners import (
+    SUPPORTED,
+    beam_args,
+    checked_options,
+    needs_packaging,
+    parse_options,
+)
 from mpg.pipelines.state import StateKey
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import build_update
@@ -78,6 +84,25 @@ def test_the_default_runner_is_added_only_when_none_is_named(
             ("--runner=DataflowRunner", "--project=my-project"),
             "Missing GCS path option: temp_location. Missing GCS path option: staging_location. "
             "Missing required option: region.",
+        ),
+        (("--runner=DaskRunner",), f"--runner=DaskRunner is not supported: {SUPPORTED}"),
+        (
+            ("--runner=apache_beam.runners.dask.dask_runner.DaskRunner",),
+            f"--runner=DaskRunner is not supported: {SUPPORTED}",
+        ),
+        (
+            ("--dask_client_address=tcp://scheduler:8786",),
+            f"--dask_client_address is an option of Beam's DaskRunner: {SUPPORTED}",
+        ),
+        *(
+            (
+                (*runner, "--environment_type=PROCESS", '--environment_config={"command": "boot"}'),
+                f"--environment_type is for portable runners, not {name}, which runs its "
+                "workers itself (--direct_running_mode=multi_processing --direct_num_workers=N "
+                "for worker processes; or --runner=PortableRunner with an environment: "
+                "docs/scaling.md)",
+            )
+            for runner, name in (((), "FnApiRunner"), (("--runner=DirectRunner",), "DirectRunner"))
         ),
     ],
 )
