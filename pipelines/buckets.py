@@ -109,8 +109,12 @@ def _read_refs(store: OutputStore, refs: Iterable[ParsedRef]) -> dict[str, pa.Ta
     return {s: concat(by_source[s], STORED_SCHEMAS[s]) for s in SOURCES}
 
 
-def _stored_order(source: str) -> list[tuple[str, str]]:
-    return [(c, "ascending") for c in ("job_hash", *RECORD_ORDER[source])]
+def _stored_order(records: pa.Table, source: str) -> pl.DataFrame:
+    """Records in the record store's order: by job hash, then RECORD_ORDER (sorted by Polars,
+    on all cores, and then handed to reconciling as they are)."""
+    frame = pl.from_arrow(records)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.sort(["job_hash", *RECORD_ORDER[source]])
 
 
 def _us(values: pa.ChunkedArray) -> int | None:
@@ -137,16 +141,16 @@ def update_bucket(
     rewritten = pa.concat_arrays([accounted, planned.column("job_id").combine_chunks()]).unique()
     old = index.filter(pc.is_in(index.column("job_id"), rewritten))
     history = records.history(bucket, old)
-    parsed = {s: concat([history[s], new[s]], STORED_SCHEMAS[s]) for s in SOURCES}
+    parsed = {s: _stored_order(concat([history[s], new[s]], STORED_SCHEMAS[s]), s) for s in SOURCES}
     segment = records.segment_id(bucket)
     for source in SOURCES:
-        if parsed[source].num_rows:
+        if parsed[source].height:
             store.write_parquet(
-                parsed[source].sort_by(_stored_order(source)),
+                conform(parsed[source].to_arrow(), STORED_SCHEMAS[source]),
                 store.segment(source, segment),
                 row_group_size=RECORD_ROW_GROUP,
             )
-    reconciled = reconcile_jobs({s: parsed[s].drop_columns(["job_hash"]) for s in SOURCES})
+    reconciled = reconcile_jobs({s: parsed[s].drop("job_hash") for s in SOURCES}, in_job_order=True)
     jobs = reconciled.jobs
     updated = pl.from_arrow(jobs).with_columns(
         pl.lit(segment).alias("segment"),

@@ -14,7 +14,7 @@ Duplicates are dropped first, so a repeated record is counted once wherever it e
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,8 +115,11 @@ class Reconciled:
 
 
 def _dedup(frame: pl.DataFrame) -> pl.DataFrame:
+    """One copy of each record, the first: in RECORD_ORDER (or any order that keeps a job's
+    records in it) that is the one with the smallest (file, line), since copies share every other
+    column, their job and instant included."""
     content = [c for c in frame.columns if c not in _PROVENANCE]
-    return frame.sort(["file", "line"]).unique(subset=content, keep="first", maintain_order=True)
+    return frame.unique(subset=content, keep="first", maintain_order=True)
 
 
 def _first_per_job(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -184,9 +187,25 @@ def _job_counts(
     )
 
 
-def reconcile_jobs(parsed: dict[str, pa.Table]) -> Reconciled:
-    """Apply the per-job checks to every parsed record (RECORD_SCHEMAS) of some whole jobs."""
-    frames = {s: pl.from_arrow(conform(parsed[s], RECORD_SCHEMAS[s])) for s in SOURCES}
+def _in_order(records: pa.Table | pl.DataFrame, source: str, in_job_order: bool) -> pl.DataFrame:
+    if isinstance(records, pa.Table):
+        records = pl.from_arrow(conform(records, RECORD_SCHEMAS[source]))
+        assert isinstance(records, pl.DataFrame)
+    records = records.select(RECORD_SCHEMAS[source].names)
+    return records if in_job_order else records.sort(RECORD_ORDER[source])
+
+
+def reconcile_jobs(
+    parsed: Mapping[str, pa.Table | pl.DataFrame], in_job_order: bool = False
+) -> Reconciled:
+    """Apply the per-job checks to every parsed record (RECORD_SCHEMAS) of some whole jobs.
+
+    The accepted records come out in RECORD_ORDER. With `in_job_order` the caller says its
+    records already are in an order that keeps each job's records together and in RECORD_ORDER
+    within the job (the record store's: by job hash first): they are not sorted again, and the
+    accepted spans and profiles keep that order (scheduler events, few, are sorted still).
+    """
+    frames = {s: _in_order(parsed[s], s, in_job_order) for s in SOURCES}
     deduped = {s: _dedup(frames[s]) for s in SOURCES}
 
     sched = deduped["scheduler"]
@@ -200,12 +219,14 @@ def reconcile_jobs(parsed: dict[str, pa.Table]) -> Reconciled:
         known_ends.filter(pl.col("ts") >= pl.col("_submit")).drop("_submit")
     )
     known = submits.select("job_id")
+    is_known = pl.col("job_id").is_in(known.get_column("job_id").implode())
     tasks = sched.filter(pl.col("type").is_in(["JOB_SUBMIT", "JOB_END"]).not_())
 
+    # Filters keep the records' order; the few lifecycle events are put back in it.
     accepted = {
-        "scheduler": pl.concat([submits, tasks.join(known, on="job_id"), ends]),
-        "runtime": deduped["runtime"].join(known, on="job_id"),
-        "profiles": deduped["profiles"].join(known, on="job_id"),
+        "scheduler": pl.concat([submits, tasks.filter(is_known), ends]),
+        "runtime": deduped["runtime"].filter(is_known),
+        "profiles": deduped["profiles"].filter(is_known),
     }
     rejected = {
         "scheduler": pl.concat(
@@ -229,9 +250,8 @@ def reconcile_jobs(parsed: dict[str, pa.Table]) -> Reconciled:
     }
     quarantine = pl.concat([rejected[s] for s in SOURCES])
     # (file, line) last: a total order, so the stored bytes do not depend on arrival order.
-    stored = {
-        s: conform(accepted[s].sort(RECORD_ORDER[s]).to_arrow(), RECORD_SCHEMAS[s]) for s in SOURCES
-    }
+    accepted["scheduler"] = accepted["scheduler"].sort(RECORD_ORDER["scheduler"])
+    stored = {s: conform(accepted[s].to_arrow(), RECORD_SCHEMAS[s]) for s in SOURCES}
     jobs = _job_counts(frames, deduped, accepted, rejected, submits, ends)
     return Reconciled(
         records=JobRecords(**stored),
