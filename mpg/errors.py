@@ -94,6 +94,23 @@ def _subclasses(cls: type[UserError]) -> list[type[UserError]]:
     return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
 
 
+# pyarrow's filesystems word the operating system's errors their own way ("Failed to open local
+# file '/a/b'. Detail: [errno 13] Permission denied", also as an OSError's strerror): the
+# reason alone is what a user needs.
+_DETAIL = re.compile(r"\[errno \d+\] (?P<reason>[^\n]+)$", re.IGNORECASE)
+
+
+def os_reason(exc: OSError) -> str:
+    """What went wrong, without the path (the message names the file already)."""
+    text = exc.strerror or str(exc)
+    detail = _DETAIL.search(text)
+    if detail:
+        return detail["reason"].strip()
+    if "is a directory" in text:
+        return "Is a directory"
+    return text
+
+
 def one_line(error: UserError | OSError) -> str:
     """The message for `error` on a single line: the file it names and what went wrong."""
     if isinstance(error, OSError) and not isinstance(error, UserError):

@@ -51,7 +51,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from mpg import storage_backends
-from mpg.errors import StoreError
+from mpg.errors import StoreError, os_reason
 
 SCHEMES = ("gs", "s3")
 # open_output uploads its spooled file in pieces of this size.
@@ -262,6 +262,12 @@ class Storage:
             with self.fs.open_output_stream(str(temporary), compression=None) as stream:
                 yield stream
             temporary.replace(target)
+        except OSError as exc:
+            temporary.unlink(missing_ok=True)
+            if exc.filename is None and exc.errno is not None:
+                # pyarrow's write errors name no file (a full disk): name the one being written.
+                raise OSError(exc.errno, os_reason(exc), str(target)) from exc
+            raise
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise

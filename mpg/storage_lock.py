@@ -285,7 +285,9 @@ def _lock_file(storage: Storage, path: str, target: Path) -> IO[str]:
             holder = _local_holder(handle)
             handle.close()
             if holder is None:
-                raise LeaseHeldError(f"{storage.uri_of(path)} is locked by another run") from None
+                raise LeaseHeldError(
+                    f"{storage.uri_of(path)} is locked by another process: wait for it to finish"
+                ) from None
             raise _held(storage, path, holder) from None
         # Locked, but maybe a file its last holder already unlinked: then lock the new one.
         try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,7 +92,10 @@ def _replace(table, change: TableChange, store: OutputStore) -> None:
         if change.days is None:
             tx.delete(AlwaysTrue())
         elif change.days:
-            tx.delete(In("day", [d.isoformat() for d in change.days]))
+            # Days new to the table match nothing: expected, and no news to a user's terminal.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Delete operation did not match any records")
+                tx.delete(In("day", [d.isoformat() for d in change.days]))
     if change.added:
         tx.add_files([_uri(store, p) for p in change.added], check_duplicate_files=False)
     if before and len(tx.table_metadata.snapshots) > len(before):

@@ -10,7 +10,6 @@ bytes as stored, so no process ever reads the fleet's files just to know them.
 from __future__ import annotations
 
 import hashlib
-import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
-from mpg.errors import TraceFileError, TraceRootError
+from mpg.errors import TraceFileError, TraceRootError, os_reason
 from mpg.schemas import QUARANTINE, SOURCES, conform
 from mpg.storage import Storage
 from mpg.transforms.parse import line_bounds, split_lines
@@ -192,24 +191,6 @@ def read_line_blocks(
     except OSError as exc:
         raise TraceFileError(f"cannot read trace file {file.name}: {os_reason(exc)}") from exc
     yield from lines.close()
-
-
-# pyarrow's filesystems word the operating system's errors their own way ("Failed to open local
-# file '/a/b'. Detail: [errno 13] Permission denied"): the reason alone is what a user needs.
-_DETAIL = re.compile(r"\[errno \d+\] (?P<reason>[^\n]+)$", re.IGNORECASE)
-
-
-def os_reason(exc: OSError) -> str:
-    """What went wrong reading a file, without the path (the message names the file already)."""
-    if exc.strerror:
-        return exc.strerror
-    text = str(exc)
-    detail = _DETAIL.search(text)
-    if detail:
-        return detail["reason"].strip()
-    if "is a directory" in text:
-        return "Is a directory"
-    return text
 
 
 class _LineCutter:

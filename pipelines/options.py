@@ -7,6 +7,7 @@ command runs locally or on a distributed runner.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from mpg.errors import OptionsError
@@ -23,7 +24,9 @@ DEFAULT_BEAM_ARGS = ("--runner=FnApiRunner",)
 
 @dataclass(frozen=True)
 class RunOptions:
-    traces: str  # a folder, or a gs:// or s3:// prefix
+    # A folder, or a gs:// or s3:// prefix; a pathlib.Path is taken as its string, so that run
+    # records and logs (JSON) hold plain text whichever a caller passed.
+    traces: str
     out: str  # likewise
     buckets: int | None = None  # job buckets; None: as many as the data needs
     records_per_bucket: int = RECORDS_PER_BUCKET
@@ -36,6 +39,8 @@ class RunOptions:
     bigquery: BigQueryTarget | None = None
 
     def __post_init__(self) -> None:
+        for name in ("traces", "out"):
+            object.__setattr__(self, name, os.fspath(getattr(self, name)))
         if self.buckets is not None and not 1 <= self.buckets <= 1_000_000:
             raise OptionsError(f"--buckets must be between 1 and 1000000, not {self.buckets}")
         if self.records_per_bucket < 1:
