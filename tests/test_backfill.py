@@ -9,6 +9,7 @@ to date; a version backfilled over every day joins the runs without recomputing 
 from __future__ import annotations
 
 import datetime
+import json
 import shutil
 import signal
 import subprocess
@@ -120,13 +121,14 @@ def test_a_backfill_equals_a_run_of_both_versions_and_leaves_v1_alone(
 
 def test_a_covered_range_is_up_to_date(backfilled: tuple[Path, DAY, DAY]) -> None:
     out, first, last = backfilled
-    current = (out / ".mpg" / "current").readlink()
+    current = _pointer(out)
     assert _backfill(out, first, last) == []
-    assert (out / ".mpg" / "current").readlink() == current
+    assert _pointer(out) == current
 
 
-def _snapshots(out: Path) -> set[str]:
-    return {p.name for p in (out / ".mpg" / "snapshots").iterdir()}
+def _pointer(out: Path) -> dict:
+    """The published snapshot's pointer: its run id and the one it replaced."""
+    return json.loads((out / "current.json").read_text())
 
 
 def test_a_killed_backfill_resumes_with_the_days_not_yet_covered(
@@ -135,15 +137,15 @@ def test_a_killed_backfill_resumes_with_the_days_not_yet_covered(
     done, first, last = backfilled
     out = tmp_path / "out"
     _v1_run(fleet, out)
-    before = _snapshots(out)
+    before = _pointer(out)["run_id"]
     command = [sys.executable, "-m", "mpg.cli", "backfill", "--out", str(out)]
     command += ["--metric-version", "v2", "--from", str(first), "--to", str(last)]
     process = subprocess.Popen([*command, "--chunk-days", "1"], stderr=subprocess.DEVNULL)
-    while process.poll() is None and not _snapshots(out) - before:
+    while process.poll() is None and _pointer(out)["run_id"] == before:
         time.sleep(0.005)  # until the first chunk is published
     process.send_signal(signal.SIGKILL)
     process.wait()
-    assert len(_snapshots(out) - before) == 1  # the first day, published; the second, not
+    assert _pointer(out)["previous"] == before  # the first day, published; the second, not
     resumed = subprocess.run(command, capture_output=True, text=True, check=False)
     assert resumed.returncode == 0, resumed.stderr
     assert f"backfill v2 {last}..{last}" in resumed.stdout

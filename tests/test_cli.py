@@ -84,27 +84,31 @@ def test_run_over_gzip_and_malformed_lines_prints_headline_and_counts(tmp_path: 
 def test_running_again_publishes_nothing_and_full_replaces_the_tables(tmp_path: Path) -> None:
     out = tmp_path / "out"
     tables = "job_day_goodput", "chip_time_ledger", "goodput_by_slice"
-    snapshots = out / ".mpg" / "snapshots"
 
     def published() -> dict[str, list[tuple]]:
         with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
             return {t: sorted(con.table(t).fetchall(), key=repr) for t in tables}
 
+    def pointer() -> dict:
+        return json.loads((out / "current.json").read_text())
+
     assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
-    first = published()
+    first, first_pointer = published(), pointer()
     again = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out)
     assert again.returncode == 0
     assert "up to date: no new, changed or removed trace files" in again.stdout
-    assert len(list(snapshots.iterdir())) == 1
+    assert pointer() == first_pointer
     full = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out, "--full")
     assert full.returncode == 0
     assert "computing everything: --full" in full.stdout
     assert published() == first
-    public = ["mpg.duckdb", "records", "tables", "validation_report.md"]
-    assert sorted(p.name for p in out.iterdir()) == sorted([".mpg", "runs", *public])
-    assert all((out / name).is_symlink() for name in public)
-    # the current snapshot and the one before it; no staging left behind
-    assert len(list((out / ".mpg" / "snapshots").iterdir())) == 2
+    assert pointer()["previous"] == first_pointer["run_id"] != pointer()["run_id"]
+    public = ["current.json", "mpg.duckdb", "records", "runs", "state", "tables"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [".mpg", *public, "validation_report.md"]
+    )
+    # the current snapshot's state and the one before it; no staging left behind
+    assert len(list((out / "state").iterdir())) == 2
     assert list((out / ".mpg" / "staging").iterdir()) == []
 
 

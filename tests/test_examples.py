@@ -46,8 +46,8 @@ def test_the_airflow_example_runs_a_command_mpg_accepts(dag: ast.Module) -> None
     assert Path(program).name == "mpg"
     assert (args.command, args.traces, args.out, args.buckets) == (
         "run",
-        Path("/data/fleet-traces"),
-        Path("/data/mpg"),
+        "/data/fleet-traces",
+        "/data/mpg",
         256,
     )
     assert beam_args(rest) == ("--runner=FnApiRunner",)

@@ -136,7 +136,7 @@ def test_a_run_is_refused_while_another_process_writes_the_folder(
         refused = run_mpg("run", "--traces", fleet, "--out", out)
     assert refused.returncode == 2
     assert refused.stderr == (
-        f"mpg: error: another mpg process is writing {out} (it holds {out / '.mpg' / 'lock'})\n"
+        f"mpg: error: {out / '.mpg' / 'lock'} is locked by another process: wait for it to finish\n"
     )
     assert run_mpg("run", "--traces", fleet, "--out", out).returncode == 0  # the lock died with it
 

@@ -45,6 +45,8 @@ import pyarrow as pa
 import pytest
 
 from mpg.compare.decompose import Sums, decompose
+from mpg.compare.period import Period
+from mpg.compare.read import read_period
 from mpg.pipelines.database import current_view_statements
 from mpg.pipelines.views import create_views
 from mpg.schemas import JOB_DAY_GOODPUT, PUBLISHED
@@ -265,17 +267,10 @@ def test_report_period_and_size_class(published: duckdb.DuckDBPyConnection) -> N
 def test_comparison_sums_are_the_definition(published: duckdb.DuckDBPyConnection) -> None:
     """`mpg compare` reads chip-second sums (sql/compare/slice_sums.sql) and forms the ratios in
     Python (`Sums`): the same values as the published slices, bit for bit."""
-    params = {
-        "metric_version": "v1",
-        "base_first": DAY1,
-        "base_last": DAY1,
-        "current_first": DAY2,
-        "current_last": DAY2,
+    periods = {
+        name: read_period(published, Period(day, day), "v1").sums
+        for name, day in (("base", DAY1), ("current", DAY2))
     }
-    rows = published.sql(load_sql("compare/slice_sums.sql"), params=params).fetchall()
-    periods: dict[str, dict] = {"base": {}, "current": {}}
-    for period, workload, framework, generation, *chip_s in rows:
-        periods[period][(workload, framework, generation)] = Sums(*chip_s)
     for (workload, framework, _), sums in periods["base"].items():
         expected = SLICES[(DAY1, workload, framework)][4:]
         assert tuple(getattr(sums, r) for r in RATIOS) == expected

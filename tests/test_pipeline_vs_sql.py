@@ -1,5 +1,5 @@
 """The whole pipeline, through the real CLI, against an independent route to the same numbers: the
-hand-written DuckDB query sql/crosscheck/job_day_chip_time.sql over the published record store."""
+hand-written DuckDB query sql/crosscheck/job_day_chip_time.sql over the same raw trace files."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from mpg.crosscheck import crosscheck_job_days
 from mpg.simulate import simulate
-from mpg.sqlfiles import load_sql
 from tests.conftest import run_mpg
 
 CATEGORIES = (
@@ -28,11 +28,7 @@ def test_published_tables_match_the_crosscheck_query(
     )
     assert result.returncode == 0, result.stderr
     with duckdb.connect() as con:
-        con.execute("SET TimeZone = 'UTC'")
-        expected = con.execute(
-            load_sql("crosscheck/job_day_chip_time.sql"), {"records": str(tmp_path / "out/records")}
-        ).fetchall()
-        columns = [d[0] for d in con.description]
+        expected = crosscheck_job_days(con, str(tmp_path / "traces")).to_pylist()
     with duckdb.connect(str(tmp_path / "out/mpg.duckdb"), read_only=True) as con:
         job_days = {
             (r[0], r[1]): r[2:]
@@ -48,7 +44,7 @@ def test_published_tables_match_the_crosscheck_query(
             ).fetchall()
         }
     assert len(job_days) == len(expected) > 0
-    for row in (dict(zip(columns, r, strict=True)) for r in expected):
+    for row in expected:
         key = (row["day"], row["job_id"])
         got = job_days[key]
         want = (row["wanted_chip_s"], row["all_allocated_chip_s"], row["productive_chip_s"])
