@@ -289,6 +289,9 @@ def format_headline(result: RunResult, seconds: float) -> str:
             f"expectations: {result.expectations} checked, {result.warnings} warnings "
             f"-> {Storage(result.out).uri_of(REPORT)}"
         )
+    if result.analyst.kept:
+        lines.append(f"kept your tables and views in mpg.duckdb: {', '.join(result.analyst.kept)}")
+    lines.extend(f"could not keep {lost}" for lost in result.analyst.lost)
     if result.bigquery is not None:
         b = result.bigquery
         lines.append(

@@ -254,6 +254,7 @@ def _backfill_chunk(
         plan=command,
         changed_days=[(t, d.isoformat()) for t, d in staged.changed_days],
         bigquery=done.bigquery,
+        analyst=done.analyst,
     )
 
 

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from mpg import progress
 from mpg.pipelines import runlog
+from mpg.pipelines.analyst_objects import Kept, keep_analyst_objects
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
 from mpg.pipelines.database import add_views, copy_tables, read_headline, table_files, writing
 from mpg.pipelines.finish import Staged, data_files_after
@@ -53,6 +54,7 @@ class Published:
     expectations: int
     warnings: int
     bigquery: BigQueryLoad | None  # what was loaded there, if anywhere
+    analyst: Kept  # the analyst's tables and views carried over from the last mpg.duckdb
 
 
 @contextlib.contextmanager
@@ -139,6 +141,11 @@ def publish(
         with progress.phase("publish") as step, writing(database) as con:
             copy_tables(con, store, staged.files, [t for t in PUBLISHED if t not in _WRITTEN_HERE])
             add_views(con, current_version)
+            analyst = (
+                Kept()
+                if store.remote
+                else keep_analyst_objects(con, Path(store.storage.full(DATABASE)))
+            )
             results, report = _validate(con, store, staged, record)
             whole["validation_results"] = _write_whole(store, run_id, "validation_results", results)
             _insert(con, "validation_results", results)
@@ -178,7 +185,7 @@ def publish(
     runlog.prune_records(store, runs)
     collect_garbage(store, [snapshot, *([previous] if previous else [])], keep_staging=None)
     warnings = pc.sum(pc.invert(results.column("success"))).as_py() or 0
-    return Published(record, snapshot, headline, counts, results.num_rows, warnings, load)
+    return Published(record, snapshot, headline, counts, results.num_rows, warnings, load, analyst)
 
 
 def _write_whole(store: OutputStore, run_id: str, table: str, rows: pa.Table) -> str | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
+from mpg.pipelines.analyst_objects import Kept
 from mpg.pipelines.bigquery_target import BigQueryLoad
 from mpg.pipelines.database import read_headline, view_tables
 from mpg.pipelines.snapshot import Snapshot
@@ -30,6 +31,9 @@ class RunResult:
     retracted: int = 0  # files ingested before that changed or disappeared
     changed_days: list[tuple[str, str]] = field(default_factory=list)  # (job table, day)
     bigquery: BigQueryLoad | None = None  # what was loaded, with --publish bigquery
+    analyst: Kept = field(
+        default_factory=Kept
+    )  # the analyst's own tables and views, carried into the new mpg.duckdb
 
     @property
     def up_to_date(self) -> bool:

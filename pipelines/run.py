@@ -198,6 +198,7 @@ def _result(
         retracted=len(plan.delta.retracted),
         changed_days=[(t, d.isoformat()) for t, d in staged.changed_days],
         bigquery=published.bigquery,
+        analyst=published.analyst,
     )
 
 
