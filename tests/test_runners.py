@@ -43,6 +43,7 @@ from mpg.pipelines.state import StateKey
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import build_update
 from mpg.version import code_version
+from tests import emulators
 from tests.conftest import SPEC_EXAMPLES, run_mpg
 from tests.snapshots import published_state
 
@@ -306,7 +307,11 @@ def _labels(pipeline: beam.Pipeline, options: PipelineOptions) -> list[str]:
     return [components[t].unique_name for t in components[root].subtransforms]
 
 
-def test_the_real_pipeline_builds_for_dataflow(tmp_path: Path) -> None:
+def test_the_real_pipeline_builds_for_dataflow(
+    tmp_path: Path, gcs_emulator: emulators.ObjectStore
+) -> None:
+    """Beam validates Dataflow options by asking GCS about the temp bucket (its soft-delete
+    policy): the emulator answers at once where, offline, the client would retry for minutes."""
     traces, out = str(SPEC_EXAMPLES / "tiny"), str(tmp_path / "out")
     files, _ = discover_trace_files(traces)
     key = StateKey(code_version(), ("v1",), "v1")
@@ -314,10 +319,12 @@ def test_the_real_pipeline_builds_for_dataflow(tmp_path: Path) -> None:
     plan = plan_run(store, files, None, None, key, full=False)
     prepared = prepare(RunOptions(traces=traces, out=out), plan, store, "r1")
     options = PipelineOptions(list(DATAFLOW))
-    pipeline = beam.Pipeline(options=options)
-    build_update(pipeline, prepared.update)
+    with gcs_emulator.activated():
+        pipeline = beam.Pipeline(options=options)
+        build_update(pipeline, prepared.update)
+        labels = _labels(pipeline, options)
     assert type(pipeline.runner).__name__ == "DataflowRunner"
-    assert _labels(pipeline, options) == [
+    assert labels == [
         "ListNewTraceFiles",
         "IngestTraceFiles",
         "ListPlannedJobs",
