@@ -38,7 +38,7 @@ def run_mpg(
     """Run the CLI in this process (`mpg.cli.main`), its output captured as a subprocess's
     would be: exit code, stdout, stderr (`env` adds variables for the call). A new interpreter
     per call cost ~2 s of imports and proved nothing more; tests of what only a process shows
-    (start-up time, signals, kills, a shell on stdin) use `run_mpg_process`."""
+    (start-up time, signals, kills, a shell on stdin) start one themselves."""
     argv = [str(a) for a in args]
     out, err = io.StringIO(), io.StringIO()
     terminate = signal.getsignal(signal.SIGTERM)  # main() installs its own handler
@@ -71,19 +71,6 @@ def _environment(env: dict[str, str] | None) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-
-
-def run_mpg_process(
-    *args: str | Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the installed CLI in a subprocess, exactly as a user would (`env` adds variables)."""
-    return subprocess.run(
-        [sys.executable, "-m", "mpg.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def read_expected(path: Path) -> list[dict[str, str | None]]:
