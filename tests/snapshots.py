@@ -18,7 +18,19 @@ PER_RUN = ("runs", "validation_results")
 def published_state(out: str | Path, skip: tuple[str, ...] = ("runs",)) -> dict[str, str]:
     """Every published byte a reader can see, from the current snapshot: each data file's digest
     by table and day (file names carry run ids, contents must not), and each table's rows in
-    key order. Tables named in `skip` are left out."""
+    key order. Tables named in `skip` are left out.
+
+    The files and the tables are read in two steps, each from the snapshot current then: a run
+    that switches between them would give a mix, so the whole read is repeated until the
+    current snapshot stayed the same throughout."""
+    while True:
+        before = current_run(out)
+        state = _state(out, skip)
+        if current_run(out) == before:
+            return state
+
+
+def _state(out: str | Path, skip: tuple[str, ...]) -> dict[str, str]:
     store = OutputStore(str(out))
     snapshot, _ = read_current(store)
     assert snapshot is not None
