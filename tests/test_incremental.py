@@ -28,7 +28,7 @@ from tests.snapshots import PER_RUN, current_run, published_state
 from tests.timeline import end, schedule, span, submit
 
 BUCKETS = 16  # more buckets than a piece's jobs touch: untouched buckets are kept as they were
-LINES_PER_PIECE = 400
+LINES_PER_PIECE = 1000  # ~16 pieces: each a run of its own, and a recompute after it
 
 
 def _lines(path: Path) -> list[bytes]:
