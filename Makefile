@@ -8,7 +8,7 @@ OUT    ?= out
 # The BigQuery emulator for the tests, in a venv of its own (it wants pyarrow 26; we pin 25).
 BQEMU  := .bqemu
 
-.PHONY: run test bench lint sample clean chromium
+.PHONY: run test test-fast bench lint sample clean chromium
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null \
@@ -32,9 +32,19 @@ chromium:
 		SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
 		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
+# Two workers (the reference machine's cores), each taking whole test files so that a file's
+# fleets are published once; the 15 slowest tests are printed so that their cost stays visible.
+WORKERS ?= 2
+PYTEST  := $(BIN)/pytest -n $(WORKERS) --dist loadfile --durations=15
+
 test: $(STAMP) $(BQEMU)/.installed chromium
 	$(BIN)/ruff check .
-	$(BIN)/pytest
+	$(PYTEST)
+
+# The inner loop: every tier but the end-to-end one (tests/conftest.py END_TO_END), ~1 minute.
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(PYTEST) -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py

@@ -32,6 +32,30 @@ SPEC_EXAMPLES = FIXTURES / "spec_examples"
 os.environ["MPG_PROGRESS"] = "none"
 
 
+# The end-to-end tier: modules that publish fleets through the whole pipeline or start emulators,
+# worker processes or a browser. `make test-fast` leaves them out (the inner loop, under two
+# minutes); `make test` runs every tier.
+END_TO_END = frozenset(
+    {
+        "test_adapter_alibaba_gpu_v2023", "test_adapter_kubernetes", "test_adapter_ml_goodput",
+        "test_adapter_philly", "test_adapter_pytorch", "test_adapter_slurm", "test_adapter_xplane",
+        "test_analyst_objects", "test_backfill", "test_bigquery", "test_cli", "test_compare",
+        "test_costs", "test_current_views", "test_examples", "test_explain", "test_faults",
+        "test_fuzz", "test_import_quarantine", "test_incremental", "test_object_storage",
+        "test_pipeline_vs_sql", "test_progress", "test_quality", "test_reference", "test_report",
+        "test_report_analyses", "test_report_browser", "test_report_sections",
+        "test_run_validation", "test_runners", "test_sql_command", "test_storage",
+        "test_storage_lock",
+    }
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem in END_TO_END:
+            item.add_marker(pytest.mark.slow)
+
+
 def run_mpg(
     *args: str | Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

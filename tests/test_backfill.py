@@ -74,7 +74,7 @@ def backfilled(fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[P
 
 
 def _keyed(con: duckdb.DuckDBPyConnection, sql: str, key: tuple[str, ...]) -> dict:
-    rows = con.execute(sql).to_arrow_table().to_pylist()
+    rows = con.sql(sql).to_arrow_table().to_pylist()
     return {tuple(r[k] for k in key): r for r in rows}
 
 

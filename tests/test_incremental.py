@@ -92,7 +92,7 @@ def test_a_fleet_fed_piece_by_piece_equals_one_run_over_it_after_every_step(
         assert published_state(out, skip=PER_RUN) == _recomputed(traces, tmp_path), step
 
 
-@pytest.mark.parametrize("seed", [2, 3, 4])
+@pytest.mark.parametrize("seed", [2, 3])
 def test_any_order_and_grouping_ends_where_one_run_does(
     seed: int, pieces: Path, tmp_path: Path
 ) -> None:
