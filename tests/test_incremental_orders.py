@@ -23,10 +23,10 @@ def test_a_fleet_fed_piece_by_piece_equals_one_run_over_it_after_every_step(
     random.Random(1).shuffle(names)
     traces, out = tmp_path / "traces", tmp_path / "out"
     (traces / "scheduler").mkdir(parents=True)
-    step = 0
+    step = runs = 0
     while step < len(names):
-        batch = names[step : step + 1 + step % 3]  # one, two or three pieces at a time
-        step += len(batch)
+        batch = names[step : step + 1 + runs % 3]  # one, two or three pieces at a time
+        step, runs = step + len(batch), runs + 1
         add(pieces, traces, batch)
         result = update(traces, out)
         assert result.parsed == len(batch)
