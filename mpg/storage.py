@@ -262,14 +262,11 @@ class Storage:
             with self.fs.open_output_stream(str(temporary), compression=None) as stream:
                 yield stream
             temporary.replace(target)
-        except OSError as exc:
+        except BaseException as exc:
             temporary.unlink(missing_ok=True)
-            if exc.filename is None and exc.errno is not None:
+            if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
                 # pyarrow's write errors name no file (a full disk): name the one being written.
                 raise OSError(exc.errno, os_reason(exc), str(target)) from exc
-            raise
-        except BaseException:
-            temporary.unlink(missing_ok=True)
             raise
 
     def write_bytes(self, path: str, data: bytes) -> None:

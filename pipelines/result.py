@@ -31,9 +31,8 @@ class RunResult:
     retracted: int = 0  # files ingested before that changed or disappeared
     changed_days: list[tuple[str, str]] = field(default_factory=list)  # (job table, day)
     bigquery: BigQueryLoad | None = None  # what was loaded, with --publish bigquery
-    analyst: Kept = field(
-        default_factory=Kept
-    )  # the analyst's own tables and views, carried into the new mpg.duckdb
+    # The analyst's own tables and views, carried into the new mpg.duckdb.
+    analyst: Kept = field(default_factory=Kept)
 
     @property
     def up_to_date(self) -> bool:

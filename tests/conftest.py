@@ -42,11 +42,10 @@ END_TO_END = frozenset(
         "test_analyst_objects", "test_backfill", "test_bigquery", "test_cli", "test_compare",
         "test_costs", "test_current_views", "test_examples", "test_explain", "test_faults",
         "test_fuzz", "test_import_quarantine", "test_incremental", "test_incremental_orders",
-        "test_object_storage",
-        "test_pipeline_vs_sql", "test_progress", "test_quality", "test_reference", "test_report",
-        "test_report_analyses", "test_report_browser", "test_report_sections",
-        "test_run_validation", "test_runners", "test_sql_command", "test_storage",
-        "test_storage_lock",
+        "test_object_storage", "test_pipeline_vs_sql", "test_progress", "test_quality",
+        "test_reference", "test_report", "test_report_analyses", "test_report_browser",
+        "test_report_sections", "test_run_validation", "test_runners", "test_sql_command",
+        "test_storage", "test_storage_lock",
     }
 )  # fmt: skip
 
@@ -151,6 +150,13 @@ def crew() -> Iterator[Crew]:
 @pytest.fixture(params=emulators.ALL)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
     """An empty Storage root on each backend: local, gcp-storage-emulator, fake-gcs-server, moto."""
+    with emulators.rooted(request, tmp_path, request.param) as storage:
+        yield storage
+
+
+@pytest.fixture(params=emulators.REMOTE)
+def remote_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    """The same, on the object-store emulators only."""
     with emulators.rooted(request, tmp_path, request.param) as storage:
         yield storage
 

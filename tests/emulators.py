@@ -65,6 +65,7 @@ ALL = [
     pytest.param("fake_gcs", id="fake-gcs-server"),
     pytest.param("moto_s3", id="moto"),
 ]
+REMOTE = ALL[1:]  # the object stores alone
 RACING = [
     "local",
     pytest.param("gcs_emulator", id="gcp-storage-emulator", marks=_IGNORES_PRECONDITIONS),

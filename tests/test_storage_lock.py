@@ -14,15 +14,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from mpg.errors import UserError, one_line
 from mpg.storage import Storage
 from mpg.storage_lock import LeaseHeldError, LeaseLostError, LeaseRecord, hold_lease
-from tests import emulators
 from tests.racers import Crew, take_lease
 
 LEASE = "_lease.json"
@@ -32,13 +29,6 @@ def _stale(owner: str) -> bytes:
     """The record of a holder killed a minute ago, its lease expired."""
     now = time.time()
     return LeaseRecord(owner, "gone-host", 4242, now - 61, now - 60).to_bytes()
-
-
-@pytest.fixture
-def remote_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
-    """An empty root on the object-store emulator named by an indirect parameter."""
-    with emulators.rooted(request, tmp_path, request.param) as storage:
-        yield storage
 
 
 def test_a_second_holder_is_refused_naming_the_first(store: Storage) -> None:
@@ -74,7 +64,6 @@ def test_a_killed_holders_lease_is_taken_over(store: Storage) -> None:
         assert not lease.lost
 
 
-@pytest.mark.parametrize("remote_store", emulators.ALL[1:], indirect=True)
 def test_a_lease_of_another_host_holds_until_it_expires(remote_store: Storage) -> None:
     """This host cannot see another host's processes: only expiry frees that lease (object
     stores; a local lease is a lock the kernel frees with its holder)."""
