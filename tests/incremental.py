@@ -50,8 +50,8 @@ def piece_names(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.glob("*/*.jsonl"))
 
 
-def update(traces: Path, out: Path, full: bool = False) -> RunResult:
-    return run(RunOptions(traces=str(traces), out=str(out), buckets=BUCKETS, full=full))
+def update(traces: Path, out: Path) -> RunResult:
+    return run(RunOptions(traces=str(traces), out=str(out), buckets=BUCKETS))
 
 
 def recomputed(traces: Path, tmp: Path) -> dict[str, str]:
