@@ -25,44 +25,81 @@ it does not, which the analysts' views (sql/views/) use:
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from functools import cache
 
 import sqlglot
 from sqlglot import exp
 
-from mpg.sqlfiles import load_sql
+from mpg.sqlfiles import MACRO_FILES, load_sql
 
-MACROS_FILE = "publish/macros.sql"
+
+@dataclass(frozen=True)
+class _Macro:
+    params: tuple[str, ...]
+    body: exp.Expression
+    table: bool  # a table macro (AS TABLE), called in a FROM
 
 
 @cache
-def _macros() -> dict[str, tuple[tuple[str, ...], exp.Expression]]:
-    """Each macro of MACROS_FILE: its parameters and its body, by lower-case name."""
+def _macros() -> dict[str, _Macro]:
+    """Each macro of the layer's files (MACRO_FILES), by lower-case name."""
     found = {}
-    for statement in sqlglot.parse(load_sql(MACROS_FILE), read="duckdb"):
-        assert isinstance(statement, exp.Create) and statement.kind == "MACRO", statement
-        signature = statement.this
-        params = tuple(p.name for p in signature.expressions)
-        found[signature.this.name.lower()] = (params, statement.expression)
+    for name in MACRO_FILES:
+        for statement in sqlglot.parse(load_sql(name), read="duckdb"):
+            assert isinstance(statement, exp.Create) and statement.kind == "MACRO", statement
+            signature = statement.this
+            params = tuple(p.name for p in signature.expressions)
+            table = isinstance(statement.expression, exp.Query)
+            found[signature.this.name.lower()] = _Macro(params, statement.expression, table)
     return found
 
 
-def _inline(node: exp.Expression) -> exp.Expression:
-    """A call of a macro as its body, the arguments (parenthesised) in place of the parameters;
-    macros the body calls are inlined in turn."""
-    if not isinstance(node, exp.Anonymous) or node.name.lower() not in _macros():
-        return node
-    params, body = _macros()[node.name.lower()]
-    if len(params) != len(node.expressions):
-        raise ValueError(f"{node.name} takes {len(params)} arguments: {node.sql('duckdb')}")
-    args = dict(zip(params, node.expressions, strict=True))
+def _called(node: exp.Expression, table: bool) -> tuple[_Macro, dict[str, exp.Expression]] | None:
+    """The macro `node` calls (an anonymous function of the layer's, of the kind asked for)
+    and its arguments by parameter name; None for anything else."""
+    if not isinstance(node, exp.Anonymous):
+        return None
+    macro = _macros().get(node.name.lower())
+    if macro is None or macro.table != table:
+        return None
+    if len(macro.params) != len(node.expressions):
+        raise ValueError(f"{node.name} takes {len(macro.params)} arguments: {node.sql('duckdb')}")
+    return macro, dict(zip(macro.params, node.expressions, strict=True))
+
+
+def _body(macro: _Macro, args: dict[str, exp.Expression]) -> exp.Expression:
+    """A macro's body with the arguments (parenthesised) in place of its parameters."""
 
     def put(part: exp.Expression) -> exp.Expression:
         if isinstance(part, exp.Column) and not part.table and part.name in args:
             return exp.paren(args[part.name].copy(), copy=False)
         return part
 
-    return body.copy().transform(put).transform(_inline)
+    return macro.body.copy().transform(put)
+
+
+def _inline(node: exp.Expression) -> exp.Expression:
+    """A call of a scalar macro as its body; macros the body calls are inlined in turn."""
+    called = _called(node, table=False)
+    if called is None:
+        return node
+    return _body(*called).transform(_inline)
+
+
+def _inline_table(node: exp.Expression) -> exp.Expression:
+    """A table macro in a FROM (`from mpg_rollup(...) as r`) as a subquery of its body, aliased
+    as the call was (or by the macro's name), without its ORDER BY (a subquery's rows have no
+    order); table macros the body calls are inlined in turn."""
+    if not isinstance(node, exp.Table):
+        return node
+    called = _called(node.this, table=True)
+    if called is None:
+        return node
+    body = _body(*called).transform(_inline_table)
+    body.set("order", None)
+    alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.this.name))
+    return exp.Subquery(this=body, alias=alias.copy())
 
 
 def _struct_columns(select: exp.Expression) -> exp.Expression:
@@ -83,22 +120,36 @@ def _struct_columns(select: exp.Expression) -> exp.Expression:
     return select
 
 
+def _sets(item: exp.Expression) -> list[list[exp.Expression]]:
+    """The grouping sets a GROUP BY item stands for: a CUBE's every subset (largest first), a
+    GROUPING SETS' sets (a CUBE in it spelled out too), a tuple or a column one set."""
+    if isinstance(item, exp.Cube):
+        dimensions = item.expressions
+        return [
+            list(kept)
+            for size in range(len(dimensions), -1, -1)
+            for kept in itertools.combinations(dimensions, size)
+        ]
+    if isinstance(item, exp.GroupingSets):
+        return [found for part in item.expressions for found in _sets(part)]
+    if isinstance(item, exp.Tuple):
+        return [list(item.expressions)]
+    return [[item]]
+
+
 def _cube_as_grouping_sets(group: exp.Expression) -> exp.Expression:
-    """`GROUP BY x, CUBE (a, b)` as the same groups in GROUPING SETS; a GROUP BY that is only a
-    CUBE stays as it is."""
+    """`GROUP BY x, CUBE (a, b)` (or `x, GROUPING SETS (CUBE (a, b), (c))`) as the same groups
+    in one GROUPING SETS, each with the plain columns; a GROUP BY that is only a CUBE stays."""
     if not isinstance(group, exp.Group):
         return group
-    cubes = [e for e in group.expressions if isinstance(e, exp.Cube)]
-    plain = [e for e in group.expressions if not isinstance(e, exp.Cube)]
-    if not cubes or not plain:
+    sets_of = [e for e in group.expressions if isinstance(e, exp.Cube | exp.GroupingSets)]
+    plain = [e for e in group.expressions if not isinstance(e, exp.Cube | exp.GroupingSets)]
+    if not sets_of or not plain:
         return group
-    if len(cubes) > 1 or any(not isinstance(e, exp.Column) for e in plain):
+    if len(sets_of) > 1 or any(not isinstance(e, exp.Column) for e in plain):
         raise ValueError(f"only columns beside one CUBE are spelled out: {group.sql('duckdb')}")
-    dimensions = cubes[0].expressions
     sets = [
-        exp.Tuple(expressions=[e.copy() for e in (*plain, *kept)])
-        for size in range(len(dimensions), -1, -1)
-        for kept in itertools.combinations(dimensions, size)
+        exp.Tuple(expressions=[e.copy() for e in (*plain, *kept)]) for kept in _sets(sets_of[0])
     ]
     return exp.Group(expressions=[exp.GroupingSets(expressions=sets)])
 
@@ -113,7 +164,7 @@ def for_bigquery(statement: exp.Expression) -> exp.Expression:
     """`statement` (parsed from DuckDB's dialect) with macros inlined, struct unnests as columns,
     mixed cubes as grouping sets and a plain ANY_VALUE: ready to be written in BigQuery's
     dialect."""
-    inlined = statement.transform(_inline)
+    inlined = statement.transform(_inline_table).transform(_inline)
     return (
         inlined.transform(_struct_columns)
         .transform(_cube_as_grouping_sets)

@@ -187,7 +187,8 @@ def _result(
     return RunResult(
         run_id=published.record.run_id,
         out=store.uri,
-        headline=published.headline,
+        scorecard=published.scorecard,
+        days=published.days,
         counts=published.counts,
         files=files,
         skipped=skipped,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from mpg.figures import usd
 from mpg.report.blocks import Chart
 from mpg.report.charts import long_metrics
 from mpg.report.data import WORST_JOBS, WORST_JOBS_PER_SLICE, ReportData
@@ -38,8 +39,10 @@ SLICE_TITLES = {
 }
 _PANEL_WIDTH = 215
 _BAR_WIDTH = 380
+WORST_JOBS_WIDTH = FULL_WIDTH - 300
 _JOB_TOOLTIP = tooltips(
     alt.Tooltip("job_id:N", title="job"),
+    alt.Tooltip("rank:Q", title="rank (dollars lost)"),
     "owner:N",
     "workload_class:N",
     "framework:N",
@@ -47,21 +50,45 @@ _JOB_TOOLTIP = tooltips(
     "chips_requested:Q",
     alt.Tooltip("wanted_chip_h:Q", format=",.1f", title="wanted chip-h"),
     alt.Tooltip("lost_chip_h:Q", format=",.1f", title="lost chip-h"),
-    alt.Tooltip("unprofiled_chip_h:Q", format=",.1f", title="productive chip-h, unprofiled"),
+    alt.Tooltip("lost_label:N", title="dollars lost"),
+    alt.Tooltip("unprofiled_chip_h:Q", format=",.1f", title="of which unprofiled chip-h"),
 )
 
 
+def job_rows(data: ReportData) -> pl.DataFrame:
+    """The ranked jobs as the charts draw them: chip-hours by category (LOSSES), dollars lost as
+    a label (no price: said)."""
+    jobs = data.worst_jobs
+    return jobs.select(
+        "job_id",
+        pl.col("owner").fill_null(""),
+        "rank",
+        *(f"{kind}_rank" for kind in SLICE_TITLES),
+        "workload_class",
+        "framework",
+        "chip_generation",
+        "chips_requested",
+        (pl.col("wanted_chip_s") / 3600).alias("wanted_chip_h"),
+        (pl.col("lost_chip_s") / 3600).alias("lost_chip_h"),
+        (pl.col("productive_unprofiled_chip_s") / 3600).alias("unprofiled_chip_h"),
+        pl.col("lost_usd").map_elements(usd, return_dtype=pl.String).fill_null("no price")
+        .alias("lost_label"),
+        *((pl.col(f"{c}_chip_s") / 3600).alias(c) for c in LOSSES),
+    )  # fmt: skip
+
+
 def _jobs(data: ReportData) -> alt.Chart:
-    return alt.Chart(values(data.worst_jobs.with_columns(pl.col("owner").fill_null(""))))
+    return alt.Chart(values(job_rows(data)))
 
 
 def _worst_jobs_layers(ranked: alt.Chart, width: int, name: str) -> alt.LayerChart:
-    """Ranked jobs (a `rank` field, 1 the worst) as bars split by cause, owners beside them."""
+    """Ranked jobs (a `shown_rank` field, 1 the worst) as bars of chip-hours split by cause,
+    each labelled with its dollars lost and its owner."""
     y = alt.Y(
         "job_id:N",
-        sort=alt.EncodingSortField("rank", op="min"),
+        sort=alt.EncodingSortField("shown_rank", op="min"),
         title=None,
-        axis=alt.Axis(labelLimit=220),
+        axis=alt.Axis(labelLimit=200),
     )
     bars = (
         ranked.transform_fold(list(LOSSES), as_=["category", "chip_h"])
@@ -81,18 +108,19 @@ def _worst_jobs_layers(ranked: alt.Chart, width: int, name: str) -> alt.LayerCha
         )
         .properties(name=f"{name}_bars", width=width)
     )
-    owners = (
-        ranked.mark_text(align="left", dx=4, fontSize=11)
-        .encode(y=y, x="lost_chip_h:Q", text="owner:N", tooltip=_JOB_TOOLTIP)
+    labels = (
+        ranked.transform_calculate(label="datum.lost_label + '  ' + datum.owner")
+        .mark_text(align="left", dx=4, fontSize=11)
+        .encode(y=y, x="lost_chip_h:Q", text="label:N", tooltip=_JOB_TOOLTIP)
         .properties(name=f"{name}_owners", width=width)
     )
-    return alt.layer(bars, owners)
+    return alt.layer(bars, labels)
 
 
 def worst_jobs_chart(data: ReportData) -> alt.LayerChart:
-    fleet = _jobs(data).transform_filter(f"datum.fleet_rank <= {WORST_JOBS}")
+    fleet = _jobs(data).transform_filter(f"datum.rank <= {WORST_JOBS}")
     return _worst_jobs_layers(
-        fleet.transform_calculate(rank="datum.fleet_rank"), FULL_WIDTH - 300, "worst"
+        fleet.transform_calculate(shown_rank="datum.rank"), WORST_JOBS_WIDTH, "worst"
     )
 
 
@@ -128,10 +156,8 @@ def _slice_bars(data: ReportData, kind: str, pick: alt.Parameter) -> alt.Chart:
     """Each slice's wanted chip-hours over the period, split by ledger category; a click picks
     the slice. (The totals are in the axis labels: a text layer beside the bars would make
     Altair declare the selection in both layers, which Vega refuses.)"""
-    rows = data.slice_ledger.filter(pl.col("slice_kind") == kind)
-    totals = rows.group_by("slice").agg(pl.col("chip_h").sum().alias("slice_chip_h"))
-    rows = with_category_order(rows.join(totals, on="slice")).with_columns(
-        (pl.col("chip_h") / pl.col("slice_chip_h")).alias("share"),
+    rows = with_category_order(data.slice_ledger.filter(pl.col("slice_kind") == kind))
+    rows = rows.with_columns(
         pl.format(
             "{} ({} chip-h)",
             "slice",
@@ -172,15 +198,16 @@ def slice_chart(data: ReportData, kind: str) -> alt.VConcatChart:
     """One slice column's section: four goodput panels, then each slice's chip-hours beside the
     worst jobs of the slice picked there."""
     pick = alt.selection_point(name=f"pick_{kind}", fields=["slice"], on="click", clear="dblclick")
+    # The picked slice's jobs by their rank within it (the one ranking, worst_jobs.sql), the
+    # fleet's while none is picked: the rows hold every slice's worst, so no query is needed.
     ranked = (
         _jobs(data)
         .transform_calculate(slice=f"datum.{kind}")
         .transform_filter(pick)
-        .transform_window(
-            rank="row_number()",
-            sort=[alt.SortField("lost_chip_h", "descending"), alt.SortField("job_id")],
+        .transform_calculate(
+            shown_rank=alt.expr(f"pick_{kind}.slice ? datum.{kind}_rank : datum.rank")
         )
-        .transform_filter(f"datum.rank <= {WORST_JOBS_PER_SLICE}")
+        .transform_filter(f"datum.shown_rank <= {WORST_JOBS_PER_SLICE}")
     )
     bottom = alt.hconcat(
         _slice_bars(data, kind, pick),
@@ -211,8 +238,8 @@ def slice_charts(data: ReportData, kind: str) -> list[Chart]:
             f"Top: each {title}'s MPG, SG, RG and PG per day (each axis fits its values). "
             f"Bottom left: each {title}'s wanted chip-hours, split by ledger category; click a "
             f"bar to pick the {title} (double-click to clear). Bottom right: the "
-            f"{WORST_JOBS_PER_SLICE} jobs of the picked {title} that lost the most chip-hours "
-            "(the fleet's while none is picked).",
+            f"{WORST_JOBS_PER_SLICE} jobs of the picked {title} that lost the most dollars "
+            "(the fleet's while none is picked), their lost chip-hours by cause.",
             slice_chart(data, kind),
         )
     ]
@@ -222,11 +249,12 @@ def worst_jobs_charts(data: ReportData) -> list[Chart]:
     return [
         Chart(
             "worst-jobs",
-            "Jobs that lost the most chip-hours",
-            f"The {WORST_JOBS} jobs with the most wanted chip-hours that did not become ideal "
-            "work, split by cause, with the job's owner. Program loss counts where a profile "
-            "measured it; a job's productive chip-hours without a profile are in its tooltip, not "
-            "in its bar.",
+            "Jobs that lost the most dollars",
+            f"The {WORST_JOBS} worst jobs by dollars lost (the jobs of chip generations without "
+            "a price after every priced one, by chip-hours lost: their dollars are unknown), "
+            "each bar the job's lost chip-hours (every ledger category but ideal) split by "
+            "cause, its dollars lost and owner beside it. Unprofiled productive chip-hours are "
+            "a cause of their own: nobody measured that work's efficiency.",
             worst_jobs_chart(data),
         )
     ]

@@ -41,11 +41,33 @@ LEDGER_COLORS: dict[str, str] = {
 if set(LEDGER_COLORS) != {"wanted", *LEDGER_CATEGORIES}:
     raise AssertionError("every ledger category needs a colour (mpg.report.theme)")
 
-# The categories a job's lost chip-time is made of: all but ideal and productive_unprofiled (whose
-# program loss is unknown), in the waterfall's order.
-LOSSES: tuple[str, ...] = tuple(
-    c for c in reversed(LEDGER_CATEGORIES) if c not in ("ideal", "productive_unprofiled")
-)
+# The categories a job's lost chip-time is made of: every one but ideal (sql/semantic/job_days.sql
+# defines "lost"), in the waterfall's order.
+LOSSES: tuple[str, ...] = tuple(c for c in reversed(LEDGER_CATEGORIES) if c != "ideal")
+
+
+# How a ledger category reads in a sentence or a table cell (a main loss, a part of a bar).
+CATEGORY_LABELS: dict[str, str] = {
+    "ideal": "ideal",
+    "program_loss": "program loss",
+    "productive_unprofiled": "unprofiled (no profile)",
+    "lost_progress": "lost progress",
+    "checkpoint_save": "checkpoint save",
+    "checkpoint_restore": "checkpoint restore",
+    "compile": "compilation",
+    "init": "init",
+    "data_wait": "data wait",
+    "runtime_idle": "runtime idle",
+    "scheduling": "scheduling",
+}
+
+# The slice columns of the scorecard, in the order shown, and how they are named.
+SCORECARD_TITLES = {
+    "chip_generation": "chip generation",
+    "workload_class": "workload class",
+    "framework": "framework",
+    "size_class": "job size (chips requested)",
+}
 
 
 def ledger_color(title: str | None = "ledger category", *, legend: bool = True) -> alt.Color:

@@ -35,3 +35,28 @@ CREATE OR REPLACE TEMP MACRO mpg_profiled(productive, pg) AS
 
 CREATE OR REPLACE TEMP MACRO mpg_profiled_sum(productive, pg) AS
     coalesce(sum(mpg_profiled(productive, pg)), 0);
+
+-- The main loss of a job or slice: the ledger category other than ideal with the most chip-time
+-- (ties to the first named, in the waterfall's order: scheduling, then the runtime's losses,
+-- then program loss and unprofiled time); NULL where nothing was lost. Arguments are the ten
+-- categories' chip-seconds, named as the categories.
+CREATE OR REPLACE TEMP MACRO mpg_main_loss(
+    scheduling, runtime_idle, data_wait, init, compile, checkpoint_restore, checkpoint_save,
+    lost_progress, productive_unprofiled, program_loss
+) AS
+    CASE greatest(
+        scheduling, runtime_idle, data_wait, init, compile, checkpoint_restore, checkpoint_save,
+        lost_progress, productive_unprofiled, program_loss
+    )
+        WHEN 0 THEN NULL
+        WHEN scheduling THEN 'scheduling'
+        WHEN runtime_idle THEN 'runtime_idle'
+        WHEN data_wait THEN 'data_wait'
+        WHEN init THEN 'init'
+        WHEN compile THEN 'compile'
+        WHEN checkpoint_restore THEN 'checkpoint_restore'
+        WHEN checkpoint_save THEN 'checkpoint_save'
+        WHEN lost_progress THEN 'lost_progress'
+        WHEN productive_unprofiled THEN 'productive_unprofiled'
+        WHEN program_loss THEN 'program_loss'
+    END;

@@ -2,11 +2,11 @@
 -- that is not ideal time takes its share off, and what is left is ideal time.
 -- grain: one row per bar: 'wanted' first, then each category of $losses in that order, then
 -- 'ideal'; each bar spans chip-hours [bar_end, bar_start] (the ledger adds up to wanted exactly,
--- so the last loss ends where ideal's bar tops out).
+-- so the last loss ends where ideal's bar tops out); share: the bar's part of wanted chip-time.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive;
 --   $losses (VARCHAR[]): every ledger category but ideal, in the order the bars step down.
--- input: table chip_time_ledger.
+-- input: table chip_time_ledger; the macro mpg_ratio (sql/publish/macros.sql).
 with period as (
     select *
     from chip_time_ledger
@@ -43,7 +43,7 @@ steps as (
     left join categories using (category)
 ),
 
-final as (
+bars as (
     select 0 as bar, 'wanted' as category, chip_h, chip_h as bar_start, 0.0 as bar_end
     from wanted
     union all
@@ -58,6 +58,12 @@ final as (
         0.0 as bar_end
     from wanted
     left join categories on categories.category = 'ideal'
+),
+
+final as (
+    select bars.*, mpg_ratio(bars.chip_h, wanted.chip_h) as share
+    from bars
+    cross join wanted
 )
 
 select * from final

@@ -2,12 +2,14 @@
 -- of one slice column at a time (chip generation, workload class, framework), as goodput_by_slice
 -- rolls them up. A slice's rows add up to its wanted chip-time.
 -- grain: one row per slice column, slice value and ledger category (categories with no chip-time
--- left out).
+-- left out); slice_chip_h, slice_usd: the slice's totals (its wanted chip-hours, its priced
+-- dollars), share: the category's part of the slice's wanted chip-hours.
 -- usd, kwh: chip_time_cost's over the chip-time whose generation has a price (a board power), NULL
 -- where none has; unpriced_chip_h: the chip-hours without a price.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive.
--- input: tables chip_time_ledger, chip_time_cost, job_day_goodput (each job-day's slice columns).
+-- input: tables chip_time_ledger, chip_time_cost, job_day_goodput (each job-day's slice columns);
+-- the macro mpg_ratio.
 with ledger as (
     select *
     from chip_time_ledger
@@ -44,7 +46,7 @@ one_slice_column as (
     select 'framework' as slice_kind, framework as slice, * from sliced
 ),
 
-final as (
+categories as (
     select
         slice_kind,
         slice,
@@ -56,6 +58,16 @@ final as (
     from one_slice_column
     group by slice_kind, slice, category
     having sum(chip_s) > 0
+),
+
+final as (
+    select
+        *,
+        sum(chip_h) over slice_rows as slice_chip_h,
+        sum(usd) over slice_rows as slice_usd,
+        mpg_ratio(chip_h, sum(chip_h) over slice_rows) as share
+    from categories
+    window slice_rows as (partition by slice_kind, slice)
 )
 
 select * from final
