@@ -66,7 +66,7 @@ def snapshot_summary(
     if snapshot is None:
         return pa.table({}), pa.table({}), RECORD_COUNTS.empty_table()
     files = store.read_parquet(snapshot.state["files"], DATA_FILES)
-    with duckdb.connect() as con:
+    with duckdb.connect(config={"threads": 1}) as con:  # sums in one order, as publishing's
         view_tables(con, store, files)
         add_views(con, snapshot.key.current_metric_version)
         return read_summary(con)
