@@ -42,8 +42,12 @@ def usd(value: float | None) -> str:
 
 
 def usd_change(value: float | None) -> str:
-    """A change in dollars, signed: +$1,234.50, -$0.25."""
-    return "n/a" if value is None else f"{'-' if value < 0 else '+'}${abs(value):,.2f}"
+    """A change in dollars, signed, to the cent: +$1,234.50, -$0.25, +$0.00 (a change that
+    rounds to no cent has no sign of its own)."""
+    if value is None:
+        return "n/a"
+    cents = round(value, 2) + 0.0  # -0.0 + 0.0 is 0.0
+    return f"{'-' if cents < 0 else '+'}${abs(cents):,.2f}"
 
 
 def chip_hours(value: float | None, digits: int = 1) -> str:
