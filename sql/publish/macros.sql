@@ -60,3 +60,11 @@ CREATE OR REPLACE TEMP MACRO mpg_main_loss(
         WHEN productive_unprofiled THEN 'productive_unprofiled'
         WHEN program_loss THEN 'program_loss'
     END;
+
+-- An exact sum of chip-seconds, dollars or kWh: each value rounded to 1e-9 and summed as a
+-- DECIMAL(38, 9) (integer arithmetic), so that a total is the same bits whatever order the rows
+-- come in: every surface that reads a roll-up gets the same figure, on every run (DuckDB sums
+-- DOUBLEs in the order its threads meet them). 1e-9 of a chip-second or a dollar is far below
+-- anything shown; the largest total it holds is 1e29.
+CREATE OR REPLACE TEMP MACRO mpg_sum(value) AS
+    CAST(sum(CAST(value AS DECIMAL(38, 9))) AS DOUBLE);
