@@ -94,10 +94,11 @@ def scorecard_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
             continue
         lines += ["", f"{title}, worst first (dollars lost)", head]
         for r in slices:
+            lost = "no price" if r["lost_usd"] is None else usd(r["lost_usd"])
             lines.append(
                 f"{r['slice'][:20]:<20} {percent(r['mpg']):>6} {percent(r['sg']):>6} "
                 f"{percent(r['rg']):>6} {percent(r['pg']):>6} {percent(r['pg_coverage']):>6} "
-                f"{usd(r['lost_usd']):>15} {SHORT_LABELS.get(r['main_loss'], '-'):<13} "
+                f"{lost:>15} {SHORT_LABELS.get(r['main_loss'], '-'):<13} "
                 f"{points(r['mpg_change']):>9} {usd_change(r['lost_usd_change']):>14}"
             )
     return lines

@@ -22,7 +22,7 @@ from mpg.report.facts import absent_note
 from mpg.report.slices import SLICE_TITLES
 from mpg.report.theme import HALF_WIDTH, chip_hours, percent, tooltips, values
 
-_PANEL = 330
+_PANEL = 280
 _WHICH_COLORS = alt.Scale(
     domain=["observed", "predicted at observed", "advised"],
     range=["#5f6b77", "#e8a33d", "#2f8f3a"],

@@ -217,7 +217,7 @@ def cost_slices_chart(data: ReportData) -> alt.VConcatChart:
 
 
 def cost_section(data: ReportData) -> Section:
-    blocks: list[Block] = [_figures(data), Note(lost_line(data), "reconcile")]
+    blocks: list[Block] = [_figures(data), Note(lost_line(data), "lost")]
     blocks += _unpriced(data)
     if data.fleet["wanted_usd"]:
         blocks += [

@@ -101,7 +101,7 @@ def summary_section(data: ReportData) -> Section:
         (
             Note(opening_line(data), "opening"),
             tiles,
-            Note(lost_line(data), "reconcile"),
+            Note(lost_line(data), "lost"),
             Note(reconciliation(data), "reconcile"),
             *scorecard_tables(data),
         ),
@@ -113,7 +113,7 @@ def _scorecard_row(r: dict[str, Any]) -> tuple[str, ...]:
     return (
         r["slice"],
         *ratios,
-        figures.usd(r["lost_usd"]),
+        "no price" if r["lost_usd"] is None else figures.usd(r["lost_usd"]),
         chip_hours(r["lost_chip_s"] / 3600),
         CATEGORY_LABELS.get(r["main_loss"], "-"),
         figures.points(r["mpg_change"]),

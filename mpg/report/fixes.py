@@ -62,10 +62,11 @@ def _attainable(job: dict[str, Any]) -> str:
     group = f"{job['chip_generation']} / {job['framework']} / {job['workload_class']}"
     pg, attainable = job["pg"], job["attainable_pg"]
     if attainable is None:
+        peers = job["attainable_jobs"]
         return (
-            f"program efficiency: PG {percent(pg)}; {job['attainable_jobs']} profiled jobs of "
-            f"{group}, too few (under 5) to say what is attainable: profile its peers, and "
-            "look at its roofline (docs/metrics.md)"
+            f"program efficiency: PG {percent(pg)}; {peers} profiled "
+            f"{'job' if peers == 1 else 'jobs'} of {group}, too few (under 5) to say what is "
+            "attainable: profile its peers, and look at its roofline (docs/metrics.md)"
         )
     if pg is not None and pg >= attainable:
         return (

@@ -37,9 +37,10 @@ SLICE_TITLES = {
     "workload_class": "workload class",
     "framework": "framework",
 }
-_PANEL_WIDTH = 215
-_BAR_WIDTH = 380
-WORST_JOBS_WIDTH = FULL_WIDTH - 300
+_PANEL_WIDTH = 190
+_BAR_WIDTH = 350
+WORST_JOBS_WIDTH = FULL_WIDTH - 350
+LABEL_LIMIT = 300  # px of a worst job's label: its dollars lost and owner
 _JOB_TOOLTIP = tooltips(
     alt.Tooltip("job_id:N", title="job"),
     alt.Tooltip("rank:Q", title="rank (dollars lost)"),
@@ -63,6 +64,8 @@ def job_rows(data: ReportData) -> pl.DataFrame:
         "job_id",
         pl.col("owner").fill_null(""),
         "rank",
+        "priced",
+        "priced_rank",
         *(f"{kind}_rank" for kind in SLICE_TITLES),
         "workload_class",
         "framework",
@@ -81,9 +84,12 @@ def _jobs(data: ReportData) -> alt.Chart:
     return alt.Chart(values(job_rows(data)))
 
 
-def _worst_jobs_layers(ranked: alt.Chart, width: int, name: str) -> alt.LayerChart:
+def _worst_jobs_layers(
+    ranked: alt.Chart, width: int, name: str, owners: bool = True
+) -> alt.LayerChart:
     """Ranked jobs (a `shown_rank` field, 1 the worst) as bars of chip-hours split by cause,
-    each labelled with its dollars lost and its owner."""
+    each labelled with its dollars lost and (where `owners`, on a chart with room for them) its
+    owner; a label longer than LABEL_LIMIT px ends in an ellipsis."""
     y = alt.Y(
         "job_id:N",
         sort=alt.EncodingSortField("shown_rank", op="min"),
@@ -109,18 +115,24 @@ def _worst_jobs_layers(ranked: alt.Chart, width: int, name: str) -> alt.LayerCha
         .properties(name=f"{name}_bars", width=width)
     )
     labels = (
-        ranked.transform_calculate(label="datum.lost_label + '  ' + datum.owner")
-        .mark_text(align="left", dx=4, fontSize=11)
+        ranked.transform_calculate(
+            label="datum.lost_label + ' · ' + datum.owner" if owners else "datum.lost_label"
+        )
+        .mark_text(align="left", dx=4, fontSize=11, limit=LABEL_LIMIT if owners else 80)
         .encode(y=y, x="lost_chip_h:Q", text="label:N", tooltip=_JOB_TOOLTIP)
         .properties(name=f"{name}_owners", width=width)
     )
     return alt.layer(bars, labels)
 
 
-def worst_jobs_chart(data: ReportData) -> alt.LayerChart:
-    fleet = _jobs(data).transform_filter(f"datum.rank <= {WORST_JOBS}")
+def worst_jobs_chart(data: ReportData, priced: bool) -> alt.LayerChart:
+    """The first WORST_JOBS of the ranking among the priced jobs (or the unpriced ones)."""
+    jobs = _jobs(data).transform_filter(
+        f"{'' if priced else '!'}datum.priced && datum.priced_rank <= {WORST_JOBS}"
+    )
+    name = "worst" if priced else "unpriced"
     return _worst_jobs_layers(
-        fleet.transform_calculate(shown_rank="datum.rank"), WORST_JOBS_WIDTH, "worst"
+        jobs.transform_calculate(shown_rank="datum.rank"), WORST_JOBS_WIDTH, name
     )
 
 
@@ -204,14 +216,12 @@ def slice_chart(data: ReportData, kind: str) -> alt.VConcatChart:
         _jobs(data)
         .transform_calculate(slice=f"datum.{kind}")
         .transform_filter(pick)
-        .transform_calculate(
-            shown_rank=alt.expr(f"pick_{kind}.slice ? datum.{kind}_rank : datum.rank")
-        )
+        .transform_calculate(shown_rank=f"pick_{kind}.slice ? datum.{kind}_rank : datum.rank")
         .transform_filter(f"datum.shown_rank <= {WORST_JOBS_PER_SLICE}")
     )
     bottom = alt.hconcat(
         _slice_bars(data, kind, pick),
-        _worst_jobs_layers(ranked, _BAR_WIDTH, f"{kind}_worst").properties(
+        _worst_jobs_layers(ranked, _BAR_WIDTH, f"{kind}_worst", owners=False).properties(
             title=alt.Title(
                 # The picked slice's name, from the selection's own signal ({slice: [value]}).
                 alt.ExprRef(
@@ -246,15 +256,32 @@ def slice_charts(data: ReportData, kind: str) -> list[Chart]:
 
 
 def worst_jobs_charts(data: ReportData) -> list[Chart]:
-    return [
-        Chart(
-            "worst-jobs",
-            "Jobs that lost the most dollars",
-            f"The {WORST_JOBS} worst jobs by dollars lost (the jobs of chip generations without "
-            "a price after every priced one, by chip-hours lost: their dollars are unknown), "
-            "each bar the job's lost chip-hours (every ledger category but ideal) split by "
-            "cause, its dollars lost and owner beside it. Unprofiled productive chip-hours are "
-            "a cause of their own: nobody measured that work's efficiency.",
-            worst_jobs_chart(data),
+    """The worst priced jobs by dollars lost; the worst jobs of generations without a price
+    (ranked after every priced one: their dollars are unknown) on a chart of their own, by
+    chip-hours lost, so that a large loss no price covers is not out of sight."""
+    priced = data.worst_jobs["priced"]
+    charts = []
+    if priced.any():
+        charts.append(
+            Chart(
+                "worst-jobs",
+                "Jobs that lost the most dollars",
+                f"The {WORST_JOBS} priced jobs that lost the most dollars, each bar the job's "
+                "lost chip-hours (every ledger category but ideal) split by cause, its dollars "
+                "lost and owner beside it. Unprofiled productive chip-hours are a cause of "
+                "their own: nobody measured that work's efficiency.",
+                worst_jobs_chart(data, priced=True),
+            )
         )
-    ]
+    if not priced.all():
+        charts.append(
+            Chart(
+                "worst-unpriced",
+                "Jobs without a price that lost the most chip-hours",
+                f"The {WORST_JOBS} jobs of chip generations with no price (set them in "
+                "DIR/mpg.toml) that lost the most chip-hours: the ranking puts them after every "
+                "priced job, since their dollars are unknown.",
+                worst_jobs_chart(data, priced=False),
+            )
+        )
+    return charts

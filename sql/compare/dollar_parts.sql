@@ -21,7 +21,7 @@
 --   wanted (F is then unknown: `available` is false on the fleet row).
 -- parameters: $metric_version (VARCHAR); $base_first, $base_last, $current_first,
 --   $current_last (DATE, inclusive).
--- input: the macros mpg_rollup (sql/semantic/rollup.sql), mpg_ratio.
+-- input: the macros mpg_rollup (sql/semantic/rollup.sql), mpg_ratio, mpg_sum.
 with base as (
     select *
     from mpg_rollup($metric_version, $base_first, $base_last, false)
@@ -129,11 +129,11 @@ totals as (
         null as workload_class,
         null as framework,
         null as chip_generation,
-        coalesce(sum(volume), 0) as volume,
-        coalesce(sum(mix), 0) as mix,
-        coalesce(sum(scheduling), 0) as scheduling,
-        coalesce(sum(runtime), 0) as runtime,
-        coalesce(sum(program), 0) as program,
+        coalesce(mpg_sum(volume), 0) as volume,
+        coalesce(mpg_sum(mix), 0) as mix,
+        coalesce(mpg_sum(scheduling), 0) as scheduling,
+        coalesce(mpg_sum(runtime), 0) as runtime,
+        coalesce(mpg_sum(program), 0) as program,
         coalesce(sum(unprofiled), 0) as unprofiled
     from parts
 ),
