@@ -42,10 +42,10 @@ END_TO_END = frozenset(
         "test_analyst_objects", "test_backfill", "test_bigquery", "test_cli", "test_compare",
         "test_costs", "test_current_views", "test_examples", "test_explain", "test_faults",
         "test_fuzz", "test_import_quarantine", "test_incremental", "test_incremental_orders",
-        "test_object_storage", "test_pipeline_vs_sql", "test_progress", "test_quality",
-        "test_reference", "test_report", "test_report_analyses", "test_report_browser",
-        "test_report_sections", "test_run_validation", "test_runners", "test_sql_command",
-        "test_storage", "test_storage_lock",
+        "test_one_number", "test_object_storage", "test_pipeline_vs_sql", "test_progress",
+        "test_quality", "test_reference", "test_report", "test_report_analyses",
+        "test_report_browser", "test_report_sections", "test_run_validation", "test_runners",
+        "test_sql_command", "test_storage", "test_storage_lock",
     }
 )  # fmt: skip
 
