@@ -294,7 +294,7 @@ def _advice(rates: pl.DataFrame) -> pl.DataFrame:
             .otherwise(pl.col("predicted_productive_chip_s"))
             .alias("advised_productive_chip_s"),
             pl.when(change)
-            .then(pl.col("predicted_gain_chip_s") / 3600)
+            .then(seconds(pl.col("predicted_gain_chip_s"), per=3600))
             .otherwise(0.0)
             .alias("chip_hours_saved"),
             _ratio(pl.col("productive_chip_s"), pl.col("all_allocated_chip_s")).alias("rg"),

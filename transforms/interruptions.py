@@ -1,28 +1,28 @@
 """Interruptions of a job, counted once from the two records that report them: the runtime's
 attempts and the scheduler's failures and preemptions (docs/metrics.md, "Checkpoint advice").
 
-- **From the attempts**: every attempt followed by a later one ended in an interruption (the
-  program restarted). A restart the scheduler never saw (the program restarted in place on the
-  chips it held) is known only from here.
+- **From the attempts**: the spec numbers a job's attempts +1 after each restart, so from one
+  attempt to the next in time, `attempt` grows by the interruptions between them (at least 1),
+  and a first attempt numbered n > 0 had n before it. A restart the scheduler never saw (the
+  program restarted in place on the chips it held) is known only from here.
 - **From the scheduler**: a `TASK_FAIL`, `TASK_EVICT` or `TASK_LOST` at an instant where the job
   stops holding all its chips (it ends an all-allocated stretch) while the job goes on: it holds
   all its chips again later, or it did not end `FAILED` or `CANCELLED` (it finished later, or is
   still open at the end of the data). A failure the job never came back from, that ended it, is
   not an interruption. A gang whose tasks are evicted at one instant, or one after the other,
   ends one stretch: one interruption. An attempt that crashed before writing any span (during
-  init) is known only from here.
+  init) is known from here, and from the number it used up where the runtime counts it.
 
 **Matching.** A job's attempts, in the order they start, cut its timeline into windows: before
-the first attempt's first span; from each attempt's first span to the next one's (a boundary);
-and from the last attempt's first span on. A boundary is one interruption or more: it counts
-max(1, k) where k scheduler interruptions fall in its window (the eviction that ended the
-attempt, and any crash of an attempt that wrote no span before the next one started). Scheduler
-interruptions before the first span or in the last attempt's window have no boundary to match
-and count one each. Windows run from first span to first span, not from an attempt's last span,
-so a scheduler clock a little ahead of or behind the runtime's still matches. Attempt numbers
-are not counted: an export may hold only some of a job's attempts.
+the first attempt's first span; from each attempt's first span to the next one's; and from the
+last attempt's first span on. In each window the attempts show some interruptions (the number
+gap to the next attempt; the first attempt's number before it; none after the last attempt's
+start) and the scheduler some (k); the window counts the larger: the same interruption seen by
+both is counted once, and one seen by either alone is counted. Windows run from first span to
+first span, not from an attempt's last span, so a scheduler clock a little ahead of or behind
+the runtime's still matches.
 
-    counts = count_interruptions(sweep)   # job_id, interruptions, ..._from_scheduler_only
+    counts = count_interruptions(sweep)   # job_id, interruptions, shown_by_attempts, ...
 
 Vectorised: a sort, running sums and an as-of join, no Python loop per job or event.
 """
@@ -78,55 +78,67 @@ def stretch_ends(sweep: ChipTimeSweep) -> pl.DataFrame:
     )
 
 
+def _shown_by_attempts(attempts: pl.DataFrame) -> pl.DataFrame:
+    """(job_id, first_start, shown): per window, the interruptions the attempts' numbers show;
+    the window before the job's first span has a null `first_start`."""
+    windows = (
+        attempts.select("job_id", "attempt", "first_start")
+        .sort("first_start")
+        .with_columns(
+            pl.col("first_start", "attempt").shift(-1).over("job_id").name.prefix("next_")
+        )
+    )
+    gap = pl.max_horizontal(pl.col("next_attempt") - pl.col("attempt"), 1)
+    return pl.concat(
+        [
+            windows.select(
+                "job_id",
+                "first_start",
+                pl.when(pl.col("next_first_start").is_not_null())
+                .then(gap)
+                .otherwise(0)
+                .cast(pl.Int64)
+                .alias("shown"),
+            ),
+            windows.group_by("job_id").agg(
+                pl.lit(None, pl.Int64).alias("first_start"),
+                pl.col("attempt").first().clip(lower_bound=0).cast(pl.Int64).alias("shown"),
+            ),
+        ],
+        how="vertical_relaxed",
+    )
+
+
 def count_interruptions(sweep: ChipTimeSweep) -> pl.DataFrame:
     """Per job with an interruption: `interruptions` (each once, by the matching rule above),
-    `attempt_boundaries` (those the attempts show) and `interruptions_from_scheduler_only`."""
-    attempts = (
-        sweep.attempts.select("job_id", "first_start")
-        .sort("first_start")
-        .with_columns(pl.col("first_start").shift(-1).over("job_id").alias("next_start"))
-    )
-    # Each scheduler interruption in the window of the latest attempt started by then (none
-    # before the job's first span).
-    windows = (
+    `shown_by_attempts` and `interruptions_from_scheduler_only` (the rest)."""
+    shown = _shown_by_attempts(sweep.attempts)
+    starts = shown.filter(pl.col("first_start").is_not_null()).select("job_id", "first_start")
+    # each scheduler interruption in the window of the latest attempt started by then (a null
+    # first_start: before the job's first span)
+    seen = (
         stretch_ends(sweep)
         .sort("t")
         .join_asof(
-            attempts,
+            starts.sort("first_start"),
             left_on="t",
             right_on="first_start",
             by="job_id",
             strategy="backward",
             check_sortedness=False,  # both sorted by time above, so within each job too
         )
-        .with_columns(pl.col("next_start").is_not_null().alias("at_boundary"))
-    )
-    at_boundaries = (
-        windows.filter("at_boundary")
         .group_by("job_id", "first_start")
         .agg(pl.len().cast(pl.Int64).alias("k"))
     )
-    boundaries = (
-        attempts.filter(pl.col("next_start").is_not_null())
-        .join(at_boundaries, on=["job_id", "first_start"], how="left")
-        .group_by("job_id")
-        .agg(
-            pl.len().cast(pl.Int64).alias("attempt_boundaries"),
-            pl.max_horizontal(pl.col("k").fill_null(0), 1).sum().cast(pl.Int64).alias("matched"),
+    windows = shown.join(
+        seen, on=["job_id", "first_start"], how="full", coalesce=True, nulls_equal=True
+    ).with_columns(pl.col("shown", "k").fill_null(0).cast(pl.Int64))
+    counts = windows.group_by("job_id").agg(
+        pl.max_horizontal("shown", "k").sum().alias("interruptions"),
+        pl.col("shown").sum().alias("shown_by_attempts"),
+    )
+    return counts.with_columns(
+        (pl.col("interruptions") - pl.col("shown_by_attempts")).alias(
+            "interruptions_from_scheduler_only"
         )
-    )
-    unmatched = (
-        windows.filter(~pl.col("at_boundary"))
-        .group_by("job_id")
-        .agg(pl.len().cast(pl.Int64).alias("unmatched"))
-    )
-    counts = boundaries.join(unmatched, on="job_id", how="full", coalesce=True).with_columns(
-        pl.col("attempt_boundaries", "matched", "unmatched").fill_null(0)
-    )
-    total = pl.col("matched") + pl.col("unmatched")
-    return counts.select(
-        "job_id",
-        total.alias("interruptions"),
-        "attempt_boundaries",
-        (total - pl.col("attempt_boundaries")).alias("interruptions_from_scheduler_only"),
     )
