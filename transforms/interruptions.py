@@ -14,8 +14,9 @@ attempts and the scheduler's failures and preemptions (docs/metrics.md, "Checkpo
   init) is known from here, and from the number it used up where the runtime counts it.
 
 **Matching.** A job's attempts, in the order they start, cut its timeline into windows: before
-the first attempt's first span; from each attempt's first span to the next one's; and from the
-last attempt's first span on. In each window the attempts show some interruptions (the number
+the first attempt's first span; from each attempt's first span to the next one's (inclusive: an
+event at an attempt's first instant ended the attempt before it); and from the last attempt's
+first span on. In each window the attempts show some interruptions (the number
 gap to the next attempt; the first attempt's number before it; none after the last attempt's
 start) and the scheduler some (k); the window counts the larger: the same interruption seen by
 both is counted once, and one seen by either alone is counted. Windows run from first span to
@@ -41,21 +42,29 @@ _GAVE_UP = ("FAILED", "CANCELLED")
 
 def stretch_ends(sweep: ChipTimeSweep) -> pl.DataFrame:
     """(job_id, t): the instants where a failure or preemption ends an all-allocated stretch of
-    a wanted job while it goes on (the scheduler's interruptions)."""
+    a wanted job while it goes on (the scheduler's interruptions). An instant's releases apply
+    before its schedules (the spec), so a task failed and scheduled again at one instant ends a
+    stretch too, one that begins again at once."""
     jobs = sweep.jobs.select("job_id", "chips_requested", "submit_us", "wanted_end_us", "end_state")
-    full_before = pl.col("before") >= pl.col("chips_requested")
-    full_after = pl.col("after") >= pl.col("chips_requested")
-    starts = pl.when(full_after & ~full_before).then(pl.col("t"))
-    held = (
-        sweep.allocation.group_by("job_id", "t")
-        .agg(pl.col("held").sum())
-        .sort("job_id", "t")
-        .with_columns(pl.col("held").cum_sum().over("job_id").alias("after"))
-        .with_columns((pl.col("after") - pl.col("held")).alias("before"))
+    requested = pl.col("chips_requested")
+    # within an instant, decreases before increases: the least running level is what the job
+    # held between that instant's releases and its schedules
+    levels = (
+        sweep.allocation.sort("job_id", "t", "held")
+        .with_columns(pl.col("held").cum_sum().over("job_id").alias("level"))
+        .group_by("job_id", "t", maintain_order=True)
+        .agg(
+            (pl.col("level").first() - pl.col("held").first()).alias("before"),
+            pl.col("level").min().alias("least"),
+            pl.col("level").last().alias("after"),
+        )
         .join(jobs, on="job_id")
-        # the next instant, after this one, where the job again holds all its chips
-        .with_columns(starts.alias("start"))
-        .with_columns(pl.col("start").shift(-1).backward_fill().over("job_id").alias("resumed"))
+    )
+    dips = pl.min_horizontal("before", "least") < requested
+    starts = pl.when(dips & (pl.col("after") >= requested)).then(pl.col("t"))
+    held = levels.with_columns(starts.alias("start")).with_columns(
+        # the first instant, from this one on, where the job holds all its chips again
+        pl.col("start").backward_fill().over("job_id").alias("resumed")
     )
     failures = (
         sweep.scheduler.filter(pl.col("type").is_in(INTERRUPTING_RELEASES))
@@ -67,8 +76,8 @@ def stretch_ends(sweep: ChipTimeSweep) -> pl.DataFrame:
     ).is_in(_GAVE_UP).fill_null(False)
     return (
         held.filter(
-            full_before
-            & ~full_after
+            (pl.col("before") >= requested)
+            & (pl.col("least") < requested)
             & (pl.col("t") > pl.col("submit_us"))
             & (pl.col("t") < pl.col("wanted_end_us"))
             & goes_on
@@ -114,8 +123,9 @@ def count_interruptions(sweep: ChipTimeSweep) -> pl.DataFrame:
     `shown_by_attempts` and `interruptions_from_scheduler_only` (the rest)."""
     shown = _shown_by_attempts(sweep.attempts)
     starts = shown.filter(pl.col("first_start").is_not_null()).select("job_id", "first_start")
-    # each scheduler interruption in the window of the latest attempt started by then (a null
-    # first_start: before the job's first span)
+    # each scheduler interruption in the window of the latest attempt started before it (a null
+    # first_start: before the job's first span); one at an attempt's very first instant ended
+    # the window before it (chips failed and given back at once, as the attempt began)
     seen = (
         stretch_ends(sweep)
         .sort("t")
@@ -125,6 +135,7 @@ def count_interruptions(sweep: ChipTimeSweep) -> pl.DataFrame:
             right_on="first_start",
             by="job_id",
             strategy="backward",
+            allow_exact_matches=False,
             check_sortedness=False,  # both sorted by time above, so within each job too
         )
         .group_by("job_id", "first_start")
