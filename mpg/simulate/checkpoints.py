@@ -8,7 +8,7 @@ a blocking save of `save_s` after every `checkpoint_every`-th step. Interruption
 Poisson process in all-allocated time, `interrupts_per_hour` per hour: every task of the gang is
 evicted (the first at the instant, the others `teardown_s` later), the step in progress is
 reported cut at the eviction (its time is lost progress, as it truly is), a save in progress is
-not reported, and the tasks are scheduled again `reschedule_s` later. Two more kinds, each a
+not reported, and the tasks are scheduled again `reschedule_s` after the last is released. Two more kinds, each a
 known interruption:
 - with chance `restart_in_place_p` an interruption is a crash the program restarts from on the
   chips it holds: no scheduler event, the next attempt starts at once;
@@ -206,14 +206,14 @@ def _job_records(
             unnumbered, since_attempt = 0, 0
             if evict >= window_s:
                 break
-            stop = evict
             since_attempt += 1
             if in_place:
                 truth["restarts_in_place"] += 1
                 t, attempt = evict, attempt + 1
                 continue
             truth["evictions"] += 1
-            events += gang("TASK_EVICT", evict, min(evict + job.teardown_s, window_s))
+            stop = min(evict + job.teardown_s, window_s)  # the gang's last task released
+            events += gang("TASK_EVICT", evict, stop)
         t = stop + job.reschedule_s
         if t >= window_s:
             break
