@@ -194,6 +194,12 @@ def test_interruptions_are_counted_once_from_attempts_and_scheduler() -> None:
         # y: the same, the runtime numbering the attempt that ran 0: one, scheduler only
         submit("y", "00:00", 2), schedule("y", "00:00", 0, 2),
         release("y", "00:01", 0, "TASK_FAIL"), schedule("y", "00:05", 0, 2), end("y", "01:00"),
+        # z: attempt 0 failed, its task given its chips back at the same instant: one; its next
+        # incarnation crashes in init the same way, no span, not numbered: one more, scheduler
+        # only; attempt 1 begins the instant it gets its chips back
+        submit("z", "00:00", 2), schedule("z", "00:00", 0, 2),
+        release("z", "00:30", 0, "TASK_FAIL"), schedule("z", "00:30", 0, 2),
+        release("z", "00:32", 0, "TASK_FAIL"), schedule("z", "00:32", 0, 2), end("z", "01:00"),
         # t: one task of two done early, the job goes on below its chips: none
         submit("t", "00:00", 4), schedule("t", "00:00", 0, 2), schedule("t", "00:00", 1, 2),
         release("t", "00:30", 1, "TASK_FINISH"), end("t", "01:00"),
@@ -202,6 +208,7 @@ def test_interruptions_are_counted_once_from_attempts_and_scheduler() -> None:
         _attempt("f", 0, "00:00", "01:00", 1) + _attempt("c", 0, "00:00", "01:00", 1)
         + _attempt("o", 0, "00:00", "01:00", 1) + _attempt("x", 1, "00:05", "01:00", 1)
         + _attempt("y", 0, "00:05", "01:00", 1) + _attempt("t", 0, "00:00", "01:00", 1)
+        + _attempt("z", 0, "00:00", "00:30", 1) + _attempt("z", 1, "00:32", "01:00", 1)
     )  # fmt: skip
     rows = checkpoint_advice(sweep(gang + others, gang_spans + other_spans)).to_pylist()
     counts = {
@@ -209,7 +216,7 @@ def test_interruptions_are_counted_once_from_attempts_and_scheduler() -> None:
     }
     assert counts == {
         "g": (5, 1), "f": (0, 0), "c": (0, 0), "o": (1, 1), "x": (1, 0), "y": (1, 1),
-        "t": (0, 0),
+        "t": (0, 0), "z": (2, 1),
     }  # fmt: skip
     # g all-allocated: 00:00-01:00:02, 01:10-02:00, 02:10-02:15, 02:20-04:00, 04:10-05:00
     g = next(r for r in rows if r["job_id"] == "g")
