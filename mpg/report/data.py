@@ -184,14 +184,15 @@ _FILES = {"slices": "period_rollup", "categories": "period_categories"}
 
 def _scheduler_records(out: str | Path, job_ids: list[str]) -> pa.Table:
     """The accepted scheduler events of some jobs, from the records the run accepted
-    (`mpg.pipelines.lookup`); none where the folder has no record store."""
+    (`mpg.pipelines.lookup`); none where the folder has no record store (tables written by
+    hand, tests/handmade.py)."""
     from mpg.pipelines.lookup import accepted_records
     from mpg.pipelines.snapshot import read_current
     from mpg.pipelines.store import OutputStore
 
     store = OutputStore(str(out))
     snapshot, _ = read_current(store)
-    if snapshot is None or not job_ids:
+    if snapshot is None or "jobs" not in snapshot.state or not job_ids:
         return SCHEDULER_EVENTS.empty_table()
     with reading(store.uri):
         return accepted_records(store, snapshot, job_ids).scheduler

@@ -58,6 +58,47 @@ def _scheduling(job: dict[str, Any]) -> tuple[str, str]:
     return "scheduling", f"scheduling: {loss} chip-hours waiting for chips"
 
 
+def _minutes(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds / 60:,.0f} min"
+
+
+def _checkpoint(job: dict[str, Any], loss: str) -> str:
+    """The checkpoint interval to set, in steps between saves, and how sure the advice is
+    (checkpoint_advice, docs/metrics.md): change it, keep it, or too few interruptions to say."""
+    steps = job["observed_interval_steps"]
+    now = (
+        ""
+        if steps is None
+        else f" (now every {steps:,.0f} steps, {_minutes(job['observed_interval_s'])})"
+    )
+    match job["advice"]:
+        case "change":
+            saved = chip_hours(job["chip_hours_saved"])
+            dollars = "" if job["usd_saved"] is None else f", {usd(job['usd_saved'])}"
+            return (
+                f"checkpoint interval: {loss}; save every {job['advised_interval_steps']:,} steps"
+                f"{now}: about {_minutes(job['advised_interval_s'])} between saves, "
+                f"{job['confidence']:.0%} sure it lies within "
+                f"{_minutes(job['advised_interval_low_s'])} to "
+                f"{_minutes(job['advised_interval_high_s'])} (from {job['interruptions']} "
+                f"interruptions); saves {saved} chip-hours{dollars} over its life"
+            )
+        case "keep":
+            return (
+                f"checkpoint interval: {loss}; keep your interval{now}: the advised one does not "
+                f"beat it by more than the uncertainty of {job['interruptions']} interruptions"
+            )
+        case "too_few_interruptions" | "no_interruptions":
+            return (
+                f"checkpoint interval: {loss}; {job['interruptions']} interruptions, too few to "
+                "advise an interval: its lost progress came from the job's failures (see mpg "
+                "explain)"
+            )
+        case "no_saves":
+            return f"checkpoint interval: {loss}; it saves no checkpoint: save one periodically"
+    return f"checkpoint interval: {loss}; no checkpoint advice for this job (not training)"
+
+
 def _attainable(job: dict[str, Any]) -> str:
     group = f"{job['chip_generation']} / {job['framework']} / {job['workload_class']}"
     pg, attainable = job["pg"], job["attainable_pg"]
@@ -99,9 +140,8 @@ def _advice(job: dict[str, Any]) -> tuple[str, str]:
                 "profile, so nobody knows how efficient they were"
             )
         case "lost_progress" | "checkpoint_save":
-            return "checkpoint_interval", (
-                f"checkpoint interval: {chip_h} chip-hours of {CATEGORY_LABELS[main]}; see the "
-                "checkpoint advice for this job"
+            return "checkpoint_interval", _checkpoint(
+                job, f"{chip_h} chip-hours of {CATEGORY_LABELS[main]}"
             )
         case "data_wait":
             return "input_pipeline", (

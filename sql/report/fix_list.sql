@@ -11,10 +11,14 @@
 --     started, else 'preemption' where a task was evicted or lost, else 'partial_allocation'
 --     (it started without all its chips, and nothing took any away); NULL without scheduling
 --     loss, or where the job's events are not at hand (no record store: no JOB_SUBMIT).
+-- And the job's checkpoint advice (mpg_advice, over its whole life; NULL for a job without one):
+--   advice, the intervals observed and advised in steps between saves and in seconds with the
+--   advised one's interval of confidence, the interruptions and MTBI it rests on, and what the
+--   advised setting would save (chip-hours, dollars).
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE): the report's period, inclusive;
 --   $limit (INTEGER).
--- input: the macro mpg_jobs; relation scheduler_records: the jobs' accepted scheduler events
--- (SCHEDULER_EVENTS).
+-- input: the macros mpg_jobs, mpg_advice; relation scheduler_records: the jobs' accepted
+-- scheduler events (SCHEDULER_EVENTS).
 with jobs as (
     select * from mpg_jobs($metric_version, $first, $last)
     where rank <= $limit
@@ -45,9 +49,31 @@ evidence as (
     group by job_id
 ),
 
+advice as (
+    select
+        job_id,
+        advice,
+        interruptions,
+        mtbi_s,
+        mtbi_low_s,
+        mtbi_high_s,
+        confidence,
+        observed_interval_s,
+        observed_interval_steps,
+        advised_interval_s,
+        advised_interval_low_s,
+        advised_interval_high_s,
+        advised_interval_steps,
+        chip_hours_saved,
+        usd_saved
+    from mpg_advice(null, null)
+    where job_id in (select job_id from jobs)
+),
+
 queued as (
     select
         jobs.*,
+        advice.* exclude (job_id),
         coalesce(evidence.evictions, 0) as evictions,
         coalesce(evidence.tasks_lost, 0) as tasks_lost,
         coalesce(evidence.task_failures, 0) as task_failures,
@@ -64,6 +90,7 @@ queued as (
     from jobs
     cross join period
     left join evidence using (job_id)
+    left join advice using (job_id)
 ),
 
 final as (
