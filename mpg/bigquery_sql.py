@@ -1,7 +1,7 @@
 """The DuckDB-only parts of the user-facing SQL, rewritten in the parsed statement for BigQuery.
 
 sqlglot transpiles most of DuckDB's dialect (FILTER, EXCLUDE, VALUES, NULLS FIRST). Four things
-it does not, which the analysts' views (sql/views/) use:
+it does not, which the analysts' views (sql/views/) use, and one it should not:
 
 - **macros**: DuckDB's `mpg_ratio`, `mpg_goodput_ratios` and `mpg_profiled_sum`
   (sql/publish/macros.sql, their one definition) have no BigQuery counterpart a view could call
@@ -14,6 +14,9 @@ it does not, which the analysts' views (sql/views/) use:
   sets, each with the plain columns: `GROUPING SETS ((x, a, b), (x, a), (x, b), (x))`.
 - **`any_value(x)`**, which sqlglot writes `ANY_VALUE(x IGNORE NULLS)` (DuckDB's skips NULLs):
   BigQuery's ANY_VALUE takes no IGNORE NULLS clause and skips NULLs by itself, so it is dropped.
+- **`mpg_exact(x)`**, an amount as a DECIMAL(38, 9) so that DuckDB's sums of it are exact and in
+  no order, is `x` itself in BigQuery: BigQuery sums FLOAT64 in its own order (and its emulator
+  cannot keep a NUMERIC's scale in a view: it rounds to thousandths).
 
     >>> statement = sqlglot.parse_one(
     ...     "select day, unnest(struct_pack(share := mpg_ratio(a, b))) from t "
@@ -79,11 +82,18 @@ def _body(macro: _Macro, args: dict[str, exp.Expression]) -> exp.Expression:
     return macro.body.copy().transform(put)
 
 
+# Macros that are their one argument in BigQuery (see the module's docstring).
+_AS_IS = frozenset({"mpg_exact"})
+
+
 def _inline(node: exp.Expression) -> exp.Expression:
     """A call of a scalar macro as its body; macros the body calls are inlined in turn."""
     called = _called(node, table=False)
     if called is None:
         return node
+    if node.name.lower() in _AS_IS:
+        (argument,) = called[1].values()
+        return exp.paren(argument.copy(), copy=False).transform(_inline)
     return _body(*called).transform(_inline)
 
 

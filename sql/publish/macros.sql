@@ -61,10 +61,15 @@ CREATE OR REPLACE TEMP MACRO mpg_main_loss(
         WHEN program_loss THEN 'program_loss'
     END;
 
--- An exact sum of chip-seconds, dollars or kWh: each value rounded to 1e-9 and summed as a
--- DECIMAL(38, 9) (integer arithmetic), so that a total is the same bits whatever order the rows
--- come in: every surface that reads a roll-up gets the same figure, on every run (DuckDB sums
--- DOUBLEs in the order its threads meet them). 1e-9 of a chip-second or a dollar is far below
--- anything shown; the largest total it holds is 1e29.
+-- An amount (chip-seconds, dollars, kWh) rounded to 1e-9 as a DECIMAL(38, 9), so that sums of it
+-- are integer arithmetic: the same bits whatever order the rows come in (DuckDB sums DOUBLEs in
+-- the order its threads meet them), so every surface that reads a roll-up gets the same figure,
+-- on every run. 1e-9 of a chip-second or a dollar is far below anything shown; the largest total
+-- it holds is 1e29. In BigQuery (mpg.bigquery_sql) it is the amount itself: BigQuery sums
+-- FLOAT64 in its own order.
+CREATE OR REPLACE TEMP MACRO mpg_exact(value) AS
+    CAST(value AS DECIMAL(38, 9));
+
+-- The exact sum of amounts (mpg_exact), as a DOUBLE.
 CREATE OR REPLACE TEMP MACRO mpg_sum(value) AS
-    CAST(sum(CAST(value AS DECIMAL(38, 9))) AS DOUBLE);
+    CAST(sum(mpg_exact(value)) AS DOUBLE);

@@ -25,7 +25,7 @@
 --   (NULL, never 0 or a guess): its wanted chip-time is unpriced_chip_s, named beside every total.
 --   Additive over any set of job-days (days, jobs, slices, teams), so every total is a plain sum.
 -- inputs: tables job_day_goodput, chip_time_ledger, chip_time_cost; view job_size_classes; the
--- macro mpg_profiled (sql/publish/macros.sql).
+-- macros mpg_profiled and mpg_exact (sql/publish/macros.sql).
 create or replace temp macro mpg_job_days(p_version, p_first, p_last) as table
 with job_days as (
     select *
@@ -34,17 +34,21 @@ with job_days as (
         and (p_first is null or day >= p_first) and (p_last is null or day <= p_last)
 ),
 
+size_classes as (
+    select * from job_size_classes
+),
+
 ledger as (
     select
         ledger.day,
         ledger.job_id,
         ledger.metric_version,
         ledger.category,
-        -- exact sums (DECIMAL: the same bits in any order, mpg_sum), back to DOUBLE in `final`
-        cast(ledger.chip_s as decimal(38, 9)) as chip_s,
-        cast(costs.usd as decimal(38, 9)) as usd,
+        -- exact sums (mpg_exact: the same bits in any order), back to DOUBLE in `final`
+        mpg_exact(ledger.chip_s) as chip_s,
+        mpg_exact(costs.usd) as usd,
         costs.usd_per_chip_hour,
-        cast(costs.kwh as decimal(38, 9)) as kwh,
+        mpg_exact(costs.kwh) as kwh,
         case ledger.category
             when 'ideal' then null
             when 'scheduling' then 'scheduling'
@@ -113,7 +117,7 @@ per_job_day as (
 final as (
     select
         job_days.*,
-        classes.size_class,
+        size_classes.size_class,
         mpg_profiled(job_days.productive_chip_s, job_days.pg) as profiled_chip_s,
         cast(coalesce(costs.scheduling_chip_s, 0) as double) as scheduling_chip_s,
         cast(coalesce(costs.runtime_idle_chip_s, 0) as double) as runtime_idle_chip_s,
@@ -155,9 +159,9 @@ final as (
         cast(case when costs.powered then costs.kwh end as double) as kwh,
         case when costs.powered then 0 else job_days.wanted_chip_s end as unpowered_chip_s
     from job_days
-    inner join job_size_classes as classes
-        on job_days.chips_requested >= classes.min_chips
-        and (classes.max_chips is null or job_days.chips_requested <= classes.max_chips)
+    inner join size_classes
+        on job_days.chips_requested >= size_classes.min_chips
+        and (size_classes.max_chips is null or job_days.chips_requested <= size_classes.max_chips)
     left join per_job_day as costs using (day, job_id, metric_version)
 )
 
