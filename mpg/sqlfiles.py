@@ -42,10 +42,12 @@ _DEFAULT_DIALECT = "duckdb"
 
 
 # The semantic layer's macros, in the order they build on one another (docs/metrics.md): the
-# scalar ones (every ratio, the main loss), then the table macros every surface reads (the
-# job-day facts, their roll-ups, the ranked jobs, the scorecard, the advice's savings in dollars).
+# scalar ones (every ratio, the main loss, exact sums), then the table macros every surface reads
+# (the ledger's and the job-days' facts, their roll-ups, the ranked jobs, the scorecard, the
+# advice's savings in dollars).
 MACRO_FILES: tuple[str, ...] = (
     "publish/macros.sql",
+    "semantic/ledger.sql",
     "semantic/job_days.sql",
     "semantic/rollup.sql",
     "semantic/jobs.sql",

@@ -58,7 +58,7 @@ fleet as (
 
 shares as (
     select
-        slice_kind,
+        period,
         workload_class,
         framework,
         chip_generation,
@@ -67,22 +67,11 @@ shares as (
         mpg_ratio(lost_runtime_usd, wanted_usd) as runtime,
         mpg_ratio(lost_program_usd, wanted_usd) as program,
         mpg_ratio(lost_unprofiled_usd, wanted_usd) as unprofiled
-    from base
-    where slice_kind <> 'fleet' and wanted_usd is not null
-),
-
-now_shares as (
-    select
-        slice_kind,
-        workload_class,
-        framework,
-        chip_generation,
-        wanted_usd,
-        mpg_ratio(lost_scheduling_usd, wanted_usd) as scheduling,
-        mpg_ratio(lost_runtime_usd, wanted_usd) as runtime,
-        mpg_ratio(lost_program_usd, wanted_usd) as program,
-        mpg_ratio(lost_unprofiled_usd, wanted_usd) as unprofiled
-    from now
+    from (
+        select 'base' as period, * from base
+        union all by name
+        select 'current' as period, * from now
+    )
     where slice_kind <> 'fleet' and wanted_usd is not null
 ),
 
@@ -102,8 +91,9 @@ paired as (
         coalesce(c.program, b.program, 0) as p1,
         coalesce(b.unprofiled, c.unprofiled, 0) as n0,
         coalesce(c.unprofiled, b.unprofiled, 0) as n1
-    from shares as b
-    full join now_shares as c using (workload_class, framework, chip_generation)
+    from (select * from shares where period = 'base') as b
+    full join (select * from shares where period = 'current') as c
+        using (workload_class, framework, chip_generation)
 ),
 
 parts as (

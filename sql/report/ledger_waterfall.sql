@@ -6,17 +6,10 @@
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive;
 --   $losses (VARCHAR[]): every ledger category but ideal, in the order the bars step down.
--- input: table chip_time_ledger; the macro mpg_ratio (sql/publish/macros.sql).
-with period as (
-    select *
-    from chip_time_ledger
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-categories as (
-    select category, sum(chip_s) / 3600 as chip_h
-    from period
+-- input: the macros mpg_ledger (sql/semantic/ledger.sql), mpg_sum, mpg_ratio.
+with categories as (
+    select category, mpg_sum(chip_s) / 3600 as chip_h
+    from mpg_ledger($metric_version, $first, $last)
     group by category
 ),
 

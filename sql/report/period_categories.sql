@@ -6,32 +6,17 @@
 -- has; unpriced_chip_h: the chip-hours without a price.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive.
--- input: tables chip_time_ledger, chip_time_cost; the macro mpg_ratio.
-with ledger as (
-    select *
-    from chip_time_ledger
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-costs as (
-    select day, job_id, category, usd, kwh
-    from chip_time_cost
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-categories as (
+-- input: the macros mpg_ledger (sql/semantic/ledger.sql), mpg_sum, mpg_ratio.
+with categories as (
     select
-        ledger.category,
-        sum(ledger.chip_s) / 3600 as chip_h,
-        sum(costs.usd) as usd,
-        sum(costs.kwh) as kwh,
-        coalesce(sum(ledger.chip_s) filter (where costs.usd is null), 0) / 3600 as unpriced_chip_h
-    from ledger
-    left join costs using (day, job_id, category)
-    group by ledger.category
-    having sum(ledger.chip_s) > 0
+        category,
+        mpg_sum(chip_s) / 3600 as chip_h,
+        mpg_sum(usd) as usd,
+        mpg_sum(kwh) as kwh,
+        coalesce(mpg_sum(case when usd is null then chip_s end), 0) / 3600 as unpriced_chip_h
+    from mpg_ledger($metric_version, $first, $last)
+    group by category
+    having sum(chip_s) > 0
 ),
 
 final as (

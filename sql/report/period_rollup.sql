@@ -15,13 +15,6 @@ with slices as (
 
 final as (
     select
-        case slice_kind
-            when 'fleet' then 'fleet'
-            when 'chip_generation' then chip_generation
-            when 'workload_class' then workload_class
-            when 'framework' then framework
-            when 'size_class' then size_class
-        end as slice,
         * exclude (day, job_id, chips_requested),
         mpg_ratio(
             wanted_chip_s, max(wanted_chip_s) filter (where slice_kind = 'fleet') over ()

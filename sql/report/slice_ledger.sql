@@ -8,34 +8,10 @@
 -- where none has; unpriced_chip_h: the chip-hours without a price.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive.
--- input: tables chip_time_ledger, chip_time_cost, job_day_goodput (each job-day's slice columns);
--- the macro mpg_ratio.
-with ledger as (
-    select *
-    from chip_time_ledger
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-costs as (
-    select day, job_id, category, usd, kwh
-    from chip_time_cost
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-job_days as (
-    select day, job_id, metric_version, chip_generation, workload_class, framework
-    from job_day_goodput
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-sliced as (
-    select job_days.*, ledger.category, ledger.chip_s, costs.usd, costs.kwh
-    from ledger
-    inner join job_days using (day, job_id, metric_version)
-    left join costs using (day, job_id, category)
+-- input: the macros mpg_ledger (sql/semantic/ledger.sql: the ledger with its costs and each
+-- job-day's slice columns), mpg_sum, mpg_ratio.
+with sliced as (
+    select * from mpg_ledger($metric_version, $first, $last)
 ),
 
 one_slice_column as (
@@ -51,10 +27,10 @@ categories as (
         slice_kind,
         slice,
         category,
-        sum(chip_s) / 3600 as chip_h,
-        sum(usd) as usd,
-        sum(kwh) as kwh,
-        coalesce(sum(chip_s) filter (where usd is null), 0) / 3600 as unpriced_chip_h
+        mpg_sum(chip_s) / 3600 as chip_h,
+        mpg_sum(usd) as usd,
+        mpg_sum(kwh) as kwh,
+        coalesce(mpg_sum(case when usd is null then chip_s end), 0) / 3600 as unpriced_chip_h
     from one_slice_column
     group by slice_kind, slice, category
     having sum(chip_s) > 0

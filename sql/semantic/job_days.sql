@@ -24,8 +24,8 @@
 --   the job's chip generation). A job-day whose generation has no price has no dollars at all
 --   (NULL, never 0 or a guess): its wanted chip-time is unpriced_chip_s, named beside every total.
 --   Additive over any set of job-days (days, jobs, slices, teams), so every total is a plain sum.
--- inputs: tables job_day_goodput, chip_time_ledger, chip_time_cost; view job_size_classes; the
--- macros mpg_profiled and mpg_exact (sql/publish/macros.sql).
+-- inputs: table job_day_goodput; view job_size_classes; the macros mpg_ledger (the ledger with
+-- its costs: sql/semantic/ledger.sql), mpg_profiled and mpg_exact (sql/publish/macros.sql).
 create or replace temp macro mpg_job_days(p_version, p_first, p_last) as table
 with job_days as (
     select *
@@ -40,26 +40,23 @@ size_classes as (
 
 ledger as (
     select
-        ledger.day,
-        ledger.job_id,
-        ledger.metric_version,
-        ledger.category,
+        day,
+        job_id,
+        metric_version,
+        category,
         -- exact sums (mpg_exact: the same bits in any order), back to DOUBLE in `final`
-        mpg_exact(ledger.chip_s) as chip_s,
-        mpg_exact(costs.usd) as usd,
-        costs.usd_per_chip_hour,
-        mpg_exact(costs.kwh) as kwh,
-        case ledger.category
+        mpg_exact(chip_s) as chip_s,
+        mpg_exact(usd) as usd,
+        usd_per_chip_hour,
+        mpg_exact(kwh) as kwh,
+        case category
             when 'ideal' then null
             when 'scheduling' then 'scheduling'
             when 'program_loss' then 'program'
             when 'productive_unprofiled' then 'unprofiled'
             else 'runtime'
         end as loss_part
-    from chip_time_ledger as ledger
-    left join chip_time_cost as costs using (day, job_id, metric_version, category)
-    where (p_version is null or ledger.metric_version = p_version)
-        and (p_first is null or ledger.day >= p_first) and (p_last is null or ledger.day <= p_last)
+    from mpg_ledger(p_version, p_first, p_last)
 ),
 
 per_job_day as (

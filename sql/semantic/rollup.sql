@@ -6,8 +6,9 @@
 -- parameters: p_version (VARCHAR, NULL: every version, each apart); p_first, p_last (DATE, NULL:
 --   an open end), inclusive; p_by_day (BOOLEAN): a row per day, or one for the period (day NULL).
 -- columns: day, metric_version, slice_kind ('fleet', 'job', or the slice columns grouped by,
---   joined by '+': 'chip_generation', 'workload_class+framework+chip_generation', ...), the slice
---   columns and job_id (NULL: all), chips_requested and days (a job's: its days with job-days),
+--   joined by '+': 'chip_generation', 'workload_class+framework+chip_generation', ...), slice
+--   (the value of a one-column slice, the job's id, or 'fleet'), the slice columns and job_id
+--   (NULL: all), chips_requested and days (a job's: its days with job-days),
 --   jobs, job_days, first_day, last_day, the sum of every measure of mpg_job_days, then pg_coverage, sg, rg, pg, mpg
 --   (mpg_goodput_ratios), lost_share, ideal_share and unpriced_share (of wanted chip-time; ideal
 --   / wanted is where the ledger ends, MPG x pg_coverage), usd_per_chip_hour (dollars wanted
@@ -48,6 +49,20 @@ sums as (
                 '+'
             )
         end as slice_kind,
+        -- the slice's value for a one-column slice, the job's id, 'fleet'; NULL for the others
+        case
+            when grouping(job_id) = 0 then job_id
+            when grouping(size_class) + grouping(workload_class) + grouping(framework)
+                + grouping(chip_generation) = 4 then 'fleet'
+            when grouping(size_class) + grouping(workload_class) + grouping(framework)
+                + grouping(chip_generation) = 3
+                then coalesce(
+                    case when grouping(size_class) = 0 then size_class end,
+                    case when grouping(workload_class) = 0 then workload_class end,
+                    case when grouping(framework) = 0 then framework end,
+                    case when grouping(chip_generation) = 0 then chip_generation end
+                )
+        end as slice,
         size_class,
         workload_class,
         framework,

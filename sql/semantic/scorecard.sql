@@ -3,7 +3,8 @@
 -- grain: one row for the fleet (slice_kind 'fleet') and one per value of each slice column with
 --   job-days in the period.
 -- parameters: p_version (VARCHAR); p_first, p_last (DATE, both given), inclusive.
--- columns: slice_kind, slice (the value; 'fleet' for the fleet), rank (worst first within the
+-- columns: slice_kind, kind_order (the order the kinds are shown in: fleet, chip generation,
+--   workload class, framework, size class), slice (the value; 'fleet' for the fleet), rank (worst first within the
 --   slice kind: dollars lost, most first, slices with no price after the priced ones, then
 --   chip-hours lost, as mpg_jobs ranks jobs), the period's figures (mpg_rollup), main_loss; the
 --   previous period (previous_first .. previous_last, the same number of days just before) as
@@ -42,29 +43,13 @@ previous_days as (
 ),
 
 slices as (
-    select
-        case slice_kind
-            when 'fleet' then 'fleet'
-            when 'chip_generation' then chip_generation
-            when 'workload_class' then workload_class
-            when 'framework' then framework
-            when 'size_class' then size_class
-        end as slice,
-        *
+    select *
     from current_period
     where slice_kind in ('fleet', 'chip_generation', 'workload_class', 'framework', 'size_class')
 ),
 
 previous_slices as (
-    select
-        case slice_kind
-            when 'fleet' then 'fleet'
-            when 'chip_generation' then chip_generation
-            when 'workload_class' then workload_class
-            when 'framework' then framework
-            when 'size_class' then size_class
-        end as slice,
-        *
+    select *
     from previous_period
     where slice_kind in ('fleet', 'chip_generation', 'workload_class', 'framework', 'size_class')
 ),
@@ -72,6 +57,10 @@ previous_slices as (
 joined as (
     select
         slices.slice_kind,
+        case slices.slice_kind
+            when 'fleet' then 0 when 'chip_generation' then 1 when 'workload_class' then 2
+            when 'framework' then 3 else 4
+        end as kind_order,
         slices.slice,
         row_number() over (
             partition by slices.slice_kind
@@ -136,9 +125,4 @@ final as (
 )
 
 select * from final
-order by
-    case slice_kind
-        when 'fleet' then 0 when 'chip_generation' then 1 when 'workload_class' then 2
-        when 'framework' then 3 else 4
-    end,
-    rank
+order by kind_order, rank

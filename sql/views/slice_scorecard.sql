@@ -22,9 +22,4 @@ final as (
 )
 
 select * from final
-order by
-    case slice_kind
-        when 'fleet' then 0 when 'chip_generation' then 1 when 'workload_class' then 2
-        when 'framework' then 3 else 4
-    end,
-    rank
+order by kind_order, rank
