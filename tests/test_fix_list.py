@@ -32,8 +32,10 @@ import pyarrow as pa
 import pytest
 
 from mpg.costs import chip_time_cost
+from mpg.report.blocks import Table
 from mpg.report.data import read_report_data
 from mpg.report.export import report_json
+from mpg.report.facts import coverage_blocks
 from mpg.report.fixes import fixes
 from mpg.schemas import CHECKPOINT_ADVICE, CHIP_TIME_LEDGER, COST_RATES, JOB_DAY_GOODPUT
 from tests.handmade import publish_rows
@@ -195,3 +197,27 @@ def test_the_scorecard_and_the_json_by_hand(out: Path) -> None:
     assert card["mpg_change"] is None and card["previous_complete"] is False
     assert [f["job_id"] for f in payload["fix_list"]][:2] == ["ckpt-a", "ckpt-b"]
     assert payload["fix_list"][0]["advised_interval_steps"] == 50
+
+
+def test_a_drop_in_pg_coverage_is_flagged(tmp_path: Path) -> None:
+    """Two days of one job: all of day 1's productive time profiled, half of day 2's (one of two
+    job-days unprofiled). The report over day 2 flags the fall against the day before both ways:
+    against the previous period (day 1) and day to day."""
+    day2 = DAY + dt.timedelta(days=1)
+    rows = []
+    for day, job, pg in ((DAY, "a", 0.5), (day2, "a", 0.5), (day2, "b", None)):
+        row = {**_job_day("p1"), "day": day, "job_id": job, "pg": pg}
+        row["ideal_chip_s"] = None if pg is None else 50.0
+        rows.append(row)
+    out = publish_rows(tmp_path / "out", {"job_day_goodput": rows})
+    # day to day, over both days: day 2's coverage is 50 points below day 1's
+    whole = read_report_data(out, "v1", None, None)
+    (drop,) = report_json(whole)["data_quality"]["coverage_drops"]
+    assert (drop["day"], drop["pg_coverage"], drop["previous_pg_coverage"]) == (day2, 0.5, 1.0)
+    (table,) = [b for b in coverage_blocks(whole) if isinstance(b, Table)]
+    assert table.rows == ((str(day2), "50.0%", f"100.0% ({DAY})", "-50.0 pt"),)
+    # against the previous period: a report of day 2 alone, day 1 before it
+    alone = read_report_data(out, "v1", day2, day2)
+    assert report_json(alone)["data_quality"]["coverage_drops"] == []
+    notes = [b.text for b in coverage_blocks(alone) if getattr(b, "kind", "") == "flag"]
+    assert notes[0].startswith(f"PG coverage fell from 100.0% ({DAY} to {DAY}) to 50.0%: ")
