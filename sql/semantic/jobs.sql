@@ -44,7 +44,8 @@ profiled as (
         pg,
         sum(profiled_chip_s) over (
             partition by metric_version, chip_generation, framework, workload_class
-            order by pg, job_id
+            -- (no NULL here: NULLS FIRST is BigQuery's default, so the view means the same there)
+            order by pg nulls first, job_id nulls first
             rows between unbounded preceding and current row
         ) as profiled_below,
         sum(profiled_chip_s) over (
