@@ -36,6 +36,9 @@ from sqlglot import exp
 
 from mpg.sqlfiles import MACRO_FILES, load_sql
 
+# The view naming the current metric version (sql/publish/current_version.sql).
+CURRENT_VERSION_VIEW = "current_metric_version"
+
 
 @dataclass(frozen=True)
 class _Macro:
@@ -97,16 +100,46 @@ def _inline(node: exp.Expression) -> exp.Expression:
     return _body(*called).transform(_inline)
 
 
-def _inline_table(node: exp.Expression) -> exp.Expression:
+# The layer's facts for the current metric version are a view of their own (sql/views/
+# job_day_facts.sql); in BigQuery another view reads that view rather than repeating the facts'
+# body (their CTEs, joins and forty sums) inside every roll-up: one definition, a third of the
+# statements' size.
+FACTS_MACRO, FACTS_VIEW = "mpg_job_days", "job_day_facts"
+_FACTS_OF_A_PERIOD = (
+    f"select * from {FACTS_VIEW} "
+    "where (p_first is null or day >= p_first) and (p_last is null or day <= p_last)"
+)
+
+
+def _of_the_current_version(argument: exp.Expression) -> bool:
+    """`(select metric_version from current_metric_version)`: how views name the version."""
+    query = argument.unnest()
+    while isinstance(query, exp.Subquery):
+        query = query.this.unnest()
+    return isinstance(query, exp.Select) and any(
+        t.name == CURRENT_VERSION_VIEW for t in query.find_all(exp.Table)
+    )
+
+
+def _inline_table(node: exp.Expression, facts_view: bool = True) -> exp.Expression:
     """A table macro in a FROM (`from mpg_rollup(...) as r`) as a subquery of its body, aliased
     as the call was (or by the macro's name), without its ORDER BY (a subquery's rows have no
-    order); table macros the body calls are inlined in turn."""
+    order); table macros the body calls are inlined in turn. Where `facts_view`, the facts of
+    the current version read FACTS_VIEW."""
     if not isinstance(node, exp.Table):
         return node
     called = _called(node.this, table=True)
     if called is None:
         return node
-    body = _body(*called).transform(_inline_table)
+    macro, args = called
+    if (
+        facts_view
+        and node.this.name.lower() == FACTS_MACRO
+        and _of_the_current_version(args["p_version"])
+    ):
+        body = _body(_Macro(macro.params, sqlglot.parse_one(_FACTS_OF_A_PERIOD), True), args)
+    else:
+        body = _body(macro, args).transform(lambda n: _inline_table(n, facts_view))
     body.set("order", None)
     alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.this.name))
     return exp.Subquery(this=body, alias=alias.copy())
@@ -170,11 +203,12 @@ def _plain_any_value(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def for_bigquery(statement: exp.Expression) -> exp.Expression:
-    """`statement` (parsed from DuckDB's dialect) with macros inlined, struct unnests as columns,
-    mixed cubes as grouping sets and a plain ANY_VALUE: ready to be written in BigQuery's
-    dialect."""
-    inlined = statement.transform(_inline_table).transform(_inline)
+def for_bigquery(statement: exp.Expression, facts_view: bool = True) -> exp.Expression:
+    """`statement` (parsed from DuckDB's dialect) with macros inlined (the current version's
+    facts read from FACTS_VIEW, unless `facts_view` is False: in that view itself), struct
+    unnests as columns, mixed cubes as grouping sets and a plain ANY_VALUE: ready to be written
+    in BigQuery's dialect."""
+    inlined = statement.transform(lambda n: _inline_table(n, facts_view)).transform(_inline)
     return (
         inlined.transform(_struct_columns)
         .transform(_cube_as_grouping_sets)

@@ -21,10 +21,11 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from sqlglot import exp
 
+from mpg.bigquery_sql import CURRENT_VERSION_VIEW
 from mpg.errors import StoreError
 from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines.store import OutputStore
-from mpg.pipelines.views import CURRENT_VERSION_VIEW, create_views
+from mpg.pipelines.views import create_views
 from mpg.schemas import PUBLISHED, TABLE_KEYS
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import create_macros, load_sql, render_sql

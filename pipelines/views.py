@@ -23,12 +23,8 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from mpg.bigquery_sql import for_bigquery
+from mpg.bigquery_sql import CURRENT_VERSION_VIEW, FACTS_VIEW, for_bigquery
 from mpg.sqlfiles import MACRO_FILES, load_sql, parse_sql, sql_text, substitute
-
-# The view naming the current metric version (sql/publish/current_version.sql), created with the
-# `*_current` views (mpg.pipelines.database); the layer's views pass it to its macros.
-CURRENT_VERSION_VIEW = "current_metric_version"
 
 # In dependency order: a view comes after those it reads (docs/views.md describes each).
 VIEWS: tuple[str, ...] = (
@@ -36,10 +32,11 @@ VIEWS: tuple[str, ...] = (
     "job_day_facts",
     "job_days_sized",
     "fleet_mpg_by_day",
+    "rollup_by_day",
     "goodput_by_size_class",
     "ledger_by_slice",
-    "job_lifetime",
     "worst_jobs",
+    "job_lifetime",
     "cost_by_slice",
     "slice_scorecard",
     "checkpoint_advice_by_slice",
@@ -77,7 +74,7 @@ def bigquery_view_statements(
     names = {*published, *(f"{t}_current" for t in published), CURRENT_VERSION_VIEW, *VIEWS}
     statements = []
     for name in VIEWS:
-        inlined = for_bigquery(parse_sql(f"views/{name}.sql"))
+        inlined = for_bigquery(parse_sql(f"views/{name}.sql"), facts_view=name != FACTS_VIEW)
         ctes = {cte.alias for cte in inlined.find_all(exp.CTE)}
         if ctes & names:
             raise AssertionError(f"views/{name}.sql names a CTE as a table: {ctes & names}")

@@ -13,8 +13,11 @@
 --   (mpg_goodput_ratios), lost_share, ideal_share and unpriced_share (of wanted chip-time; ideal
 --   / wanted is where the ledger ends, MPG x pg_coverage), usd_per_chip_hour (dollars wanted
 --   over priced chip-hours), main_loss (mpg_main_loss).
--- To slice by another column of job_day_goodput (a team, a queue), add it to the CUBE below and
--- to slice_kind: the facts carry it already.
+-- To slice by another column of job_day_goodput (a team, a queue): add it to the CUBE and the job
+-- grouping set below, and to slice_kind and slice; the facts carry it already (mpg_job_days has
+-- every column of job_day_goodput), and the scorecard takes every one-column slice. A NULL value
+-- of it (the input named none) is then a slice of its own, told from "all" by slice_kind. With
+-- six columns the CUBE has 64 groupings a day: list the GROUPING SETS the surfaces need instead.
 -- inputs: the macros mpg_job_days (sql/semantic/job_days.sql), mpg_goodput_ratios, mpg_ratio and
 -- mpg_main_loss (sql/publish/macros.sql).
 create or replace temp macro mpg_rollup(p_version, p_first, p_last, p_by_day) as table

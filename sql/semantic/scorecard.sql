@@ -1,5 +1,6 @@
 -- mpg_scorecard: the fleet and each slice (chip generation, workload class, framework, job size
--- class) over a period, worst first, beside the previous period of equal length.
+-- class: every one-column slice of mpg_rollup) over a period, worst first, beside the previous
+-- period of equal length.
 -- grain: one row for the fleet (slice_kind 'fleet') and one per value of each slice column with
 --   job-days in the period.
 -- parameters: p_version (VARCHAR); p_first, p_last (DATE, both given), inclusive.
@@ -42,16 +43,17 @@ previous_days as (
         and day between (select previous_first from bounds) and (select previous_last from bounds)
 ),
 
+-- the fleet and every one-column slice mpg_rollup has (a slice column added there is here too)
 slices as (
     select *
     from current_period
-    where slice_kind in ('fleet', 'chip_generation', 'workload_class', 'framework', 'size_class')
+    where slice_kind = 'fleet' or (slice_kind <> 'job' and slice_kind not like '%+%')
 ),
 
 previous_slices as (
     select *
     from previous_period
-    where slice_kind in ('fleet', 'chip_generation', 'workload_class', 'framework', 'size_class')
+    where slice_kind = 'fleet' or (slice_kind <> 'job' and slice_kind not like '%+%')
 ),
 
 joined as (
@@ -59,7 +61,7 @@ joined as (
         slices.slice_kind,
         case slices.slice_kind
             when 'fleet' then 0 when 'chip_generation' then 1 when 'workload_class' then 2
-            when 'framework' then 3 else 4
+            when 'framework' then 3 when 'size_class' then 4 else 5
         end as kind_order,
         slices.slice,
         row_number() over (
@@ -106,7 +108,9 @@ joined as (
     cross join bounds
     cross join previous_days
     left join previous_slices
-        on slices.slice_kind = previous_slices.slice_kind and slices.slice = previous_slices.slice
+        -- a NULL value (a team the input named none) is a slice of its own
+        on slices.slice_kind = previous_slices.slice_kind
+        and slices.slice is not distinct from previous_slices.slice
 ),
 
 final as (

@@ -9,11 +9,10 @@
 -- sql/semantic/job_days.sql), the sum of its parts lost_scheduling_usd, lost_runtime_usd,
 -- lost_program_usd and lost_unprofiled_usd. kWh (an estimate from board power and PUE, not a
 -- measurement) cover the job-days whose generation has a board power; unpowered_chip_s the rest.
--- input: the macro mpg_rollup; views current_metric_version, job_size_classes (its order).
+-- input: views rollup_by_day (the layer's roll-up, mpg_rollup), job_size_classes (its order).
 create or replace view cost_by_slice as
 with slices as (
-    select *
-    from mpg_rollup((select metric_version from current_metric_version), null, null, true)
+    select * from rollup_by_day
     where slice_kind <> 'job'
 ),
 

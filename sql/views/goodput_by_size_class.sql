@@ -5,11 +5,10 @@
 -- the rows with size_class NULL are goodput_by_slice_current's, up to floating-point rounding).
 -- Every ratio is a ratio of sums of chip-seconds, as the layer's roll-up takes them
 -- (mpg_rollup, sql/semantic/rollup.sql; mpg_goodput_ratios, sql/publish/macros.sql).
--- input: the macro mpg_rollup; views current_metric_version, job_size_classes (its order).
+-- input: views rollup_by_day (the layer's roll-up, mpg_rollup), job_size_classes (its order).
 create or replace view goodput_by_size_class as
 with slices as (
-    select *
-    from mpg_rollup((select metric_version from current_metric_version), null, null, true)
+    select * from rollup_by_day
     where slice_kind <> 'job'
 ),
 

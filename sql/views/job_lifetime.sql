@@ -1,14 +1,15 @@
 -- job_lifetime: each job's totals over all its days, current metric version.
 -- grain: one row per job.
 -- Chip-seconds are summed over the job's days and the ratios are ratios of those sums, as for a
--- slice (mpg_jobs over mpg_rollup, sql/semantic/; mpg_goodput_ratios, sql/publish/macros.sql):
+-- slice (mpg_jobs over mpg_rollup, sql/semantic/, read through worst_jobs; mpg_goodput_ratios,
+-- sql/publish/macros.sql):
 -- the job's lifetime row of `mpg explain`. A job's class, framework, generation and size are its
 -- own, the same on each of its days. lost_chip_s and lost_usd are the layer's (every ledger
 -- category but ideal; dollars NULL where the job's generation has no price).
--- input: the macro mpg_jobs; view current_metric_version.
+-- input: view worst_jobs (the layer's jobs, mpg_jobs, ranked).
 create or replace view job_lifetime as
 with jobs as (
-    select * from mpg_jobs((select metric_version from current_metric_version), null, null)
+    select * from worst_jobs
 ),
 
 final as (

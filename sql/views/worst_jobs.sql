@@ -14,6 +14,8 @@
 -- attainable_pg: what the best jobs of its generation, framework and class reach (their
 -- chip-time-weighted 90th percentile PG, over attainable_jobs jobs, NULL under 5), and the
 -- program loss it would not have had there (recoverable_chip_s, recoverable_usd).
+-- Its days (first_day, last_day, days) and chip-time sums are the job's lifetime (job_lifetime
+-- is this view in job order).
 -- input: the macro mpg_jobs; view current_metric_version.
 create or replace view worst_jobs as
 with jobs as (
@@ -30,8 +32,13 @@ final as (
         chip_generation,
         chips_requested,
         size_class,
+        first_day,
+        last_day,
+        days,
         wanted_chip_s,
+        all_allocated_chip_s,
         productive_chip_s,
+        ideal_chip_s,
         lost_chip_s,
         lost_share,
         lost_scheduling_chip_s,
