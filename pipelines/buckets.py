@@ -98,7 +98,6 @@ class BucketUpdate:
     records: str  # accepted records of the accounted jobs: scratch files' name (per source)
     jobs: str  # _UPDATED rows: every job the bucket rewrote
     data_end: int | None  # the latest accepted instant over all of the bucket's jobs (epoch µs)
-    accepted: int = 0  # accepted records of its accounted jobs (in `records`)
     vanished: tuple[str, ...] = ()  # jobs whose records were all retracted: their rows go
 
 
@@ -124,9 +123,11 @@ def _us(values: pa.ChunkedArray) -> int | None:
 
 def update_bucket(
     records: RecordStore, bucket: int, inputs: Iterable[ParsedRef | str]
-) -> BucketUpdate:
+) -> tuple[BucketUpdate, JobRecords]:
     """Bring one bucket's record store up to date: `inputs` are its new parsed records and the
-    scratch files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs)."""
+    scratch files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs).
+    Returns the update and the accepted records it left in scratch for accounting (those the
+    source suites check)."""
     store = records.store
     inputs = list(inputs)
     new = _read_refs(store, [i for i in inputs if isinstance(i, ParsedRef)])
@@ -173,15 +174,16 @@ def update_bucket(
         for s in SOURCES
     ]
     name = f"b{bucket:05d}"
-    write_records(store, records.run_id, name, JobRecords(*accepted))
+    kept = JobRecords(*accepted)
+    write_records(store, records.run_id, name, kept)
     refs = reconciled.quarantine.filter(pc.is_in(reconciled.quarantine.column("job_id"), accounted))
     store.write_scratch(store.scratch(records.run_id, "quarantine-refs", f"b{bucket:05d}"), [refs])
     untouched = index.filter(pc.invert(pc.is_in(index.column("job_id"), rewritten)))
     ends = [e for e in (_us(jobs.column("data_end")), _us(untouched.column("data_end"))) if e]
-    rows = sum(t.num_rows for t in accepted)
     gone = pc.invert(pc.is_in(accounted, jobs.column("job_id")))
     vanished = tuple(sorted(accounted.filter(gone).to_pylist()))
-    return BucketUpdate(bucket, name, jobs_path, max(ends) if ends else None, rows, vanished)
+    update = BucketUpdate(bucket, name, jobs_path, max(ends) if ends else None, vanished)
+    return update, kept
 
 
 def _only_jobs(table: pa.Table, jobs: pa.Array | pa.ChunkedArray) -> pa.Table:

@@ -153,7 +153,7 @@ def _records(tmp_path: Path, traces: Path, buckets: int) -> tuple[RecordStore, l
     per_bucket: dict[int, list[ParsedRef]] = {}
     for bucket, ref in refs:
         per_bucket.setdefault(bucket, []).append(ref)
-    return records, [update_bucket(records, b, r) for b, r in sorted(per_bucket.items())]
+    return records, [update_bucket(records, b, r)[0] for b, r in sorted(per_bucket.items())]
 
 
 @pytest.mark.parametrize("buckets", [1, 3])
