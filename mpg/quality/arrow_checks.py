@@ -14,8 +14,9 @@ rows. GX's meaning, kept exactly:
 - `ignore_row_if` drops a row from a pair or compound expectation's domain when either/any
   (or both/all) of its values are missing; compound uniqueness flags every copy of a repeated
   combination, a missing value counting as a value;
-- `element_count` is the frame's rows; the unexpected rows sampled are the first in frame order
-  (callers sort the frame by the target's index).
+- `element_count` is the frame's rows; the unexpected rows sampled are the first by the target's
+  index (NULLs first; rows that tie, in frame order), so a frame need not be sorted: only its
+  few unexpected rows are.
 Two types GX would see only through pandas (where a nullable int64 column becomes float64) are
 mpg's own and never GX's: `expect_column_type_to_be` reads the Arrow schema, and
 `expect_column_values_to_not_be_null` counts Arrow nulls and takes a row condition (`when`).
@@ -191,7 +192,7 @@ def _error(rows: int, error: Exception) -> Finding:
 
 
 def evaluate(frame: pa.Table, target: Target) -> list[Finding]:
-    """Every expectation of `target` on `frame` (sorted by the target's index), in order."""
+    """Every expectation of `target` on `frame` (in any order), in declared order."""
     data = pl.from_arrow(frame)
     assert isinstance(data, pl.DataFrame)
     rows = frame.num_rows
@@ -213,7 +214,7 @@ def evaluate(frame: pa.Table, target: Target) -> list[Finding]:
             found[i] = _error(rows, sums[i])  # type: ignore[arg-type]
             continue
         count, checked = sums[i]  # type: ignore[misc]
-        first = () if count == 0 else _first_rows(data, unexpected)
+        first = () if count == 0 else _first_rows(data, target.index, unexpected)
         found[i] = Finding(count == 0, rows if applies is None else checked, count, first)
     return [found[i] for i in range(len(target.expectations))]
 
@@ -246,7 +247,11 @@ def _counts(
     return sums
 
 
-def _first_rows(data: pl.DataFrame, unexpected: pl.Expr) -> tuple[int, ...]:
-    """The positions of the first SAMPLE_SIZE unexpected rows."""
-    positions = data.select(pl.arg_where(unexpected).head(SAMPLE_SIZE)).to_series()
-    return tuple(positions.to_list())
+def _first_rows(data: pl.DataFrame, index: Sequence[str], unexpected: pl.Expr) -> tuple[int, ...]:
+    """The positions of the first SAMPLE_SIZE unexpected rows by `index` (NULLs first, ties in
+    frame order)."""
+    found = data.with_row_index("_position").filter(unexpected)
+    order = [c for c in index if c in data.columns]
+    if order:
+        found = found.sort(order, nulls_last=False, maintain_order=True)
+    return tuple(found.get_column("_position").head(SAMPLE_SIZE).to_list())

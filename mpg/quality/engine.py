@@ -62,10 +62,10 @@ class SuiteRunner:
             self._evaluate = arrow_checks.evaluate
 
     def validate(self, target_name: str, frame: pa.Table) -> pa.Table:
-        """VALIDATION_RESULTS rows for one frame, in the target's declared order.
+        """VALIDATION_RESULTS rows for one frame (in any order), in the target's declared order.
 
-        `frame` must be sorted by the target's index, so that samples (the first unexpected
-        rows) are the same however the data was split into frames.
+        Samples are the first unexpected rows by the target's index, so they are the same
+        however the data was split into frames or ordered.
         """
         suite, target = self._targets[target_name]
         findings = self._evaluate(frame, target)

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mpg.quality import arrow_checks
 from mpg.quality.arrow_checks import Finding
@@ -143,11 +144,17 @@ class GxTargets:
                 )
 
     def evaluate(self, frame: pa.Table, target: Target) -> list[Finding]:
-        """What `arrow_checks.evaluate` finds, found by GX (mpg's own types by mpg)."""
-        prepared = self._prepared[target.name]
-        found = self._run_gx(prepared, frame)
+        """What `arrow_checks.evaluate` finds, found by GX (mpg's own types by mpg). GX samples
+        the first unexpected rows in frame order, so it is handed the frame sorted by the
+        target's index (NULLs first, ties in frame order) and its rows are mapped back."""
+        keys = [(c, "ascending") for c in target.index if c in frame.column_names]
+        order = pc.sort_indices(frame, keys, null_placement="at_start").to_pylist()
+        found = self._run_gx(self._prepared[target.name], frame.take(pa.array(order, pa.int64())))
         own = arrow_checks.evaluate(frame, target)
-        return [found.get(i, own[i]) for i in range(len(target.expectations))]
+        return [
+            replace(found[i], rows=tuple(order[r] for r in found[i].rows)) if i in found else own[i]
+            for i in range(len(target.expectations))
+        ]
 
     @staticmethod
     def _run_gx(prepared: _Prepared, frame: pa.Table) -> dict[int, Finding]:

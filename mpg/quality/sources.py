@@ -155,14 +155,15 @@ def _lifecycle_columns(scheduler: pa.Table) -> pa.Table:
 
 
 def source_frames(records: JobRecords) -> dict[str, pa.Table]:
-    """Per source: its records sorted by (file, line), with the derived columns beside them."""
+    """Per source: its records with the derived columns beside them (in the records' order:
+    samples are taken by (file, line) whatever the frame's order)."""
     scheduler = records.scheduler
     submits = scheduler.filter(pc.equal(scheduler.column("type"), "JOB_SUBMIT")).sort_by(
         [(c, "ascending") for c in ("job_id", "ts", *PROVENANCE)]
     )
     frames = {}
     for source in SOURCES:
-        table = records.table(source).sort_by([(c, "ascending") for c in PROVENANCE])
+        table = records.table(source)
         # index_in finds a job's first (earliest) JOB_SUBMIT; taking a null index gives null.
         job = pc.index_in(table.column("job_id"), value_set=submits.column("job_id"))
         table = table.append_column(
