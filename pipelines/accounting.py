@@ -190,14 +190,17 @@ def account_bucket(
         accepted = JobRecords.merged([accepted, again.records])
     to_account = updated.filter(pl.col("accounted") | (pl.col("open") & moved))
     ids = pl.concat([to_account.get_column("job_id"), woken.get_column("job_id")])
-    accepted = JobRecords(
-        **{
-            s: accepted.table(s).filter(
-                pc.is_in(accepted.table(s).column("job_id"), ids.to_arrow())
-            )
-            for s in SOURCES
-        }
-    )
+    # The update left the accounted and the open jobs' records: only an end of data that did
+    # not move leaves some of them out (no pass over the records when it moved).
+    if to_account.height < updated.filter(pl.col("accounted") | pl.col("open")).height:
+        accepted = JobRecords(
+            **{
+                s: accepted.table(s).filter(
+                    pc.is_in(accepted.table(s).column("job_id"), ids.to_arrow())
+                )
+                for s in SOURCES
+            }
+        )
     tables = accounting.account(accepted, data_end)
     job_days = tables["job_day_goodput"]
     # Where the accounted jobs had rows, and the jobs that vanished (they get none now).

@@ -169,10 +169,9 @@ def update_bucket(
     # Records of the jobs accounting may need: the accounted ones, and the open ones (accounted
     # too if the end of data moves).
     needed = pc.or_(pc.is_in(jobs.column("job_id"), accounted), jobs.column("open"))
-    accepted = [
-        _only_jobs(reconciled.records.table(s), jobs.column("job_id").filter(needed))
-        for s in SOURCES
-    ]
+    accepted = [reconciled.records.table(s) for s in SOURCES]
+    if not pc.all(needed).as_py():  # a first run needs every job: no pass over the records
+        accepted = [_only_jobs(t, jobs.column("job_id").filter(needed)) for t in accepted]
     name = f"b{bucket:05d}"
     kept = JobRecords(*accepted)
     write_records(store, records.run_id, name, kept)
