@@ -2,7 +2,7 @@ r"""The run's Beam pipeline: new trace files -> an updated record store and job-
 
     new files | IngestTraceFiles -> (bucket, ParsedRef)            mpg.pipelines.ingest
     (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords     mpg.pipelines.buckets
-                                               (+ `checked`: the bucket's source suites)
+        (+ `checked`: the bucket's source suites; `days`: its ended jobs' rows, accounted)
     (updates, previous buckets) | CoGroupByKey | EndOfData, BucketsToAccount
     (buckets, end of data) | AccountJobs -> (day, DayRef)            mpg.pipelines.accounting
     (day, DayRef) | MergeJobTableDays | WriteTableChanges            mpg.pipelines.days
@@ -27,8 +27,7 @@ from dataclasses import dataclass
 import apache_beam as beam
 import pyarrow as pa
 
-from mpg.catalog import ChipCatalog
-from mpg.pipelines.accounting import Accounting, AccountJobs
+from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
 from mpg.pipelines.days import DayChange, DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
@@ -77,22 +76,26 @@ def _latest(values: Iterable[int | None]) -> int | None:
 
 
 class _UpdateJobRecords(beam.DoFn):
-    """`update_bucket`, then the source suites on the records it accepted, while they are in
-    memory (the validator is made once per worker: with Great Expectations, seconds)."""
+    """`update_bucket`, then, on the records it accepted while they are in memory, the source
+    suites and the accounting of the jobs that ended (`settle_bucket`). The validator is made
+    once per worker (with Great Expectations, seconds)."""
 
-    def __init__(self, records: RecordStore, catalog: ChipCatalog, engine: str) -> None:
-        self._records, self._catalog, self._engine = records, catalog, engine
+    def __init__(self, records: RecordStore, accounting: Accounting, engine: str) -> None:
+        self._records, self._accounting, self._engine = records, accounting, engine
         self._validator: BucketValidator | None = None
 
     def setup(self) -> None:
-        self._validator = BucketValidator(self._catalog, self._engine)
+        self._validator = BucketValidator(self._accounting.catalog, self._engine)
 
     def process(self, element: tuple[int, Iterable]) -> Iterator:
         assert self._validator is not None
         bucket, inputs = element
-        update, accepted = update_bucket(self._records, bucket, inputs)
+        updated = update_bucket(self._records, bucket, inputs)
+        yield beam.pvalue.TaggedOutput("checked", self._validator(updated.accepted))
+        update, days = settle_bucket(self._records, self._accounting, updated)
         yield update
-        yield beam.pvalue.TaggedOutput("checked", self._validator(accepted))
+        for day in days:
+            yield beam.pvalue.TaggedOutput("days", day)
 
 
 def _keyed(update: BucketUpdate) -> tuple[int, BucketUpdate]:
@@ -170,8 +173,8 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         | "GroupByJobBucket" >> beam.GroupByKey()
         | "UpdateJobRecords"
         >> beam.ParDo(
-            _UpdateJobRecords(plan.records, plan.accounting.catalog, plan.expectations)
-        ).with_outputs("checked", main="updates")
+            _UpdateJobRecords(plan.records, plan.accounting, plan.expectations)
+        ).with_outputs("checked", "days", main="updates")
     )
     updates = updated.updates
     previous = p | "ListPreviousBuckets" >> beam.Create(
@@ -192,7 +195,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     )
     repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.repriced_days])
     _ = (
-        (accounted["days"], repriced)
+        (updated.days, accounted["days"], repriced)
         | "DaysToMerge" >> beam.Flatten()
         | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
         | "WriteTableChanges"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mpg.schemas import (
     JOB_COUNTS,
@@ -89,6 +90,18 @@ class JobRecords:
     def merged(cls, parts: Sequence[JobRecords]) -> JobRecords:
         """Several parts' records as one, for a check whose cost is per call, not per record."""
         return cls(**{s: pa.concat_tables([p.table(s) for p in parts]) for s in SOURCES})
+
+    def split(self, jobs: pa.Array | pa.ChunkedArray) -> tuple[JobRecords, JobRecords]:
+        """The records of the jobs in `jobs`, and the others (one membership test per table)."""
+        parts = []
+        for s in SOURCES:
+            table = self.table(s)
+            inside = pc.is_in(table.column("job_id"), jobs)
+            parts.append((table.filter(inside), table.filter(pc.invert(inside))))
+        return (
+            JobRecords(*(p[0] for p in parts)),
+            JobRecords(*(p[1] for p in parts)),
+        )
 
     @property
     def records(self) -> int:
