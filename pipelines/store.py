@@ -37,10 +37,10 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from mpg.errors import StoreError
+from mpg.locations import POINTER
 from mpg.schemas import concat
 from mpg.storage import Storage
 
-POINTER = "current.json"
 DATABASE = "mpg.duckdb"
 REPORT = "validation_report.md"
 CONFIG = "mpg.toml"
