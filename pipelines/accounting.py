@@ -66,10 +66,14 @@ class Accounting:
     rates: pa.Table | None = None
 
     def account(self, records: JobRecords, data_end: int | None) -> dict[str, pa.Table]:
-        """The JOB_TABLES rows of some jobs' accepted records."""
+        """The JOB_TABLES rows of some whole jobs' accepted records, each job's together and in
+        RECORD_ORDER (as `reconcile_jobs` leaves them, and filters and concatenations of whole
+        jobs keep them)."""
         if not records.scheduler.num_rows or data_end is None:
             return {t: PUBLISHED[t].empty_table() for t in JOB_TABLES}
-        sweep = sweep_chip_time(records.scheduler, records.runtime, records.profiles, data_end)
+        sweep = sweep_chip_time(
+            records.scheduler, records.runtime, records.profiles, data_end, in_job_order=True
+        )
         job_days, ledger = goodput_tables(sweep, self.catalog, self.metric_versions)
         steps, ranks = step_time_stats(sweep)
         return {

@@ -402,19 +402,30 @@ class ChipTimeSweep:
 
 
 def sweep_chip_time(
-    scheduler: pa.Table, runtime: pa.Table, profiles: pa.Table, data_end_us: int
+    scheduler: pa.Table,
+    runtime: pa.Table,
+    profiles: pa.Table,
+    data_end_us: int,
+    in_job_order: bool = False,
 ) -> ChipTimeSweep:
     """Charge every chip-microsecond of some jobs' accepted records to a category and day.
 
     `data_end_us` is the run's end of data (latest accepted scheduler `ts` or span `end`), where
-    the wanted time of a job with no `JOB_END` stops.
+    the wanted time of a job with no `JOB_END` stops. With `in_job_order` the caller says each
+    job's records are together and in RECORD_ORDER (as `reconcile_jobs` leaves them, whatever
+    order the jobs are in): they are not sorted again.
     """
-    # Sorted first: floating-point sums then add up in one order, whatever order the records
-    # arrive in (a bucket reconciled whole, or some jobs read back from the record store).
-    sched = pl.from_arrow(scheduler).sort(RECORD_ORDER["scheduler"]).with_columns(_us("ts"))
-    runtime_spans = (
-        pl.from_arrow(runtime).sort(RECORD_ORDER["runtime"]).with_columns(_us("start"), _us("end"))
-    )
+
+    def ordered(table: pa.Table, source: str) -> pl.DataFrame:
+        # Every figure of a job is computed over its records in RECORD_ORDER, so floating-point
+        # sums add up in one order whatever order the records arrive in (a bucket reconciled
+        # whole, or some jobs read back from the record store).
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        return frame if in_job_order else frame.sort(RECORD_ORDER[source])
+
+    sched = ordered(scheduler, "scheduler").with_columns(_us("ts"))
+    runtime_spans = ordered(runtime, "runtime").with_columns(_us("start"), _us("end"))
     jobs = job_windows(sched, data_end_us)
     attempts = attempt_windows(runtime_spans, jobs)
     spans = classify_spans(runtime_spans, attempts, jobs)
@@ -425,7 +436,7 @@ def sweep_chip_time(
         attempts=attempts,
         spans=spans,
         allocation=allocation,
-        profiles=pl.from_arrow(profiles).sort(RECORD_ORDER["profiles"]).with_columns(_us("ts")),
+        profiles=ordered(profiles, "profiles").with_columns(_us("ts")),
         charged=charge_segments(jobs, allocation, spans),
     )
 
