@@ -5,15 +5,15 @@ every expectation is a warning: recorded and reported, never fatal. They run on 
 accepted records (`JobRecords`), so they go wherever the buckets go (a Beam DoFn creates one
 `BucketValidator` in `setup()` and calls it per bucket; `combine_results` adds the parts up).
 
-Each source's frame is its record table sorted by provenance (file, line), plus columns derived
-so that one GX batch per source, with no row conditions (GX's are slow), checks it all:
+Each source's frame is its record table (in any order: samples are taken by provenance, file
+and line), plus columns derived so that one pass per source (one GX batch, with the GX engine),
+with no row conditions (GX's are slow), checks it all:
 - `job_chips_requested`, `job_submit_ts`: from the job's earliest JOB_SUBMIT in the same bucket
   (every record of a job lands in one bucket), NULL when the job has none;
 - scheduler only: `lifecycle_event` (the type of JOB_SUBMIT and JOB_END rows, else NULL) and
   `end_ts` (the ts of JOB_END rows, else NULL).
 
-    python -c "from mpg.quality import validate_bucket; from mpg.pipelines.io import \\
-        read_job_bucket; print(validate_bucket(read_job_bucket(0, 'out/records')))"
+    python bench/quality_cost.py OUT   # every bucket of a published folder, with both engines
 """
 
 from __future__ import annotations
