@@ -224,9 +224,10 @@ def _boundary_events(
                 ),
             ]
         )
+        # by job and instant: two one-column sorts, faster here than one sort by two columns
         .sort("t")
         .sort("key", maintain_order=True)
-    )  # two one-column sorts: faster than one of two
+    )
 
 
 # Each counter's index in `_boundary_events`; the categories a segment is charged to, by code.
