@@ -227,7 +227,6 @@ def test_scheduler_events_of_every_scenario(published: tuple[Path, Path, str]) -
         "workload_class": "training",
         "framework": "other",
         "priority": 500,
-        "owner": "team-lm",
         "topology": "2x2x4",
     }
     assert {job: (s["chips_requested"], s["chip_generation"]) for job, s in submits.items()} == {
@@ -296,15 +295,11 @@ def test_one_span_per_attempt(published: tuple[Path, Path, str]) -> None:
     }
 
 
-POD = "event about a Pod: only events about Workloads and their owners are read"
 NOT_CONVERTED = "its Workload was not converted"
 L4 = "unknown accelerator: cloud.google.com/gke-accelerator=nvidia-l4"
 # Quarantined records per file (relative to FIXTURES) and line, and why.
 QUARANTINED = {
-    ("events.json", 2): POD,
-    ("events.json", 3): POD,
     ("hostile/exporter.jsonl", 1): "malformed JSON",
-    ("hostile/exporter.jsonl", 2): POD,
     ("hostile/exporter.jsonl", 3): "no Workload in the input for this event",
     ("hostile/exporter.jsonl", 4): "not a JSON object",
     ("hostile/exporter.jsonl", 5): "not a Kubernetes object: no kind",
@@ -321,13 +316,10 @@ QUARANTINED = {
     ("hostile/objects.json", 6): "history incomplete: status.schedulingStats counts 2 evictions, "
     "the input shows 0",
     ("hostile/objects.json", 7): "unknown Finished reason: Bogus",
-    ("hostile/objects.json", 8): "no JobSet labels (jobset.sigs.k8s.io/jobset-name, "
-    "jobset.sigs.k8s.io/restart-attempt)",
     ("hostile/objects.json", 9): "unparseable time: metadata.creationTimestamp",
     ("hostile/objects.json", 10): "invalid field: spec.podSets[0].count",
     ("hostile/objects.json", 11): "history incomplete: evicted before any admission the input "
     "shows",
-    ("jobsets.json", 7): "no Workload in the input owns this JobSet",
 }
 
 
@@ -336,7 +328,7 @@ def test_import_counts_and_quarantine(published: tuple[Path, Path, str]) -> None
     """100 records: 14 Workload snapshots, 47 events (3 from kubectl, 44 exporter lines), 7
     JobSets, 7 Jobs, 6 flavors, and the 19 hostile ones (11 objects, 8 lines)."""
     root, out, summary = published
-    assert "100 records read = 78 converted + 22 quarantined" in summary
+    assert "100 records read = 78 converted + 17 quarantined + 5 ignored" in summary
     rows = [
         json.loads(line)
         for f in (root / "quarantine").glob("*.jsonl")

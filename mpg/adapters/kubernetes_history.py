@@ -50,6 +50,23 @@ def parse_time(column: str) -> pl.Expr:
     return pl.col(column).str.strptime(UTC_TIME, "%Y-%m-%dT%H:%M:%S%.f%#z", strict=False)
 
 
+def latest_before(
+    left: pl.DataFrame, right: pl.DataFrame, on: tuple[str, str], *, exact: bool = True
+) -> pl.DataFrame:
+    """Each row of `left` with the row of `right` of the same Workload (`wid`) whose time
+    (`on[1]`) is the latest at or before its own (`on[0]`; strictly before where not `exact`);
+    nulls where there is none."""
+    return left.sort(on[0]).join_asof(
+        right.sort(on[1]),
+        left_on=on[0],
+        right_on=on[1],
+        by="wid",
+        strategy="backward",
+        allow_exact_matches=exact,
+        check_sortedness=False,
+    )
+
+
 def occurrences(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Each event's known occurrences (`rid`, `identity`, `at`), merged over the versions of one
     event (an exporter writes it again as its count grows); and the identities where some
