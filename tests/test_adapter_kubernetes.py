@@ -670,3 +670,60 @@ def test_a_workload_created_again_under_one_name(
         ("JOB_SUBMIT", "2026-11-20T09:30:00Z", None, None),
         ("TASK_SCHEDULE", "2026-11-20T10:00:00Z", 0, 16),
     ]
+
+
+def test_deactivation_by_kueue_before_0_10(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kueue 0.6 to 0.9 write a deactivation's Evicted reason as InactiveWorkload (followed by
+    the DeactivationTarget's reason): admitted 09:10, deactivated at 10:30 after too many
+    requeues, so the job ends then, CANCELLED (its end gives its chips back)."""
+    evicted = fx.condition(
+        "Evicted",
+        "True",
+        "InactiveWorkloadRequeuingLimitExceeded",
+        "The workload is deactivated due to exceeding the maximum number of re-queuing retries",
+        fx.at(20, "10:30:00"),
+    )
+    workload = a_workload([*fx.admitted(fx.at(20, "09:10:00"), "q"), evicted], active=False)
+    code, out, _, root = run_import(tmp_path, capsys, {"w.json": fx.kubectl_list([workload])})
+    assert code == 0 and "1 records read = 1 converted + 0 quarantined" in out
+    assert brief(lines(root, "scheduler")[f"{NS}/{NAME}"][1:]) == [
+        ("TASK_SCHEDULE", "2026-11-20T09:10:00Z", 0, 16),
+        ("JOB_END", "2026-11-20T10:30:00Z", None, "CANCELLED"),
+    ]
+
+
+def test_events_whose_counts_or_times_cannot_be_true(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A count below zero, and a last occurrence before the first, are quarantined, not
+    trusted: the Workload is read from its condition (admitted 11:00) and the good event
+    (evicted 10:00 after an admission at 09:10 that only the event knows)."""
+    workload = a_workload(
+        [*fx.admitted(fx.at(20, "11:00:00"), "q"), fx.finished(fx.at(20, "12:00:00"))],
+        evictions=[("Preempted", 1)],
+    )
+    negative = old_event("Admitted", fx.at(20, "08:00:00"), fx.at(20, "11:00:01"), count=-2)
+    reversed_ = old_event("EvictedDueToPreempted", fx.at(20, "10:50:00"), fx.at(20, "10:40:00"))
+    reversed_["count"] = 2
+    events = [
+        negative,
+        reversed_,
+        old_event("Admitted", fx.at(20, "09:10:00")),
+        old_event("EvictedDueToPreempted", fx.at(20, "10:00:00")),
+    ]
+    events[2]["metadata"]["uid"] = fx.uid("admitted once")
+    files = {"w.json": fx.kubectl_list([workload]), "e.json": fx.kubectl_list(events)}
+    code, out, _, root = run_import(tmp_path, capsys, files)
+    assert code == 0 and "5 records read = 3 converted + 2 quarantined" in out
+    assert sorted(quarantined(root)) == [
+        "invalid event: its last occurrence is before its first",
+        "invalid field: count is negative (-2)",
+    ]
+    assert brief(lines(root, "scheduler")[f"{NS}/{NAME}"][1:]) == [
+        ("TASK_SCHEDULE", "2026-11-20T09:10:00Z", 0, 16),
+        ("TASK_EVICT", "2026-11-20T10:00:00Z", 0, None),
+        ("TASK_SCHEDULE", "2026-11-20T11:00:00Z", 0, 16),
+        ("JOB_END", "2026-11-20T12:00:00Z", None, "FINISHED"),
+    ]

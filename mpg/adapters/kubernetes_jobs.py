@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from mpg.adapters.kubernetes_history import DEACTIVATED, parse_time
+from mpg.adapters.kubernetes_history import deactivation, parse_time
 from mpg.adapters.kubernetes_read import Objects
 from mpg.adapters.kubernetes_tables import SELECTOR, TPU
 
@@ -107,9 +107,7 @@ def jobs(shots: pl.DataFrame, conditions: pl.DataFrame, podsets: pl.DataFrame) -
         )
     )
     deactivated = (
-        conditions.filter(
-            (pl.col("type") == "Evicted") & true & pl.col("reason").str.starts_with(DEACTIVATED)
-        )
+        conditions.filter((pl.col("type") == "Evicted") & true & deactivation("reason"))
         .group_by("wid")
         .agg(pl.col("at_time").max().alias("deactivated_at"))
     )

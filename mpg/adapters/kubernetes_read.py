@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from mpg.adapters.kubernetes_history import DEACTIVATED
 from mpg.adapters.kubernetes_json import payload, read_text, records_of
 from mpg.adapters.kubernetes_tables import (
     CHILD,
@@ -248,7 +249,7 @@ class _Reader:
         evictions = sum(
             _int(s.get("count"), "schedulingStats.evictions.count", default=0) or 0
             for s in stats
-            if not str(s.get("reason", "")).startswith("Deactivated")
+            if not str(s.get("reason", "")).startswith(DEACTIVATED)
         )
         rows = []
         for index, podset in enumerate(podsets):
