@@ -337,7 +337,7 @@ def holds(
         .agg(pl.col("per_pod").unique().alias("sizes"))
     )
     pods = (
-        facts.join(links.filter(pl.col("matches") == 1), on="key")
+        facts.drop("podset").join(links.filter(pl.col("matches") == 1), on="key")
         .join(
             podsets.select("wid", pl.col("name").alias("podset"), "per_pod"),
             on=["wid", "podset"],
