@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 import pytest
 
 from mpg.adapters import kubernetes_json
@@ -838,3 +839,79 @@ def test_events_whose_counts_or_times_cannot_be_true(
         ("TASK_SCHEDULE", "2026-11-20T11:00:00Z", 0, 16),
         ("JOB_END", "2026-11-20T12:00:00Z", None, "FINISHED"),
     ]
+
+
+def named(name: str, conditions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    workload = a_workload(conditions, **kw)
+    workload["metadata"] |= {"name": name, "uid": fx.uid(name)}
+    return workload
+
+
+def test_what_the_import_keeps_and_lets_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three imports into one root, days apart (--keep-days 2).
+    1 (20th, 12:00): `done` finished at 11:00, `running` runs, `doubt` was admitted at 10:00; an
+      event about a Workload of no input (quarantined), one about a pod of none (ignored).
+    2 (23rd, 12:00): `done` again (Kueue keeps finished Workloads), `running` ended on the 22nd,
+      `doubt` now counts 2 evictions that no input shows. `done` ended more than 2 days before
+      the data's end: its records are final, and the import forgets what it read of it, as it
+      does the old event of no Workload (its quarantine row stays) and the ignored pod event.
+      `doubt` is quarantined now, so its files from import 1 are removed.
+    3 (23rd, 13:00): `done` once more: ignored, its files untouched."""
+    done = named(
+        "done", [*fx.admitted(fx.at(20, "10:00:00"), "q"), fx.finished(fx.at(20, "11:00:00"))]
+    )
+    running = named("running", fx.admitted(fx.at(20, "09:30:00"), "q"))
+    doubt = named("doubt", fx.admitted(fx.at(20, "10:00:00"), "q"))
+    ghost = old_event("Admitted", fx.at(20, "11:40:00"))
+    ghost["involvedObject"] |= {"name": "ghost", "uid": fx.uid("ghost")}
+    web = fx.pod_event("web", "site-0", "Started", "Started container main", fx.at(20, "11:30:00"))
+    first = {
+        "w.json": fx.kubectl_list([done, running, doubt]),
+        "e.json": fx.kubectl_list([ghost, web]),
+    }
+    code, out, _, root = run_import(tmp_path / "1", capsys, first, "--as-of", fx.at(20, "12:00:00"))
+    assert code == 0 and "5 records read = 3 converted + 1 quarantined + 1 ignored" in out
+    state = root / ".import" / "kubernetes"
+    written = json.loads((state / "state.json").read_text())["written"]
+    assert written == [f"{NS}/done", f"{NS}/doubt", f"{NS}/running"]
+    kept = sorted(f.name for f in (root / "scheduler").glob("*.jsonl"))
+    ended = named(
+        "running", [*fx.admitted(fx.at(20, "09:30:00"), "q"), fx.finished(fx.at(22, "10:00:00"))]
+    )
+    doubted = named("doubt", fx.admitted(fx.at(20, "10:00:00"), "q"), evictions=[("Preempted", 2)])
+    second = tmp_path / "2"
+    second.mkdir()
+    (second / "w.json").write_text(fx.kubectl_list([done, ended, doubted]))
+    options = ("--out", str(root), "--keep-days", "2")
+    assert (
+        main(["import", "kubernetes", str(second), *options, "--as-of", fx.at(23, "12:00:00")]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "3 records read = 2 converted + 1 quarantined" in out
+    assert sorted(f.name for f in (root / "scheduler").glob("*.jsonl")) == [
+        n for n in kept if "doubt" not in n
+    ]
+    records = pl.read_parquet(state / "records.parquet")
+    assert sorted(json.loads(r)["metadata"]["name"] for r in records["raw"]) == [
+        "doubt", "doubt", "running", "running",
+    ]  # fmt: skip
+    assert pl.read_parquet(state / "sealed.parquet").rows() == [(NS, "done", fx.uid("done"))]
+    incomplete = "history incomplete: status.schedulingStats counts 2 evictions, the input shows 0"
+    assert sorted(quarantined(root)) == [  # doubt's two snapshots, the event of no Workload
+        incomplete,
+        incomplete,
+        "no Workload in the input for this event",
+    ]
+    before = {f.name: f.read_text() for f in (root / "scheduler").glob("*.jsonl")}
+    third = tmp_path / "3"
+    third.mkdir()
+    (third / "w.json").write_text(fx.kubectl_list([done]))
+    assert (
+        main(["import", "kubernetes", str(third), *options, "--as-of", fx.at(23, "13:00:00")]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "1 records read = 0 converted + 0 quarantined + 1 ignored" in out
+    assert "records of Workloads an earlier import settled" in out
+    assert {f.name: f.read_text() for f in (root / "scheduler").glob("*.jsonl")} == before
