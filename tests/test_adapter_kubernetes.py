@@ -470,19 +470,7 @@ NS, NAME = "team-t", "jobset-t-00001"
 REF = fx.wl_ref(NS, NAME)
 
 
-def a_workload(conditions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
-    """A Workload of 2 pods x 8 H100s (16 GPUs) created at 09:00, owned by JobSet `t`."""
-    return fx.workload(
-        fx.KUEUE_V1,
-        NS,
-        NAME,
-        (*fx.JOBSET_OWNER, "t"),
-        fx.at(20, "09:00:00"),
-        [fx.podset("main", 2, fx.GPU, 8, H100)],
-        conditions,
-        queue="q",
-        **kw,
-    )
+a_workload = fx.small_workload
 
 
 def old_event(reason: str, first: str, last: str | None = None, count: int = 1) -> dict[str, Any]:

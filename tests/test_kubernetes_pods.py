@@ -29,18 +29,7 @@ NS, NAME = "team-t", "jobset-t-00001"
 H100 = (kp.GPU, 8, {fx.GPU_NODE: "nvidia-h100-80gb"})
 
 
-def a_workload(conditions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
-    return fx.workload(
-        fx.KUEUE_V1,
-        NS,
-        NAME,
-        (*fx.JOBSET_OWNER, "t"),
-        fx.at(20, "09:00:00"),
-        [fx.podset("main", 2, fx.GPU, 8, H100[2])],
-        conditions,
-        queue="q",
-        **kw,
-    )
+a_workload = fx.small_workload
 
 
 def pod(index: int, bound: str | None, end: str | None, how: str, **kw: Any) -> kp.Pod:

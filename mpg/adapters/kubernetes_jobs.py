@@ -190,7 +190,7 @@ def jobs(shots: pl.DataFrame, conditions: pl.DataFrame, podsets: pl.DataFrame) -
     return table.with_columns(problem.alias("problem"))
 
 
-def _compatible(left: str, right: str) -> pl.Expr:
+def compatible(left: str, right: str) -> pl.Expr:
     """Two uids that do not contradict: equal, or one of them not known."""
     return pl.col(left).is_null() | pl.col(right).is_null() | (pl.col(left) == pl.col(right))
 
@@ -238,14 +238,14 @@ def links(
         [
             events.filter(about == "Workload")
             .join(workloads, left_on=["namespace", "about_name"], right_on=["namespace", "name"])
-            .filter(_compatible("about_uid", "uid"))
+            .filter(compatible("about_uid", "uid"))
             .select("rid", "wid"),
             events.join(
                 workloads,
                 left_on=["namespace", "about_kind", "about_name"],
                 right_on=["namespace", "owner_kind", "owner_name"],
             )
-            .filter(_compatible("about_uid", "owner_uid"))
+            .filter(compatible("about_uid", "owner_uid"))
             .select("rid", "wid"),
             job_events.join(replicated, on=["namespace", "prefix"]).select("rid", "wid"),
             events.filter(about == "Job")
@@ -257,7 +257,7 @@ def links(
             .select("rid", "wid"),
             readable(objs.jobsets, objs)
             .join(jobsets, left_on=["namespace", "name"], right_on=["namespace", "owner_name"])
-            .filter(_compatible("uid", "owner_uid"))
+            .filter(compatible("uid", "owner_uid"))
             .select("rid", "wid"),
             readable(objs.jobs, objs)
             .join(
@@ -265,11 +265,11 @@ def links(
                 left_on=["namespace", "name"],
                 right_on=["namespace", "owner_name"],
             )
-            .filter(_compatible("uid", "owner_uid"))
+            .filter(compatible("uid", "owner_uid"))
             .select("rid", "wid"),
             readable(objs.children, objs)
             .join(jobsets, left_on=["namespace", "jobset"], right_on=["namespace", "owner_name"])
-            .filter(_compatible("jobset_uid", "owner_uid"))
+            .filter(compatible("jobset_uid", "owner_uid"))
             .select("rid", "wid"),
             readable(objs.pods, objs)
             .with_columns(pl.concat_str("namespace", "name", separator="/").alias("key"))

@@ -27,6 +27,7 @@ import polars as pl
 
 from mpg.adapters.canonical import UTC_TIME
 from mpg.adapters.kubernetes_history import NODE_FAILURES, latest_before, parse_time
+from mpg.adapters.kubernetes_jobs import compatible
 
 FINISH, FAIL, EVICT, LOST = "TASK_FINISH", "TASK_FAIL", "TASK_EVICT", "TASK_LOST"
 # Event reasons that end a pod's hold, and how it gave its chips back.
@@ -214,11 +215,6 @@ def pod_facts(pods: pl.DataFrame, conditions: pl.DataFrame, events: pl.DataFrame
     )
 
 
-def _compatible(left: str, right: str) -> pl.Expr:
-    """Two uids that do not contradict: equal, or one of them not known."""
-    return pl.col(left).is_null() | pl.col(right).is_null() | (pl.col(left) == pl.col(right))
-
-
 def link_pods(facts: pl.DataFrame, workloads: pl.DataFrame, podsets: pl.DataFrame) -> pl.DataFrame:
     """Each pod with the Workload it ran for (`key`, `wid`, `podset`, and `matches`: the number
     of Workloads it could be, 1 where it is linked): through its object's Kueue annotation,
@@ -251,13 +247,13 @@ def link_pods(facts: pl.DataFrame, workloads: pl.DataFrame, podsets: pl.DataFram
         found(objects.join(wl, left_on=[ns, "workload"], right_on=[ns, "name"]), pl.col("podset")),
         found(
             objects.join(jobsets, left_on=[ns, "jobset"], right_on=[ns, "owner_name"]).filter(
-                _compatible("jobset_uid", "owner_uid_right")
+                compatible("jobset_uid", "owner_uid_right")
             ),
             pl.coalesce("podset", "rjob"),
         ),
         found(
             objects.join(wl, on=[ns, "owner_kind", "owner_name"]).filter(
-                _compatible("owner_uid", "owner_uid_right")
+                compatible("owner_uid", "owner_uid_right")
             ),
             pl.col("podset"),
         ),
@@ -337,7 +333,8 @@ def holds(
         .agg(pl.col("per_pod").unique().alias("sizes"))
     )
     pods = (
-        facts.drop("podset").join(links.filter(pl.col("matches") == 1), on="key")
+        facts.drop("podset")
+        .join(links.filter(pl.col("matches") == 1), on="key")
         .join(
             podsets.select("wid", pl.col("name").alias("podset"), "per_pod"),
             on=["wid", "podset"],

@@ -121,6 +121,19 @@ def _required(obj: dict[str, Any], *path: str) -> str:
     return value
 
 
+def _conditions(table: _Table, rid: int, conditions: list[dict[str, Any]]) -> None:
+    """An object's `status.conditions` (metav1.Condition, or a pod's) into `table`."""
+    for c in conditions:
+        table.add(
+            rid=rid,
+            type=_str(c.get("type")),
+            status=_str(c.get("status")),
+            reason=_str(c.get("reason")),
+            message=_str(c.get("message")),
+            at=_str(c.get("lastTransitionTime")),
+        )
+
+
 def _labels(obj: dict[str, Any]) -> dict[str, Any]:
     labels = _get(obj, "metadata", "labels")
     return labels if isinstance(labels, dict) else {}
@@ -299,15 +312,7 @@ class _Reader:
         )
         for row in rows:
             self.podsets.add(rid=rid, **row)
-        for c in conditions:
-            self.conditions.add(
-                rid=rid,
-                type=_str(c.get("type")),
-                status=_str(c.get("status")),
-                reason=_str(c.get("reason")),
-                message=_str(c.get("message")),
-                at=_str(c.get("lastTransitionTime")),
-            )
+        _conditions(self.conditions, rid, conditions)
 
     def _event(self, rid: int, obj: dict[str, Any]) -> None:
         about = obj.get("involvedObject", obj.get("regarding"))
@@ -442,15 +447,7 @@ class _Reader:
             chips=next(iter(chips.values()), 0),
             owner_label=self._label(obj),
         )
-        for c in conditions:
-            self.pod_conditions.add(
-                rid=rid,
-                type=_str(c.get("type")),
-                status=_str(c.get("status")),
-                reason=_str(c.get("reason")),
-                message=_str(c.get("message")),
-                at=_str(c.get("lastTransitionTime")),
-            )
+        _conditions(self.pod_conditions, rid, conditions)
 
     def _flavor(self, rid: int, obj: dict[str, Any]) -> None:
         labels = _get(obj, "spec", "nodeLabels") or {}

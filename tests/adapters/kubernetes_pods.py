@@ -367,38 +367,22 @@ def pod_events(pod: Pod) -> list[dict[str, Any]]:
                 "default-scheduler",
             )
         )
-        kubelet = {"host": pod.node}
         image = "us-docker.pkg.dev/ml/train:2026.11"
-        out.append(
-            core_event(
-                ref | {"fieldPath": "spec.containers{main}"},
-                "Pulled",
-                f'Container image "{image}" already present on machine',
-                bound + timedelta(seconds=4),
-                "kubelet",
-                **kubelet,
+        for reason, message, after in (
+            ("Pulled", f'Container image "{image}" already present on machine', 4),
+            ("Created", "Created container: main", 5),
+            ("Started", "Started container main", 6),
+        ):
+            out.append(
+                core_event(
+                    ref | {"fieldPath": "spec.containers{main}"},
+                    reason,
+                    message,
+                    bound + timedelta(seconds=after),
+                    "kubelet",
+                    host=pod.node,
+                )
             )
-        )
-        out.append(
-            core_event(
-                ref | {"fieldPath": "spec.containers{main}"},
-                "Created",
-                "Created container: main",
-                bound + timedelta(seconds=5),
-                "kubelet",
-                **kubelet,
-            )
-        )
-        out.append(
-            core_event(
-                ref | {"fieldPath": "spec.containers{main}"},
-                "Started",
-                "Started container main",
-                bound + timedelta(seconds=6),
-                "kubelet",
-                **kubelet,
-            )
-        )
     if pod.how == "killed" and pod.end is not None:
         out.append(
             core_event(

@@ -302,6 +302,22 @@ def kubectl_list(items: list[dict[str, Any]]) -> str:
     )
 
 
+def small_workload(conditions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    """The tests' small cases' Workload `team-t/jobset-t-00001`: 2 pods x 8 H100s (16 GPUs),
+    created at 09:00, owned by JobSet `t`, in LocalQueue `q`."""
+    return workload(
+        KUEUE_V1,
+        "team-t",
+        "jobset-t-00001",
+        (JOBSET, "JobSet", "t"),
+        at(20, "09:00:00"),
+        [podset("main", 2, GPU, 8, {GPU_NODE: "nvidia-h100-80gb"})],
+        conditions,
+        queue="q",
+        **kw,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # The cluster: one TPU v5p, one TPU v6e, one H100 and one H200 ClusterQueue, and their flavors.
 
