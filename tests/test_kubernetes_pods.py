@@ -225,3 +225,20 @@ def test_a_pod_created_before_its_admission(gated: bool) -> None:
     pods = [replace(pod(i, f"09:10:2{i}", None, "running"), created=fx.t20(early)) for i in (0, 1)]
     events, _, _ = convert(a_workload(ADMITTED), *objects_and_events(*pods))
     assert events == [("TASK_SCHEDULE", "09:10:20", 1, 8), ("TASK_SCHEDULE", "09:10:21", 2, 8)]
+
+
+def test_a_pod_that_ended_with_no_containers_end() -> None:
+    """Evicted by its kubelet before its container ran (phase Failed, no container terminated):
+    its Ready condition turning False (10:15) says when it stopped holding its GPUs."""
+    first, second = pod(0, "09:10:20", None, "running"), pod(1, "09:10:21", None, "running")
+    objects = objects_and_events(first, second)
+    evicted = objects[0]
+    evicted["status"] |= {"phase": "Failed", "reason": "Evicted", "containerStatuses": []}
+    ready = evicted["status"]["conditions"][2]
+    ready |= {"status": "False", "lastTransitionTime": fx.t20("10:15:00")}
+    events, _, _ = convert(a_workload(ADMITTED), *objects)
+    assert events == [
+        ("TASK_SCHEDULE", "09:10:20", 1, 8),
+        ("TASK_SCHEDULE", "09:10:21", 2, 8),
+        ("TASK_FAIL", "10:15:00", 1, None),
+    ]

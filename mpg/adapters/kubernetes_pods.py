@@ -12,7 +12,8 @@ controller gives each pod a random suffix, so a name is not used twice). Its fac
 - **bound** at its `PodScheduled` condition's time (the condition is written in the binding
   itself), else its `Scheduled` event, else `status.startTime`;
 - **ended** at the earliest of: its containers all terminated (`finishedAt`; phase `Succeeded`:
-  done, else failed), the deletion request (`deletionTimestamp` less the grace period), a
+  done, else failed; a pod in such a phase with no container's end, at its `Ready` condition
+  turning False), the deletion request (`deletionTimestamp` less the grace period), a
   `DisruptionTarget` condition, and the events `Killing` (not "will be restarted": a container
   restarted in its pod keeps the chips), `TaintManagerEviction` ("Marking for deletion"),
   `NodeControllerEviction`, `Preempted`, `Preempting` and `Evicted`; and `NodeNotReady` (its node
@@ -40,6 +41,7 @@ END_EVENTS = {
     "Evicted": EVICT,  # the kubelet evicted it under node pressure
 }
 NODE_NOT_READY = "NodeNotReady"
+TERMINAL = ("Succeeded", "Failed")
 LOST_DISRUPTIONS = ("DeletionByTaintManager", "DeletionByPodGC")
 # The random suffix the API server appends to a generated name (apimachinery's rand.String).
 SUFFIX = r"-[bcdfghjklmnpqrstvwxz2456789]{5}$"
@@ -120,16 +122,23 @@ def pod_facts(pods: pl.DataFrame, conditions: pl.DataFrame, events: pl.DataFrame
     # The best source that knows the binding: the condition, the event, the kubelet's start.
     bind = bound.sort("rank", "at").group_by("key").agg(pl.col("at").first().alias("bind_at"))
     message = pl.col("message").fill_null("")
+    outcome = pl.when(pl.col("phase") == "Succeeded").then(pl.lit(FINISH)).otherwise(pl.lit(FAIL))
+    # A pod that ended with no container's end recorded (evicted before its containers ran, its
+    # node gone) shows it in its Ready condition, False from then.
+    unready = (
+        objects.filter(pl.col("phase").is_in(TERMINAL) & pl.col("finished_at").is_null())
+        .join(
+            conditions.filter((pl.col("type") == "Ready") & (pl.col("status") == "False")),
+            on="rid",
+        )
+        .select("key", pl.col("at_time").alias("at"), outcome.alias("release"))
+    )
     ends = pl.concat(
         [
             objects.filter(pl.col("finished_at").is_not_null()).select(
-                "key",
-                pl.col("finished_at").alias("at"),
-                pl.when(pl.col("phase") == "Succeeded")
-                .then(pl.lit(FINISH))
-                .otherwise(pl.lit(FAIL))
-                .alias("release"),
+                "key", pl.col("finished_at").alias("at"), outcome.alias("release")
             ),
+            unready,
             objects.filter(pl.col("delete_at").is_not_null()).select(
                 "key", pl.col("delete_at").alias("at"), pl.lit(EVICT).alias("release")
             ),
