@@ -134,6 +134,8 @@ _SUBMIT = [
     ("framework", "framework", True),
     ("priority", "int", False),
     ("owner", "text", False),
+    ("team", "text", False),
+    ("queue", "text", False),
     ("topology", "text", False),
 ]
 _TASK = [("task_index", "index", True)]

@@ -26,6 +26,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "framework",
         "priority",
         "owner",
+        "team",
+        "queue",
         "topology",
         "task_index",
         "chips",

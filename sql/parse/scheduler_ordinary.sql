@@ -30,6 +30,8 @@ fields as (
         j.framework,
         j.priority,
         j.owner,
+        j.team,
+        j.queue,
         j.topology,
         j.task_index,
         j.chips,
@@ -42,7 +44,8 @@ fields as (
                 "type": "VARCHAR", "ts": "VARCHAR", "job_id": "VARCHAR",
                 "chips_requested": "BIGINT", "chip_generation": "VARCHAR",
                 "workload_class": "VARCHAR", "framework": "VARCHAR", "priority": "BIGINT",
-                "owner": "VARCHAR", "topology": "VARCHAR", "task_index": "BIGINT",
+                "owner": "VARCHAR", "team": "VARCHAR", "queue": "VARCHAR",
+                "topology": "VARCHAR", "task_index": "BIGINT",
                 "chips": "BIGINT", "state": "VARCHAR"}') end as j
         from decoded
     )
@@ -61,6 +64,8 @@ checked as (
                 ', "framework": "' || framework || '"',
                 ', "priority": ' || priority,
                 ', "owner": "' || owner || '"',
+                ', "team": "' || team || '"',
+                ', "queue": "' || queue || '"',
                 ', "topology": "' || topology || '"',
                 ', "task_index": ' || task_index,
                 ', "chips": ' || chips,
@@ -100,6 +105,8 @@ select
     case when "type" = 'JOB_SUBMIT' then framework end as framework,
     case when "type" = 'JOB_SUBMIT' then priority end as priority,
     case when "type" = 'JOB_SUBMIT' then owner end as owner,
+    case when "type" = 'JOB_SUBMIT' then team end as team,
+    case when "type" = 'JOB_SUBMIT' then queue end as queue,
     case when "type" = 'JOB_SUBMIT' then topology end as topology,
     case when "type" like 'TASK_%' then task_index end as task_index,
     case when "type" = 'TASK_SCHEDULE' then chips end as chips,
