@@ -247,6 +247,34 @@ def test_the_issues_cases_by_hand(published: tuple[Path, Path, str]) -> None:
     ]
 
 
+# Who pays (the namespace), where it waited (the LocalQueue), who asked (--owner-label) and what
+# decided when its chips were held: pods, Kueue's admission (no pods shown), or both.
+ATTRIBUTES = {
+    "team-lm/jobset-llama-pretrain-5f2c1": ("alice", "team-lm", "lm-queue", "pods"),
+    "team-nlp/jobset-bert-finetune-8d41e": ("bob", "team-nlp", "nlp-queue", "pods"),
+    "team-safety/jobset-urgent-eval-c07b2": (None, "team-safety", "safety-queue", "admission"),
+    "team-lm/jobset-mixtral-moe-41d9a": (None, "team-lm", "lm-queue", "pods+admission"),
+    "team-nlp/jobset-gemma-sft-9e3f0": (None, "team-nlp", "nlp-queue", "pods"),
+    "team-rec/job-sweep-shard-1a2b3": (None, "team-rec", "rec-queue", "pods"),
+    "team-rec/job-grid-search-77c4e": (None, "team-rec", "rec-queue", "admission"),
+    "team-vision/jobset-vit-pretrain-2b6d8": (None, "team-vision", "vision-queue", "pods"),
+    "team-vision/jobset-detr-train-6c0d2": (None, "team-vision", "vision-queue", "pods"),
+    "team-lm/jobset-t5-xxl-3e7a9": ("carol", "team-lm", "lm-queue", "pods"),
+}
+
+
+@pytest.mark.slow
+def test_the_jobs_rows_say_who_where_and_from_what(published: tuple[Path, Path, str]) -> None:
+    """Every job-day of a job carries its owner, team, queue and `allocated_from`."""
+    _, out, _ = published
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as db:
+        rows = db.sql(
+            "select distinct job_id, owner, team, queue, allocated_from from job_day_goodput"
+        ).fetchall()
+    assert {job: tuple(rest) for job, *rest in rows} == ATTRIBUTES
+    assert len(rows) == len(ATTRIBUTES)
+
+
 def lines(root: Path, source: str) -> dict[str, list[dict[str, Any]]]:
     """The canonical records written under `root/source`, per job."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -289,22 +317,22 @@ def test_scheduler_events(published: tuple[Path, Path, str]) -> None:
         "framework": "other",
         "priority": 500,
         "owner": "alice",
+        "team": "team-lm",
+        "queue": "lm-queue",
         "topology": "2x2x4",
+        "allocated_from": "pods",
     }
-    assert {
-        job: (s["chips_requested"], s["chip_generation"], s.get("owner"))
-        for job, s in submits.items()
-    } == {
-        "team-lm/jobset-llama-pretrain-5f2c1": (16, "tpu-v5p", "alice"),
-        "team-nlp/jobset-bert-finetune-8d41e": (16, "gpu-h100", "bob"),
-        "team-safety/jobset-urgent-eval-c07b2": (16, "gpu-h100", None),
-        "team-lm/jobset-mixtral-moe-41d9a": (32, "tpu-v5p", None),
-        "team-nlp/jobset-gemma-sft-9e3f0": (32, "gpu-h200", None),
-        "team-rec/job-sweep-shard-1a2b3": (64, "gpu-h100", None),
-        "team-rec/job-grid-search-77c4e": (64, "gpu-h100", None),
-        "team-vision/jobset-vit-pretrain-2b6d8": (8, "tpu-v6e", None),
-        "team-vision/jobset-detr-train-6c0d2": (32, "gpu-h100", None),
-        "team-lm/jobset-t5-xxl-3e7a9": (64, "gpu-h100", "carol"),
+    assert {job: (s["chips_requested"], s["chip_generation"]) for job, s in submits.items()} == {
+        "team-lm/jobset-llama-pretrain-5f2c1": (16, "tpu-v5p"),
+        "team-nlp/jobset-bert-finetune-8d41e": (16, "gpu-h100"),
+        "team-safety/jobset-urgent-eval-c07b2": (16, "gpu-h100"),
+        "team-lm/jobset-mixtral-moe-41d9a": (32, "tpu-v5p"),
+        "team-nlp/jobset-gemma-sft-9e3f0": (32, "gpu-h200"),
+        "team-rec/job-sweep-shard-1a2b3": (64, "gpu-h100"),
+        "team-rec/job-grid-search-77c4e": (64, "gpu-h100"),
+        "team-vision/jobset-vit-pretrain-2b6d8": (8, "tpu-v6e"),
+        "team-vision/jobset-detr-train-6c0d2": (32, "gpu-h100"),
+        "team-lm/jobset-t5-xxl-3e7a9": (64, "gpu-h100"),
     }
     rest = {job: brief(e[1:]) for job, e in events.items()}
     mixtral_pods = ["01:40:19", "01:40:22", "01:40:25", "01:40:31", "01:40:37", "01:40:44"]

@@ -29,6 +29,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "team",
         "queue",
         "topology",
+        "allocated_from",  # an extension (docs/trace-format.md): kubernetes writes it
         "task_index",
         "chips",
         "state",

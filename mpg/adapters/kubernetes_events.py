@@ -114,25 +114,6 @@ def scheduler_events(
     unbound = pods_held.filter(pl.col("end").is_not_null()).select(
         "wid", pl.col("release").alias("type"), pl.col("end").alias("ts"), "job_id", "task_index"
     )
-    submit = table.select(
-        "wid",
-        pl.lit("JOB_SUBMIT").alias("type"),
-        pl.col("created_at").alias("ts"),
-        "job_id",
-        "chips_requested",
-        "chip_generation",
-        pl.lit(opts.workload_class).alias("workload_class"),
-        pl.lit(opts.framework).alias("framework"),
-        "priority",
-        "owner",
-        "topology",
-    )
-    end = table.filter(pl.col("state").is_not_null()).select(
-        "wid", pl.lit("JOB_END").alias("type"), pl.col("end_at").alias("ts"), "job_id", "state"
-    )
-    events = pl.concat([submit, schedule, release, bound, unbound, end], how="diagonal")
-    rank = pl.col("type").replace_strict(ORDER, return_dtype=pl.Int64)
-    ordered = events.sort(pl.col("wid"), pl.col("ts"), rank, pl.col("task_index"), nulls_last=True)
     shares = (
         per_admission.group_by("wid", "at")
         .agg(pl.col("by_pods").is_not_null().first())
@@ -152,4 +133,26 @@ def scheduler_events(
             .alias("allocated_from"),
         )
     )
+    submit = table.join(source, on="wid").select(
+        "wid",
+        pl.lit("JOB_SUBMIT").alias("type"),
+        pl.col("created_at").alias("ts"),
+        "job_id",
+        "chips_requested",
+        "chip_generation",
+        pl.lit(opts.workload_class).alias("workload_class"),
+        pl.lit(opts.framework).alias("framework"),
+        "priority",
+        "owner",
+        "team",
+        "queue",
+        "topology",
+        "allocated_from",
+    )
+    end = table.filter(pl.col("state").is_not_null()).select(
+        "wid", pl.lit("JOB_END").alias("type"), pl.col("end_at").alias("ts"), "job_id", "state"
+    )
+    events = pl.concat([submit, schedule, release, bound, unbound, end], how="diagonal")
+    rank = pl.col("type").replace_strict(ORDER, return_dtype=pl.Int64)
+    ordered = events.sort(pl.col("wid"), pl.col("ts"), rank, pl.col("task_index"), nulls_last=True)
     return ordered, source
