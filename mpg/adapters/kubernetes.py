@@ -1,15 +1,17 @@
-"""`mpg import kubernetes`: Kueue Workloads, the events about them and JobSet restarts, as kubectl
-exports them, into scheduler events and attempt spans.
+"""`mpg import kubernetes`: Kueue Workloads, their pods and the events about them, and JobSet
+restarts, as kubectl and event exporters export them, into scheduler events and attempt spans.
 
-    mpg import kubernetes workloads.json events.json jobs.json --out traces
+    mpg import kubernetes exports/ exporter/ --out traces --as-of 2026-11-20T16:00:00Z
 
-Each Kueue `Workload` is one job (`namespace/name`): `JOB_SUBMIT` at its creation with the
-accelerators its pod sets request (`google.com/tpu` or `nvidia.com/gpu`, count x per pod) and the
-chip generation its node selector names; one task per pod set, given its chips at each admission
-and released at each eviction (`TASK_LOST` for node failures); `JOB_END` when it finished, was
-deleted or deactivated. Each admission, and each JobSet restart within one, is an attempt: one
-runtime `step` span (`allocation_spans`), so RG shows the attempts that were thrown away.
-docs/adapters.md (section kubernetes) gives every choice made here and why.
+Each Kueue `Workload` is one job (`namespace/name`, team = the namespace, queue = its
+LocalQueue): `JOB_SUBMIT` at its creation with the accelerators its pod sets request and the chip
+generation its node selector names; its chips held by its pods from binding to end where the
+input shows them (`kubernetes_pods`), else by each admission until its eviction; `JOB_END` when
+it finished, was deleted or deactivated. Each admission, and each JobSet restart within one, is
+an attempt: one runtime `step` span (`allocation_spans`), so RG shows the attempts thrown away.
+Every import re-reads what earlier imports into the root kept (`kubernetes_state`) and derives
+every Workload from all of it (`kubernetes_derive`): a day imported after another writes what
+both at once would. docs/adapters.md (section kubernetes) gives every choice made here and why.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ pass over the parsed JSON (docs/adapters.md, section kubernetes).
 Each object is one record (`kubernetes_json` finds them in a file of any shape). What a record
 *is* comes from its `kind` and the group of its `apiVersion` (an exporter's event lines may lack
 both: an object with `involvedObject` or `regarding` is an event). Only the structure is checked
-here, as JSON offers it; values stay text, and `kubernetes_jobs` and `kubernetes_history` parse
+here, as JSON offers it; values stay text, and `kubernetes_derive` and the modules it calls parse
 times and decide what can be used, as columns over all records at once.
 """
 
