@@ -51,6 +51,8 @@ SCHEDULER_EVENTS = _schema(
     _opt("team", pa.string()),  # who pays: a Slurm account, a namespace, a virtual cluster
     _opt("queue", pa.string()),  # where it waited: a Slurm partition, a Kueue LocalQueue
     _opt("topology", pa.string()),
+    # An extension of the spec (docs/trace-format.md): what an adapter read the allocations from.
+    _opt("allocated_from", pa.string()),
     _opt("task_index", pa.int64()),
     _opt("chips", pa.int64()),
     _opt("state", pa.string()),
@@ -131,6 +133,7 @@ JOB_DAY_GOODPUT = _schema(
     _opt("owner", pa.string()),
     _opt("team", pa.string()),
     _opt("queue", pa.string()),
+    _opt("allocated_from", pa.string()),  # what the import read its allocations from, or NULL
 )
 
 CHIP_TIME_LEDGER = _schema(

@@ -137,6 +137,7 @@ _SUBMIT = [
     ("team", "text", False),
     ("queue", "text", False),
     ("topology", "text", False),
+    ("allocated_from", "text", False),
 ]
 _TASK = [("task_index", "index", True)]
 _TASK_FIELDS = ["task_index", "chips", "state"]  # after JOB_SUBMIT's, in the spec's order

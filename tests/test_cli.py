@@ -136,7 +136,7 @@ def test_a_folder_published_before_owner_team_and_queue_gains_them(tmp_path: Pat
     (of other code, so computing everything) adds them to the Iceberg tables and fills them."""
     from pyiceberg.table import StaticTable
 
-    out, columns = tmp_path / "out", ("owner", "team", "queue")
+    out, columns = tmp_path / "out", ("owner", "team", "queue", "allocated_from")
     assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
     _age(out, "job_day_goodput", columns)
     again = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out)
@@ -144,11 +144,11 @@ def test_a_folder_published_before_owner_team_and_queue_gains_them(tmp_path: Pat
     assert "computing everything: mpg changed (0.0.1+older -> " in again.stdout
     pointer = json.loads((out / "current.json").read_text())
     iceberg = StaticTable.from_metadata(str(out / pointer["tables"]["job_day_goodput"]))
-    assert [f.name for f in iceberg.schema().fields][-3:] == list(columns)
+    assert [f.name for f in iceberg.schema().fields][-4:] == list(columns)
     rows = iceberg.scan().to_arrow().select(["job_id", *columns]).to_pylist()
-    # as the JOB_SUBMITs of spec example tiny name them: owners, and no team or queue
+    # as the JOB_SUBMITs of spec example tiny name them: owners, and no team, queue or source
     named = {"train-a": "team-lm", "serve-b": "team-chat"}
-    assert {tuple(r.values()) for r in rows} == {(j, o, None, None) for j, o in named.items()}
+    assert {tuple(r.values()) for r in rows} == {(j, o, None, None, None) for j, o in named.items()}
 
 
 def test_empty_source_folders_publish_empty_tables(tmp_path: Path) -> None:

@@ -410,3 +410,28 @@ def test_the_adapters_writer_spells_team_and_queue_as_the_fast_path_reads_them(
     assert fast.select(["ordinary", "owner", "team", "queue"]).to_pylist() == [
         {"ordinary": True, "owner": "ana", "team": "physics", "queue": "gpu"}
     ]
+
+
+def test_allocated_from_as_the_writer_spells_it_is_an_ordinary_line(parser: BlockParser) -> None:
+    """`allocated_from`, the extension the kubernetes import writes (docs/trace-format.md), after
+    the spec's fields: the fast path reads the writer's line whole, and a value that is not a
+    string is quarantined as any optional field's."""
+    import polars as pl
+
+    from mpg.adapters.canonical import UTC_TIME, json_lines
+
+    frame = pl.DataFrame([{**SUBMIT, "ts": None, "allocated_from": "pods", "team": "ns"}])
+    frame = frame.with_columns(
+        pl.lit("2026-11-20T00:00:00Z").str.to_datetime(time_zone="UTC").cast(UTC_TIME).alias("ts")
+    )
+    (line,) = json_lines("scheduler", frame).to_list()
+    assert line == json.dumps(
+        {**SUBMIT, "team": "ns", "allocated_from": "pods"}, separators=(",", ":")
+    )
+    fast = parser._run("parse/scheduler_ordinary.sql", "scheduler", split_lines(line.encode(), 1))
+    assert fast.select(["ordinary", "team", "allocated_from"]).to_pylist() == [
+        {"ordinary": True, "team": "ns", "allocated_from": "pods"}
+    ]
+    assert _verdict(parser, "scheduler", _with(SUBMIT, allocated_from=["pods"])) == (
+        "wrong type: allocated_from must be a string"
+    )

@@ -177,6 +177,7 @@ def exported_records(draw: st.DrawFn, source: str) -> dict[str, object]:
             ("team", TEXTS),
             ("queue", TEXTS),
             ("topology", TEXTS),
+            ("allocated_from", TEXTS),
         ):
             _optional(draw, record, name, values)
     if kind.startswith("TASK_") or draw(st.integers(0, 5)) == 0:

@@ -51,6 +51,7 @@ def job_windows(scheduler: pl.DataFrame, data_end_us: int) -> pl.DataFrame:
         "owner",
         "team",
         "queue",
+        "allocated_from",
         pl.col("ts").alias("submit_us"),
     )
     ends = scheduler.filter(pl.col("type") == "JOB_END").select(

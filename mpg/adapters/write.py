@@ -30,6 +30,7 @@ class ImportSummary:
     read: int
     converted: int
     quarantined: int
+    ignored: dict[str, int]  # records about no job, by what they are
     records: dict[str, int]  # canonical records written, per source
     files: dict[str, int]  # files written, per source
     quarantine_file: Path | None
@@ -44,18 +45,28 @@ def file_name(fmt: str, name: str) -> str:
 
 
 def _write_lines(path: Path, lines: pl.Series) -> None:
+    """Writes `lines` to `path` unless it holds them already: an import that derives every job
+    again (kubernetes) leaves the files of unchanged jobs as they were, so that an incremental
+    `mpg run` does not redo their buckets."""
+    text = lines.str.join("\n").item() + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (FileNotFoundError, UnicodeDecodeError):
+        pass
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(lines.str.join("\n").item() + "\n", encoding="utf-8")
+    temporary.write_text(text, encoding="utf-8")
     temporary.replace(path)
 
 
 def write_conversion(root: Path, fmt: str, conversion: Conversion) -> ImportSummary:
-    quarantined = conversion.quarantine.height
-    if conversion.read != conversion.converted + quarantined:
+    quarantined = conversion.quarantined_here
+    ignored = sum(conversion.ignored.values())
+    if conversion.read != conversion.converted + quarantined + ignored:
         raise AssertionError(
             f"{fmt}: read {conversion.read} != converted {conversion.converted} + "
-            f"quarantined {quarantined}"
+            f"quarantined {quarantined} + ignored {ignored}"
         )
     records: Counter[str] = Counter()
     files: Counter[str] = Counter()
@@ -71,19 +82,22 @@ def write_conversion(root: Path, fmt: str, conversion: Conversion) -> ImportSumm
             records[source] += frames[source].height
             files[source] += 1
     quarantine_file = None
-    if quarantined:
-        rows = conversion.quarantine.sort("file", "line")
-        names = "\n".join(rows.get_column("file").unique().sort())
+    rows = conversion.quarantine.sort("file", "line")
+    names = conversion.quarantine_name or "\n".join(rows.get_column("file").unique().sort())
+    if rows.height:
         quarantine_file = root / QUARANTINE_FOLDER / f"{file_name(fmt, names)}.jsonl"
         fields = [pl.lit(fmt).alias(f) if f == "format" else pl.col(f) for f in IMPORT_FIELDS]
         lines = rows.select(pl.struct(fields).struct.json_encode()).to_series()
         _write_lines(quarantine_file, lines)
+    elif conversion.quarantine_name is not None:
+        (root / QUARANTINE_FOLDER / f"{file_name(fmt, names)}.jsonl").unlink(missing_ok=True)
     reasons = Counter(conversion.quarantine.get_column("reason").to_list())
     return ImportSummary(
         format=fmt,
         read=conversion.read,
         converted=conversion.converted,
         quarantined=quarantined,
+        ignored=dict(sorted(conversion.ignored.items(), key=lambda kv: (-kv[1], kv[0]))),
         records=dict(records),
         files=dict(files),
         quarantine_file=quarantine_file,
@@ -92,9 +106,11 @@ def write_conversion(root: Path, fmt: str, conversion: Conversion) -> ImportSumm
 
 
 def format_summary(summary: ImportSummary, root: Path) -> str:
+    ignored = sum(summary.ignored.values())
     lines = [
         f"mpg import {summary.format}: {summary.read} records read = {summary.converted} "
-        f"converted + {summary.quarantined} quarantined",
+        f"converted + {summary.quarantined} quarantined"
+        + (f" + {ignored} ignored" if summary.ignored else ""),
     ]
     for source in ("scheduler", "runtime", "profiles"):
         if source in summary.records:
@@ -105,4 +121,7 @@ def format_summary(summary: ImportSummary, root: Path) -> str:
     if summary.quarantine_file is not None:
         lines.append(f"  quarantined -> {summary.quarantine_file}")
         lines.extend(f"    {count:>7}  {reason}" for reason, count in summary.reasons.items())
+    if summary.ignored:
+        lines.append("  ignored, about no job in the input:")
+        lines.extend(f"    {count:>7}  {what}" for what, count in summary.ignored.items())
     return "\n".join(lines)

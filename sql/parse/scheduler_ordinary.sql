@@ -33,6 +33,7 @@ fields as (
         j.team,
         j.queue,
         j.topology,
+        j.allocated_from,
         j.task_index,
         j.chips,
         j.state
@@ -45,7 +46,7 @@ fields as (
                 "chips_requested": "BIGINT", "chip_generation": "VARCHAR",
                 "workload_class": "VARCHAR", "framework": "VARCHAR", "priority": "BIGINT",
                 "owner": "VARCHAR", "team": "VARCHAR", "queue": "VARCHAR",
-                "topology": "VARCHAR", "task_index": "BIGINT",
+                "topology": "VARCHAR", "allocated_from": "VARCHAR", "task_index": "BIGINT",
                 "chips": "BIGINT", "state": "VARCHAR"}') end as j
         from decoded
     )
@@ -67,6 +68,7 @@ checked as (
                 ', "team": "' || team || '"',
                 ', "queue": "' || queue || '"',
                 ', "topology": "' || topology || '"',
+                ', "allocated_from": "' || allocated_from || '"',
                 ', "task_index": ' || task_index,
                 ', "chips": ' || chips,
                 ', "state": "' || state || '"',
@@ -108,6 +110,7 @@ select
     case when "type" = 'JOB_SUBMIT' then team end as team,
     case when "type" = 'JOB_SUBMIT' then queue end as queue,
     case when "type" = 'JOB_SUBMIT' then topology end as topology,
+    case when "type" = 'JOB_SUBMIT' then allocated_from end as allocated_from,
     case when "type" like 'TASK_%' then task_index end as task_index,
     case when "type" = 'TASK_SCHEDULE' then chips end as chips,
     case when "type" = 'JOB_END' then state end as state
