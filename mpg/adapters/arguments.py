@@ -200,6 +200,12 @@ def slurm(parser: argparse.ArgumentParser) -> None:
         "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
     )
     parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
+    parser.add_argument(
+        "--as-of",
+        type=instant,
+        help="RFC 3339 instant sacct ran, where a running job's span ends (default: the latest "
+        "time in the input, earlier than it: sacct does not print when it ran)",
+    )
     add_runtime_argument(parser)
 
 
