@@ -82,12 +82,31 @@ def _new_table(catalog, store: OutputStore, name: str, schema: pa.Schema):
     return table
 
 
-def _replace(table, change: TableChange, store: OutputStore) -> None:
+def _columns(table) -> set[str]:  # a pyiceberg Table or TableMetadata
+    return {f.name for f in table.schema().fields}
+
+
+def _declared_columns(tx, schema: pa.Schema) -> None:
+    """Make the table's columns `schema`'s, in the commit of `tx`: a column mpg added since the
+    table was made is added (at the end, where the declared schema has it), one it dropped is
+    dropped. Old data files keep their bytes; readers see NULL for a column a file lacks, and
+    a run of new code replaces every file anyway (its state's code version changed)."""
+    names = _columns(tx.table_metadata)
+    if names == set(schema.names):
+        return
+    with tx.update_schema() as update:
+        update.union_by_name(schema)
+        for name in sorted(names - set(schema.names)):
+            update.delete_column(name)
+
+
+def _replace(table, change: TableChange, store: OutputStore, schema: pa.Schema) -> None:
     from pyiceberg.expressions import AlwaysTrue, In
     from pyiceberg.table.update.snapshot import ExpireSnapshots
 
     before = {s.snapshot_id for s in table.snapshots()}
     tx = table.transaction()
+    _declared_columns(tx, schema)
     if before:
         if change.days is None:
             tx.delete(AlwaysTrue())
@@ -143,8 +162,10 @@ def commit_tables(
             change = TableChange(name, own, None) if own else None
         else:
             change = changed.get(name)
+            if change is None and _columns(table) != set(schema.names):
+                change = TableChange(name, (), ())  # no rows change, only its columns
         if change is not None:
-            _replace(table, change, store)
+            _replace(table, change, store, schema)
             table = catalog.load_table(identifier)
         locations[name] = _relative(store, table.metadata_location)
         needed.extend(metadata_files(table, store))

@@ -50,6 +50,10 @@ def job_windows(scheduler: pl.DataFrame, data_end_us: int) -> pl.DataFrame:
         "chip_generation",
         "workload_class",
         "framework",
+        "owner",
+        "team",
+        "queue",
+        "allocated_from",
         pl.col("ts").alias("submit_us"),
     )
     ends = scheduler.filter(pl.col("type") == "JOB_END").select(

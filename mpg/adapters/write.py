@@ -33,6 +33,7 @@ class ImportSummary:
     read: int
     converted: int
     quarantined: int
+    ignored: dict[str, int]  # records about no job, by what they are
     records: dict[str, int]  # canonical records written, per source
     files: dict[str, int]  # files written, per source
     quarantine_file: str | None  # where, as `under` names it
@@ -52,16 +53,26 @@ def under(root: str, path: str) -> str:
 
 
 def _write_lines(root: Storage, path: str, lines: pl.Series) -> None:
-    root.write_text(path, lines.str.join("\n").item() + "\n")
+    """Writes `lines` to `path` unless it holds them already: an import that derives every job
+    again (kubernetes) leaves the files of unchanged jobs as they were, so that an incremental
+    `mpg run` does not redo their buckets."""
+    text = lines.str.join("\n").item() + "\n"
+    try:
+        if root.read_bytes(path) == text.encode("utf-8"):
+            return
+    except FileNotFoundError:
+        pass
+    root.write_text(path, text)
 
 
 def write_conversion(root: str, fmt: str, conversion: Conversion) -> ImportSummary:
     """Write the conversion's batches and quarantine under the trace root `root`."""
-    quarantined = conversion.quarantine.height
-    if conversion.read != conversion.converted + quarantined:
+    quarantined = conversion.quarantined_here
+    ignored = sum(conversion.ignored.values())
+    if conversion.read != conversion.converted + quarantined + ignored:
         raise AssertionError(
             f"{fmt}: read {conversion.read} != converted {conversion.converted} + "
-            f"quarantined {quarantined}"
+            f"quarantined {quarantined} + ignored {ignored}"
         )
     store = Storage(root)
     records: Counter[str] = Counter()
@@ -78,20 +89,23 @@ def write_conversion(root: str, fmt: str, conversion: Conversion) -> ImportSumma
             records[source] += frames[source].height
             files[source] += 1
     quarantine_file = None
-    if quarantined:
-        rows = conversion.quarantine.sort("file", "line")
-        names = "\n".join(rows.get_column("file").unique().sort())
-        path = f"{QUARANTINE_FOLDER}/{file_name(fmt, names)}.jsonl"
+    rows = conversion.quarantine.sort("file", "line")
+    names = conversion.quarantine_name or "\n".join(rows.get_column("file").unique().sort())
+    path = f"{QUARANTINE_FOLDER}/{file_name(fmt, names)}.jsonl"
+    if rows.height:
         fields = [pl.lit(fmt).alias(f) if f == "format" else pl.col(f) for f in IMPORT_FIELDS]
         lines = rows.select(pl.struct(fields).struct.json_encode()).to_series()
         _write_lines(store, path, lines)
         quarantine_file = under(root, path)
+    elif conversion.quarantine_name is not None:
+        store.delete([path])
     reasons = Counter(conversion.quarantine.get_column("reason").to_list())
     return ImportSummary(
         format=fmt,
         read=conversion.read,
         converted=conversion.converted,
         quarantined=quarantined,
+        ignored=dict(sorted(conversion.ignored.items(), key=lambda kv: (-kv[1], kv[0]))),
         records=dict(records),
         files=dict(files),
         quarantine_file=quarantine_file,
@@ -100,9 +114,11 @@ def write_conversion(root: str, fmt: str, conversion: Conversion) -> ImportSumma
 
 
 def format_summary(summary: ImportSummary, root: str) -> str:
+    ignored = sum(summary.ignored.values())
     lines = [
         f"mpg import {summary.format}: {summary.read} records read = {summary.converted} "
-        f"converted + {summary.quarantined} quarantined",
+        f"converted + {summary.quarantined} quarantined"
+        + (f" + {ignored} ignored" if summary.ignored else ""),
     ]
     for source in ("scheduler", "runtime", "profiles"):
         if source in summary.records:
@@ -113,4 +129,7 @@ def format_summary(summary: ImportSummary, root: str) -> str:
     if summary.quarantine_file is not None:
         lines.append(f"  quarantined -> {summary.quarantine_file}")
         lines.extend(f"    {count:>7}  {reason}" for reason, count in summary.reasons.items())
+    if summary.ignored:
+        lines.append("  ignored, about no job in the input:")
+        lines.extend(f"    {count:>7}  {what}" for what, count in summary.ignored.items())
     return "\n".join(lines)
