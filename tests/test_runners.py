@@ -198,7 +198,7 @@ def test_the_wheel_holds_every_module_sql_file_and_the_chip_catalog(
 
 
 # Imports every module of the unpacked wheel, with the source tree off sys.path, and reads its
-# data files; prints where each module came from.
+# data files; prints where each module came from, and packages itself for workers again.
 _IMPORT_FROM_WHEEL = """
 import importlib, json, sys
 from importlib import resources
@@ -208,23 +208,35 @@ files = {m: importlib.import_module(m).__file__ for m in modules}
 from mpg.catalog import load_catalog
 from mpg.sqlfiles import load_sql
 sql = [str(p.relative_to(p.parents[1])) for p in resources.files("mpg.sql").rglob("*.sql")]
-from mpg.pipelines.packaging import PackagingError, source_root
-try:
-    source_root()
-except PackagingError as e:
-    error = str(e)
+from pathlib import Path
+from mpg.pipelines.packaging import package_args, source_root
+wheel = package_args(Path(sys.argv[3]))[0].split("=", 1)[1]
 print(json.dumps({
     "outside": sorted(m for m, f in files.items() if not f.startswith(sys.argv[1])),
     "generations": len(load_catalog().generations),
     "sql_read": sum(len(load_sql(name)) > 0 for name in sorted(sql)),
-    "error": error,
+    "source_root": source_root(),
+    "wheel": wheel,
 }))
 """
+
+
+def _entries(wheel: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(wheel) as archive:
+        return {n: archive.read(n) for n in archive.namelist() if not n.endswith("/RECORD")}
+
+
+def _record(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/RECORD")]
+        return set(archive.read(name).decode().splitlines())
 
 
 def test_workers_import_everything_from_the_wheel_alone(
     worker_package: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
+    """...and an mpg installed from that wheel (no source tree) ships the same wheel again,
+    reassembled from its installed files: every file's bytes, and a RECORD of the same hashes."""
     _, wheel, _ = worker_package
     unpacked = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:
@@ -235,23 +247,24 @@ def test_workers_import_everything_from_the_wheel_alone(
         if n.endswith(".py")
     )
     result = subprocess.run(
-        [sys.executable, "-c", _IMPORT_FROM_WHEEL, str(unpacked), json.dumps(modules)],
+        [sys.executable, "-c", _IMPORT_FROM_WHEEL, unpacked, json.dumps(modules), tmp_path / "c"],
         capture_output=True,
         text=True,
         check=True,
         cwd=tmp_path,
     )
+    report = json.loads(result.stdout)
+    again = Path(report.pop("wheel"))
     catalog = json.loads((ROOT / "mpg" / "chips.v1.json").read_text())
-    assert json.loads(result.stdout) == {
+    assert report == {
         "outside": [],
         "generations": len(catalog["chips"]),
         "sql_read": len([f for f in _source_files() if f.endswith(".sql")]),
-        "error": (
-            f"mpg runs from {unpacked}, not from its source tree, so it cannot package itself "
-            "for remote workers: pass --extra_package=<mpg wheel> or "
-            "--sdk_container_image=<image>"
-        ),
+        "source_root": None,
     }
+    assert again.name == wheel.name
+    assert _entries(tmp_path / again) == _entries(wheel)
+    assert _record(tmp_path / again) == _record(wheel)
 
 
 def test_the_requirements_pin_what_mpg_runs_with_here_without_beam_or_test_tools(
