@@ -56,6 +56,8 @@ DATAFLOW = (
     "--temp_location=gs://my-bucket/tmp",
 )
 LOOPBACK = ("--runner=PortableRunner", "--environment_type=LOOPBACK")
+# Where Beam caches the job server jars it downloads.
+JARS = Path.home() / ".apache_beam" / "cache" / "jars"
 
 
 @pytest.mark.parametrize(
@@ -82,9 +84,31 @@ def test_the_default_runner_is_added_only_when_none_is_named(
         (("--temp_locaton=/tmp",), "unknown option --temp_locaton (neither mpg run's nor Beam's)"),
         (("--direct_num_workers=two",), "argument --direct_num_workers: invalid int value: 'two'"),
         (
-            ("--runner=DataflowRunner", "--project=my-project"),
-            "Missing GCS path option: temp_location. Missing GCS path option: staging_location. "
-            "Missing required option: region.",
+            ("--runner=PortableRunner",),
+            "--runner=PortableRunner needs --job_endpoint=HOST:PORT, a Flink, Spark or Beam job "
+            "server's (docs/scaling.md)",
+        ),
+        (
+            ("--runner=FlinkRunner", "--flink_job_server_jar=http://127.0.0.1:9/flink.jar"),
+            "--runner=FlinkRunner cannot get its job server: Unable to fetch remote job server "
+            "jar at http://127.0.0.1:9/flink.jar: <urlopen error [Errno 111] Connection refused>. "
+            f"If no Internet access at runtime, stage the jar at {JARS}/flink.jar (or start one "
+            "and pass --runner=PortableRunner --job_endpoint=HOST:PORT: docs/scaling.md)",
+        ),
+        (
+            ("--runner=SparkRunner", "--spark_job_server_jar=/nowhere/spark.jar"),
+            "--runner=SparkRunner cannot get its job server: Unable to parse jar URL "
+            '"/nowhere/spark.jar". If using a full URL, make sure the scheme is specified. If '
+            "using a local file path, make sure the file exists; you may have to first build the "
+            "job server using `./gradlew runners:spark:3:job-server:shadowJar`. (or start one and "
+            "pass --runner=PortableRunner --job_endpoint=HOST:PORT: docs/scaling.md)",
+        ),
+        (
+            ("--runner=PrismRunner", "--prism_location=http://127.0.0.1:9/prism.zip"),
+            "--runner=PrismRunner cannot get its job server: Provided --prism_location URL is "
+            "not an Apache Beam Github Release page URL or download URL: "
+            "http://127.0.0.1:9/prism.zip (or start one and pass --runner=PortableRunner "
+            "--job_endpoint=HOST:PORT: docs/scaling.md)",
         ),
         (("--runner=DaskRunner",), f"--runner=DaskRunner is not supported: {SUPPORTED}"),
         (
@@ -128,11 +152,15 @@ def test_an_unknown_runner_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("google.auth") is not None, reason="Beam's GCP extras are installed"
+    importlib.util.find_spec("google.cloud.dataflow") is not None,
+    reason="Beam's GCP extras are installed",
 )
-def test_dataflow_without_beams_gcp_extras_says_what_to_install() -> None:
+@pytest.mark.parametrize("args", [DATAFLOW, DATAFLOW[:2]], ids=["complete", "no region"])
+def test_dataflow_without_beams_gcp_extras_says_what_to_install(args: tuple[str, ...]) -> None:
+    """Before Beam's validator: with every option given, it asks GCS about the temp bucket
+    (minutes of retries offline), and a missing option is not the first thing to fix."""
     with pytest.raises(OptionsError) as error:
-        checked_options(DATAFLOW)
+        checked_options(args)
     assert str(error.value) == (
         "--runner=DataflowRunner needs Beam's Google Cloud extras: "
         "pip install 'mpg-fleet-goodput[dataflow]'"
