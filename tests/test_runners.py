@@ -7,10 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import tomllib
 import zipfile
 from collections.abc import Iterator
@@ -45,6 +43,7 @@ from mpg.pipelines.update import build_update
 from mpg.version import code_version
 from tests import emulators
 from tests.conftest import SPEC_EXAMPLES, run_mpg
+from tests.emulators import free_port, wait_for_port
 from tests.snapshots import published_state
 
 ROOT = Path(__file__).parent.parent
@@ -238,8 +237,10 @@ from mpg.sqlfiles import load_sql
 sql = [str(p.relative_to(p.parents[1])) for p in resources.files("mpg.sql").rglob("*.sql")]
 from pathlib import Path
 from mpg.pipelines.packaging import package_args, source_root
+from mpg.version import code_version
 wheel = package_args(Path(sys.argv[3]))[0].split("=", 1)[1]
 print(json.dumps({
+    "code_version": code_version(),
     "outside": sorted(m for m, f in files.items() if not f.startswith(sys.argv[1])),
     "generations": len(load_catalog().generations),
     "sql_read": sum(len(load_sql(name)) > 0 for name in sorted(sql)),
@@ -285,6 +286,7 @@ def test_workers_import_everything_from_the_wheel_alone(
     again = Path(report.pop("wheel"))
     catalog = json.loads((ROOT / "mpg" / "chips.v1.json").read_text())
     assert report == {
+        "code_version": code_version(),  # the checkout's: the same files, laid out otherwise
         "outside": [],
         "generations": len(catalog["chips"]),
         "sql_read": len([f for f in _source_files() if f.endswith(".sql")]),
@@ -391,36 +393,17 @@ def test_the_real_pipeline_builds_for_dataflow(
     ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(port: int, service: subprocess.Popen[bytes]) -> None:
-    """Until the job service accepts connections (it starts in a few seconds)."""
-    for _ in range(600):
-        if service.poll() is not None:
-            raise RuntimeError(f"the job service exited with {service.returncode}")
-        try:
-            socket.create_connection(("localhost", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"the job service did not listen on port {port}")
-
-
 @pytest.fixture(scope="module")
 def job_endpoint() -> Iterator[str]:
     """Beam's local job service: the portable Job API that Flink's, Spark's and Dataflow's job
     servers speak, on a free port of localhost, stopped after the module's tests."""
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main"]
     service = subprocess.Popen(
         [*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        _wait_for(port, service)
+        wait_for_port(port, service)
         yield f"localhost:{port}"
     finally:
         service.terminate()
