@@ -46,13 +46,11 @@ REPLACED = pa.schema([pa.field("job_id", pa.string(), nullable=False)])
 
 @dataclass(frozen=True)
 class Accounting:
-    """How to account: the chip catalog, the metric versions (each within its coverage) and the
-    prices advice is costed at (COST_RATES; None: no dollars)."""
+    """How to account: the chip catalog and the metric versions (each within its coverage)."""
 
     catalog: ChipCatalog
     metric_versions: tuple[str, ...]
     coverage: Coverage = ()
-    rates: pa.Table | None = None
 
     def account(self, records: JobRecords, data_end: int | None) -> dict[str, pa.Table]:
         """The JOB_TABLES rows of some jobs' accepted records."""
@@ -66,7 +64,7 @@ class Accounting:
             "chip_time_ledger": in_coverage(ledger, self.coverage),
             "step_time_stats": steps,
             "step_rank_stragglers": ranks,
-            "checkpoint_advice": checkpoint_advice(sweep, self.rates),
+            "checkpoint_advice": checkpoint_advice(sweep),
         }
 
 

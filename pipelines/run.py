@@ -241,7 +241,7 @@ def prepare(opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str) ->
         previous_buckets=tuple(previous_buckets),
         previous_end=max(ends) if ends else None,
         records=records,
-        accounting=Accounting(catalog, plan.key.computed_versions, plan.key.coverage, rates),
+        accounting=Accounting(catalog, plan.key.computed_versions, plan.key.coverage),
         days=DayTables(store, run_id, _day_files(files), rates, repriced=bool(repriced)),
         repriced_days=repriced,
         quarantine=QuarantineSources(
