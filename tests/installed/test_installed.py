@@ -108,7 +108,7 @@ def test_run_publishes_what_the_checkout_publishes(published: tuple[Path, Path])
     "args",
     [
         ("sql", "--json", "SELECT * FROM fleet_mpg_by_day ORDER BY ALL"),
-        ("sql", "--csv", "SELECT * FROM worst_jobs ORDER BY ALL LIMIT 20"),
+        ("sql", "--csv", "SELECT * FROM chip_time_ledger ORDER BY ALL LIMIT 50"),
         ("explain", "--job", "train-00001", "--json"),
         ("compare", "--base", "2026-11-20..2026-11-20", "--current", "2026-11-21..2026-11-22",
          "--json"),
