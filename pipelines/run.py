@@ -135,7 +135,7 @@ def warm_up() -> None:
         from mpg.quality.engine import start_gx
 
         start_gx()
-        importlib.import_module("pyiceberg.catalog.sql")
+        importlib.import_module("mpg.pipelines.iceberg")
 
     threading.Thread(target=imports, name="mpg-warm-up", daemon=True).start()
 
