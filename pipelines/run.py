@@ -138,7 +138,7 @@ def warm_up(expectations: str) -> None:
             from mpg.quality.gx import start_gx
 
             start_gx()
-        importlib.import_module("pyiceberg.catalog.sql")
+        importlib.import_module("mpg.pipelines.iceberg")
 
     threading.Thread(target=imports, name="mpg-warm-up", daemon=True).start()
 

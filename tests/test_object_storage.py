@@ -23,7 +23,7 @@ import pytest
 from mpg.simulate import simulate
 from mpg.storage import Storage
 from tests.conftest import run_mpg
-from tests.emulators import ObjectStore, free_port, stop
+from tests.emulators import ObjectStore, free_port, stop, wait_for_port
 from tests.snapshots import PER_RUN, current_run, published_state
 
 TWO_WORKERS = ("--direct_running_mode=multi_processing", "--direct_num_workers=2")
@@ -96,24 +96,12 @@ def worker_pool(fake_gcs: ObjectStore) -> Iterator[str]:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
     try:
-        for port in (pool, jobs):
-            _wait_for(port)
+        wait_for_port(pool, workers)
+        wait_for_port(jobs, service)
         yield f"localhost:{jobs} localhost:{pool}"
     finally:
         stop(service)
         stop(workers)
-
-
-def _wait_for(port: int) -> None:
-    import socket
-
-    for _ in range(600):
-        try:
-            socket.create_connection(("localhost", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on port {port}")
 
 
 def test_a_portable_run_with_an_external_worker_pool_publishes_what_a_local_one_does(
