@@ -36,7 +36,6 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from mpg.errors import StoreError
 from mpg.schemas import concat
 from mpg.storage import Storage
 
@@ -124,7 +123,7 @@ class OutputStore:
 
     def read_scratch(self, path: str, batches: Iterable[int] | None = None) -> pa.Table:
         """Some record batches of a scratch file (all when `batches` is None), as one table."""
-        with self.storage.open_input(path) as handle:
+        with self.storage.reporting(path), self.storage.open_input(path) as handle:
             reader = ipc.open_file(handle)
             wanted = range(reader.num_record_batches) if batches is None else batches
             return pa.Table.from_batches([reader.get_batch(i) for i in wanted], reader.schema)
@@ -145,20 +144,15 @@ class OutputStore:
     def read_hash_range(self, path: str, schema: pa.Schema, low: int, high: int) -> pa.Table:
         """The rows of a file sorted by `job_hash` whose hash lies in [low, high): only the row
         groups whose statistics overlap the range are read."""
-        try:
-            with self.storage.open_input(path) as handle:
-                parquet = pq.ParquetFile(handle)
-                column = parquet.schema_arrow.get_field_index("job_hash")
-                groups = [
-                    i
-                    for i in range(parquet.num_row_groups)
-                    if _overlaps(parquet.metadata.row_group(i).column(column).statistics, low, high)
-                ]
-                table = parquet.read_row_groups(groups, columns=schema.names) if groups else None
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise StoreError(
-                f"cannot read Parquet file {self.storage.uri_of(path)}: {exc}"
-            ) from exc
+        with self.storage.reading_parquet(path), self.storage.open_input(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            column = parquet.schema_arrow.get_field_index("job_hash")
+            groups = [
+                i
+                for i in range(parquet.num_row_groups)
+                if _overlaps(parquet.metadata.row_group(i).column(column).statistics, low, high)
+            ]
+            table = parquet.read_row_groups(groups, columns=schema.names) if groups else None
         if table is None:
             return schema.empty_table()
         hashes = table.column("job_hash")
