@@ -32,15 +32,17 @@ if TYPE_CHECKING:
     from google.cloud import storage as gcs
 
 # Retries (docs/decisions.md, "Retries"): every client retries what passes (429, 5xx, a dropped
-# connection, a timeout) with exponential back-off, for about this long, before the run fails
-# with a transient error. Real services get minutes (a regional blip passes; google-cloud-cpp's
-# own default of 15 minutes would hold a worker hostage); an emulator is on this machine, and
-# what fails for half a minute there will not pass.
+# connection, a timeout) with exponential back-off, for about a minute or more, before the run
+# fails with a transient error. Real services get minutes (a regional blip passes;
+# google-cloud-cpp's own default of 15 minutes would hold a worker hostage); an emulator is on
+# this machine, and what fails for half a minute there will not pass.
 SERVICE_RETRY = datetime.timedelta(minutes=5)
 EMULATOR_RETRY = datetime.timedelta(seconds=30)
-# S3 clients count attempts instead (AWS's "standard" mode: exponential back-off capped at 20 s);
-# ten reach about a minute.
-S3_ATTEMPTS = 10
+# S3 clients count attempts instead. The AWS SDKs' "standard" mode keeps a retry quota that a
+# busy store drains within a few dozen faults (then nothing is retried: measured here, 11 of 150
+# reads failed at a 15% fault rate), so their "legacy" modes: no quota; pyarrow's (the C++ SDK's
+# DefaultRetryStrategy) backs off 25 ms doubling, twelve attempts spanning ~50 s.
+S3_ATTEMPTS = 12
 # pyiceberg's GCS FileIO has no anonymous mode: it gets a fixed token that emulators ignore,
 # which must never expire (milliseconds since the epoch: year 2100).
 _EMULATOR_TOKEN_EXPIRES_AT_MS = "4102444800000"
@@ -99,6 +101,14 @@ def filesystem(scheme: str) -> pafs.FileSystem:
 
 @functools.cache
 def _filesystem(scheme: str, where: GcsSettings | S3Settings | None, pid: int) -> pafs.FileSystem:
+    if where is None:
+        return pafs.LocalFileSystem()
+    from mpg.storage_reads import reading_safely  # it classifies errors with this module
+
+    return reading_safely(_client_filesystem(where))
+
+
+def _client_filesystem(where: GcsSettings | S3Settings) -> pafs.FileSystem:
     if isinstance(where, GcsSettings):
         if where.emulator is None:
             return pafs.GcsFileSystem(retry_time_limit=SERVICE_RETRY)
@@ -109,16 +119,14 @@ def _filesystem(scheme: str, where: GcsSettings | S3Settings | None, pid: int) -
             endpoint_override=url.netloc,
             retry_time_limit=EMULATOR_RETRY,
         )
-    if isinstance(where, S3Settings):
-        options: dict[str, Any] = {"region": where.region, "retry_strategy": S3Retries()}
-        if where.endpoint:
-            url = urlparse(where.endpoint)
-            options.update(scheme=url.scheme, endpoint_override=url.netloc)
-        return pafs.S3FileSystem(**options)
-    return pafs.LocalFileSystem()
+    options: dict[str, Any] = {"region": where.region, "retry_strategy": S3Retries()}
+    if where.endpoint:
+        url = urlparse(where.endpoint)
+        options.update(scheme=url.scheme, endpoint_override=url.netloc)
+    return pafs.S3FileSystem(**options)
 
 
-class S3Retries(pafs.AwsStandardS3RetryStrategy):
+class S3Retries(pafs.AwsDefaultS3RetryStrategy):
     """pyarrow's S3 retries as mpg sets them, constructible by name without arguments (as
     pyiceberg's `s3.retry-strategy-impl` wants)."""
 
@@ -162,7 +170,7 @@ def _s3_client(where: S3Settings, pid: int) -> Any:
         "s3",
         endpoint_url=where.endpoint,
         region_name=where.region,
-        config=Config(retries={"mode": "standard", "max_attempts": S3_ATTEMPTS}),
+        config=Config(retries={"mode": "legacy", "max_attempts": S3_ATTEMPTS}),
     )
 
 
@@ -253,6 +261,7 @@ _BUSY = re.compile(
     r"RequestTimeout|REQUEST_TIMEOUT|NETWORK_CONNECTION|Connection reset|reset by peer|"
     r"ConnectionClosed|RemoteDisconnected|Connection aborted|timed out|Timeout|Recv failure|"
     r"Empty reply|curlCode: (?:28|52|55|56)|BadGateway|GatewayTimeout|"
+    r"Failed to flush response stream|"
     r"HTTP status(?: code)?:? (?:429|5\d\d)|\b(?:429|500|502|503|504) "
 )
 _HTTP_STATUS = re.compile(

@@ -308,3 +308,16 @@ def test_importing_storage_loads_no_cloud_client() -> None:
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert found.stdout.strip() == "[]", found.stderr
+
+
+def test_bytes_are_stored_as_given_whatever_the_name(store: Storage) -> None:
+    """A `.gz` name is not a request to compress: trace files are uploaded as they are."""
+    import gzip
+
+    packed = gzip.compress(b'{"type": "JOB_SUBMIT"}\n')
+    store.write_bytes("scheduler/events.jsonl.gz", packed)
+    with store.open_output("runtime/spans.jsonl.gz") as stream:
+        stream.write(packed)
+    assert store.read_bytes("scheduler/events.jsonl.gz") == packed
+    assert store.read_bytes("runtime/spans.jsonl.gz") == packed
+    assert store.info("scheduler/events.jsonl.gz").size == len(packed)

@@ -1,0 +1,189 @@
+"""Reads from object stores that survive a busy store, and take fewer requests.
+
+    fs = reading_safely(pafs.S3FileSystem(...))      # what `Storage.fs` gives on gs:// and s3://
+    pq.ParquetFile(fs.open_input_file("bucket/key"))  # reads as before
+
+pyarrow's S3 client reads a range into a buffer of exactly the range's size, and the AWS SDK
+writes every answer's body there, an error's included: a 503 SlowDown (a few hundred bytes of
+XML) to a read smaller than that (the 10 bytes at the end of an Arrow IPC file, a small
+file) overflows it, and the read fails as `INTERNAL_FAILURE: Failed to flush response stream`,
+which the SDK does not retry (apache/doris#66557 describes the same in another client). A busy
+store then fails a run that its retries would have carried.
+
+So the filesystem `Storage` hands out wraps pyarrow's (`pyarrow.fs.PyFileSystem`): everything
+but reading is pyarrow's own; a file opened for reading is read in blocks of at least
+`MIN_READ` bytes (or to its end), served from the last block when the reader asks for less (an
+IPC file's footer, a Parquet footer and a small file each cost one request, not three), and a
+read that fails in a way that passes is tried again, the file reopened, for up to `ATTEMPTS`
+times with exponential back-off. Reads are idempotent, so trying again is always safe; writes
+are left to the clients' own retries (docs/decisions.md, "Retries").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from mpg import storage_backends
+
+# Reads smaller than this fetch this much (or the rest of the file) and keep it for the next.
+MIN_READ = 256 * 1024
+# Tries of one read that fails transiently (the clients have already retried each request).
+ATTEMPTS = 5
+_FIRST_BACKOFF_S = 0.5
+
+
+def reading_safely(fs: pafs.FileSystem) -> pafs.FileSystem:
+    """`fs` with retried, coalesced reads (the module says why)."""
+    return pafs.PyFileSystem(_Handler(fs))
+
+
+class _Handler(pafs.FileSystemHandler):
+    """pyarrow's filesystem, its files opened for reading wrapped in `_RetryingFile`."""
+
+    def __init__(self, fs: pafs.FileSystem) -> None:
+        self.fs = fs
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Handler) and self.fs.equals(other.fs)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def get_type_name(self) -> str:
+        return f"mpg-{self.fs.type_name}"
+
+    def normalize_path(self, path: str) -> str:
+        return self.fs.normalize_path(path)
+
+    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
+        return self.fs.get_file_info(paths)
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        return self.fs.get_file_info(selector)
+
+    def create_dir(self, path: str, recursive: bool) -> None:
+        self.fs.create_dir(path, recursive=recursive)
+
+    def delete_dir(self, path: str) -> None:
+        self.fs.delete_dir(path)
+
+    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
+        self.fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
+
+    def delete_root_dir_contents(self) -> None:
+        self.fs.delete_dir_contents("/", accept_root_dir=True)
+
+    def delete_file(self, path: str) -> None:
+        self.fs.delete_file(path)
+
+    def move(self, src: str, dest: str) -> None:
+        self.fs.move(src, dest)
+
+    def copy_file(self, src: str, dest: str) -> None:
+        self.fs.copy_file(src, dest)
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        return self.open_input_file(path)
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        return pa.PythonFile(_RetryingFile(self.fs, path), mode="r")
+
+    # The bytes as given: the wrapping filesystem has applied any compression its caller asked
+    # for (pyarrow's own would otherwise gzip a `.gz` name a second time).
+    def open_output_stream(self, path: str, metadata: dict[str, str] | None) -> pa.NativeFile:
+        return self.fs.open_output_stream(path, compression=None, metadata=metadata)
+
+    def open_append_stream(self, path: str, metadata: dict[str, str] | None) -> pa.NativeFile:
+        return self.fs.open_append_stream(path, compression=None, metadata=metadata)
+
+
+class _RetryingFile:
+    """A file of an object store, read in blocks of at least MIN_READ bytes, each read tried
+    again (the file reopened) when it fails transiently. A raw file object for `pa.PythonFile`."""
+
+    def __init__(self, fs: pafs.FileSystem, path: str) -> None:
+        self._fs, self._path = fs, path
+        self._file = fs.open_input_file(path)
+        self._size = self._file.size()
+        self._position = 0
+        self._block_start, self._block = 0, b""
+        self.closed = False
+
+    # -- what pa.PythonFile asks of a raw file ---------------------------------------------------
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def size(self) -> int:
+        return self._size
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._position, 2: self._size}[whence]
+        self._position = base + offset
+        return self._position
+
+    def read(self, nbytes: int | None = None) -> bytes:
+        wanted = self._size - self._position if nbytes is None or nbytes < 0 else nbytes
+        wanted = max(0, min(wanted, self._size - self._position))
+        start = self._position
+        cached = start - self._block_start
+        if cached >= 0 and start + wanted <= self._block_start + len(self._block):
+            data = self._block[cached : cached + wanted]
+        else:
+            fetch = min(max(wanted, MIN_READ), self._size - start)
+            self._block_start, self._block = start, self._read_at(start, fetch)
+            data = self._block[:wanted]
+        self._position = start + len(data)
+        return data
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+            self._block = b""
+            self.closed = True
+
+    # -- retries -------------------------------------------------------------------------------
+
+    def _read_at(self, offset: int, nbytes: int) -> bytes:
+        if nbytes == 0:
+            return b""
+        backoff = _FIRST_BACKOFF_S
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                data = self._file.read_at(nbytes, offset)
+            except OSError as exc:
+                if attempt == ATTEMPTS or not _passes(exc):
+                    raise
+            else:
+                if len(data) == nbytes:
+                    return data
+                if attempt == ATTEMPTS:  # the object changed under us, or the store lost it
+                    raise OSError(f"{self._path}: read {len(data)} of {nbytes} bytes")
+            time.sleep(backoff)
+            backoff *= 2
+            self._reopen()
+        raise AssertionError("unreachable")
+
+    def _reopen(self) -> None:
+        with contextlib.suppress(OSError):
+            self._file.close()
+        self._file = self._fs.open_input_file(self._path)
+
+
+def _passes(exc: Any) -> bool:
+    """Whether a read's failure is of the kind that passes (the store's clients' view)."""
+    return storage_backends.describe(exc, "s3").transient
