@@ -10,6 +10,7 @@ ask it for inputs and hand it outputs. DIR is a local folder, `gs://bucket/prefi
     validation_report.md               what the expectation suites found in the current snapshot
     mpg.toml                           the folder's own configuration (optional, the user's)
     runs/<run id>.json                 one record per run, whatever became of it
+    runs/<run id>.log                  its log: Beam's and the workers' (`mpg.pipelines.logs`)
     tables/<table>/metadata/...        each published table as an Apache Iceberg table
     tables/<table>/data/[day=D/]<run id>-<part>.parquet      its data files
     records/<source>/<segment>.parquet the record store: every parsed record, sorted by job
@@ -80,6 +81,10 @@ class OutputStore:
     @staticmethod
     def run_record(run_id: str) -> str:
         return f"{RUNS}/{run_id}.json"
+
+    @staticmethod
+    def run_log(run_id: str) -> str:
+        return f"{RUNS}/{run_id}.log"
 
     @staticmethod
     def staging(run_id: str) -> str:
