@@ -41,6 +41,7 @@ import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 CONTROL = "/_faults"
@@ -188,8 +189,9 @@ class Sessions:
 class Proxy(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int, upstream: str, seed: int) -> None:
+    def __init__(self, port: int, upstream: str, seed: int, log: str | None = None) -> None:
         super().__init__(("127.0.0.1", port), Handler)
+        self.log = Path(log).open("a", buffering=1) if log else None  # noqa: SIM115 - for its life
         parsed = urlparse(upstream)
         self.upstream = (parsed.hostname or "127.0.0.1", parsed.port or 80)
         self.faults = Faults(seed)
@@ -233,6 +235,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._reply(*own)
                 return
         status, headers, answer = self._forward(body, sent)
+        if self.server.log is not None:
+            self.server.log.write(f"{time.time():.3f} {self.command} {self.path} {status}\n")
         if upload_id:
             self.server.sessions.record(upload_id, sent, status, headers, answer)
         if fault == "lost-reply":
@@ -320,8 +324,9 @@ def main() -> None:
     parser.add_argument("--upstream", required=True, help="the emulator's URL")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log", help="append a line per forwarded request to this file")
     args = parser.parse_args()
-    Proxy(args.port, args.upstream, args.seed).serve_forever()
+    Proxy(args.port, args.upstream, args.seed, args.log).serve_forever()
 
 
 if __name__ == "__main__":
