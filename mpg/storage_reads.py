@@ -12,8 +12,9 @@ store then fails a run that its retries would have carried.
 
 So the filesystem `Storage` hands out wraps pyarrow's (`pyarrow.fs.PyFileSystem`): everything
 but reading is pyarrow's own; a file opened for reading is read in blocks of at least
-`MIN_READ` bytes (or to its end), served from the last block when the reader asks for less (an
-IPC file's footer, a Parquet footer and a small file each cost one request, not three), and a
+`MIN_READ` bytes (near its end, its last `MIN_READ` bytes), served from the last block when the
+reader asks for less (a small file, or an IPC or Parquet file's footer and what it points to
+near the end, cost one request, not three or more), and a
 read that fails in a way that passes is tried again, the file reopened, for up to `ATTEMPTS`
 times with exponential back-off. Reads are idempotent, so trying again is always safe; writes
 are left to the clients' own retries (docs/decisions.md, "Retries").
@@ -140,15 +141,20 @@ class _RetryingFile:
         wanted = self._size - self._position if nbytes is None or nbytes < 0 else nbytes
         wanted = max(0, min(wanted, self._size - self._position))
         start = self._position
-        cached = start - self._block_start
-        if cached >= 0 and start + wanted <= self._block_start + len(self._block):
-            data = self._block[cached : cached + wanted]
-        else:
-            fetch = min(max(wanted, MIN_READ), self._size - start)
-            self._block_start, self._block = start, self._read_at(start, fetch)
-            data = self._block[:wanted]
+        if not (self._block_start <= start and start + wanted <= self._block_end):
+            # At least MIN_READ bytes; near the end of the file, its last MIN_READ bytes, where
+            # Parquet and Arrow IPC keep their footers (read first, then what they point to).
+            end = min(self._size, max(start + wanted, start + MIN_READ))
+            begin = max(0, min(start, end - MIN_READ))
+            self._block_start, self._block = begin, self._read_at(begin, end - begin)
+        offset = start - self._block_start
+        data = self._block[offset : offset + wanted]
         self._position = start + len(data)
         return data
+
+    @property
+    def _block_end(self) -> int:
+        return self._block_start + len(self._block)
 
     def close(self) -> None:
         if not self.closed:

@@ -38,6 +38,7 @@ import random
 import re
 import socket
 import struct
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -188,6 +189,11 @@ class Sessions:
 
 class Proxy(ThreadingHTTPServer):
     daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that drops its connection (curl resets idle ones) is no news."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def __init__(self, port: int, upstream: str, seed: int, log: str | None = None) -> None:
         super().__init__(("127.0.0.1", port), Handler)
