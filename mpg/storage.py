@@ -57,7 +57,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from mpg import storage_backends
+from mpg import storage_backends, storage_reads
 from mpg.errors import StoreError, os_reason
 
 SCHEMES = ("gs", "s3")
@@ -207,12 +207,17 @@ class Storage:
         return sorted(entries, key=lambda e: e.path)
 
     def open_input(self, path: str) -> pa.NativeFile:
-        """A random-access reader (ranged reads on object stores)."""
+        """A random-access reader (ranged reads on object stores, coalesced and retried:
+        `mpg.storage_reads`)."""
         with self.reporting(path):
+            if self.remote:
+                return storage_reads.open_safely(self.fs, self.full(path))
             return self.fs.open_input_file(self.full(path))
 
     def open_input_stream(self, path: str) -> pa.NativeFile:
         """A sequential reader of the bytes as stored (no decompression)."""
+        if self.remote:
+            return self.open_input(path)
         with self.reporting(path):
             return self.fs.open_input_stream(self.full(path), compression=None)
 

@@ -40,9 +40,11 @@ SERVICE_RETRY = datetime.timedelta(minutes=5)
 EMULATOR_RETRY = datetime.timedelta(seconds=30)
 # S3 clients count attempts instead. The AWS SDKs' "standard" mode keeps a retry quota that a
 # busy store drains within a few dozen faults (then nothing is retried: measured here, 11 of 150
-# reads failed at a 15% fault rate), so their "legacy" modes: no quota; pyarrow's (the C++ SDK's
-# DefaultRetryStrategy) backs off 25 ms doubling, twelve attempts spanning ~50 s.
+# reads failed at a 15% fault rate), so their "legacy" modes: no quota. pyarrow's (the C++ SDK's
+# DefaultRetryStrategy) backs off 25 ms doubling: twelve attempts span ~50 s. boto3's backs off
+# a random fraction of 1 s doubling, uncapped: six attempts span up to ~30 s.
 S3_ATTEMPTS = 12
+BOTO_ATTEMPTS = 6
 # pyiceberg's GCS FileIO has no anonymous mode: it gets a fixed token that emulators ignore,
 # which must never expire (milliseconds since the epoch: year 2100).
 _EMULATOR_TOKEN_EXPIRES_AT_MS = "4102444800000"
@@ -103,9 +105,7 @@ def filesystem(scheme: str) -> pafs.FileSystem:
 def _filesystem(scheme: str, where: GcsSettings | S3Settings | None, pid: int) -> pafs.FileSystem:
     if where is None:
         return pafs.LocalFileSystem()
-    from mpg.storage_reads import reading_safely  # it classifies errors with this module
-
-    return reading_safely(_client_filesystem(where))
+    return _client_filesystem(where)
 
 
 def _client_filesystem(where: GcsSettings | S3Settings) -> pafs.FileSystem:
@@ -170,7 +170,7 @@ def _s3_client(where: S3Settings, pid: int) -> Any:
         "s3",
         endpoint_url=where.endpoint,
         region_name=where.region,
-        config=Config(retries={"mode": "legacy", "max_attempts": S3_ATTEMPTS}),
+        config=Config(retries={"mode": "legacy", "max_attempts": BOTO_ATTEMPTS}),
     )
 
 

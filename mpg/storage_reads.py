@@ -1,7 +1,7 @@
 """Reads from object stores that survive a busy store, and take fewer requests.
 
-    fs = reading_safely(pafs.S3FileSystem(...))      # what `Storage.fs` gives on gs:// and s3://
-    pq.ParquetFile(fs.open_input_file("bucket/key"))  # reads as before
+    with open_safely(pafs.S3FileSystem(...), "bucket/key") as handle:   # `Storage.open_input`
+        pq.ParquetFile(handle).read()
 
 pyarrow's S3 client reads a range into a buffer of exactly the range's size, and the AWS SDK
 writes every answer's body there, an error's included: a 503 SlowDown (a few hundred bytes of
@@ -10,14 +10,19 @@ file) overflows it, and the read fails as `INTERNAL_FAILURE: Failed to flush res
 which the SDK does not retry (apache/doris#66557 describes the same in another client). A busy
 store then fails a run that its retries would have carried.
 
-So the filesystem `Storage` hands out wraps pyarrow's (`pyarrow.fs.PyFileSystem`): everything
-but reading is pyarrow's own; a file opened for reading is read in blocks of at least
-`MIN_READ` bytes (near its end, its last `MIN_READ` bytes), served from the last block when the
-reader asks for less (a small file, or an IPC or Parquet file's footer and what it points to
-near the end, cost one request, not three or more), and a
+So the files `Storage` opens for reading on object stores are read through `_RetryingFile`: in
+blocks of at least `MIN_READ` bytes (near the end of the file, its last `MIN_READ` bytes),
+served from the last block when the reader asks for less (a small file, or an IPC or Parquet
+file's footer and what it points to near the end, cost one request, not three or more), and a
 read that fails in a way that passes is tried again, the file reopened, for up to `ATTEMPTS`
 times with exponential back-off. Reads are idempotent, so trying again is always safe; writes
 are left to the clients' own retries (docs/decisions.md, "Retries").
+
+pyarrow Datasets get pyarrow's own filesystem, not these files: a Dataset scanned from Python
+(DuckDB 2.0 does so) may wait on Arrow's I/O threads while holding the interpreter lock, which
+those threads would need to call a Python file: a deadlock (seen on fake-gcs-server). Datasets
+read Parquet, whose reads are large (footers of 64 KiB); Arrow IPC scratch files, whose footer
+read is 10 bytes, are read through `Storage.open_input` only.
 """
 
 from __future__ import annotations
@@ -38,69 +43,9 @@ ATTEMPTS = 5
 _FIRST_BACKOFF_S = 0.5
 
 
-def reading_safely(fs: pafs.FileSystem) -> pafs.FileSystem:
-    """`fs` with retried, coalesced reads (the module says why)."""
-    return pafs.PyFileSystem(_Handler(fs))
-
-
-class _Handler(pafs.FileSystemHandler):
-    """pyarrow's filesystem, its files opened for reading wrapped in `_RetryingFile`."""
-
-    def __init__(self, fs: pafs.FileSystem) -> None:
-        self.fs = fs
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Handler) and self.fs.equals(other.fs)
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def get_type_name(self) -> str:
-        return f"mpg-{self.fs.type_name}"
-
-    def normalize_path(self, path: str) -> str:
-        return self.fs.normalize_path(path)
-
-    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
-        return self.fs.get_file_info(paths)
-
-    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
-        return self.fs.get_file_info(selector)
-
-    def create_dir(self, path: str, recursive: bool) -> None:
-        self.fs.create_dir(path, recursive=recursive)
-
-    def delete_dir(self, path: str) -> None:
-        self.fs.delete_dir(path)
-
-    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
-        self.fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
-
-    def delete_root_dir_contents(self) -> None:
-        self.fs.delete_dir_contents("/", accept_root_dir=True)
-
-    def delete_file(self, path: str) -> None:
-        self.fs.delete_file(path)
-
-    def move(self, src: str, dest: str) -> None:
-        self.fs.move(src, dest)
-
-    def copy_file(self, src: str, dest: str) -> None:
-        self.fs.copy_file(src, dest)
-
-    def open_input_stream(self, path: str) -> pa.NativeFile:
-        return self.open_input_file(path)
-
-    def open_input_file(self, path: str) -> pa.NativeFile:
-        return pa.PythonFile(_RetryingFile(self.fs, path), mode="r")
-
-    # The bytes as given: the wrapping filesystem has applied any compression its caller asked
-    # for (pyarrow's own would otherwise gzip a `.gz` name a second time).
-    def open_output_stream(self, path: str, metadata: dict[str, str] | None) -> pa.NativeFile:
-        return self.fs.open_output_stream(path, compression=None, metadata=metadata)
-
-    def open_append_stream(self, path: str, metadata: dict[str, str] | None) -> pa.NativeFile:
-        return self.fs.open_append_stream(path, compression=None, metadata=metadata)
+def open_safely(fs: pafs.FileSystem, path: str) -> pa.NativeFile:
+    """`path` of `fs` open for reading, with retried, coalesced reads (the module says why)."""
+    return pa.PythonFile(_RetryingFile(fs, path), mode="r")
 
 
 class _RetryingFile:

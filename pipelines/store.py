@@ -126,6 +126,17 @@ class OutputStore:
                 writer.write_batch(_one_batch(table.cast(schema)))
         return [t.num_rows for t in batches]
 
+    def scratch_reader(self, paths: Sequence[str], schema: pa.Schema) -> pa.RecordBatchReader:
+        """Every batch of some scratch files, one file at a time (for DuckDB to stream: Arrow
+        IPC files go through `Storage.open_input`, not a Dataset, `mpg.storage_reads` says
+        why)."""
+
+        def batches() -> Iterable[pa.RecordBatch]:
+            for path in paths:
+                yield from self.read_scratch(path).cast(schema).to_batches()
+
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
     def read_scratch(self, path: str, batches: Iterable[int] | None = None) -> pa.Table:
         """Some record batches of a scratch file (all when `batches` is None), as one table."""
         with self.storage.reporting(path), self.storage.open_input(path) as handle:

@@ -1,4 +1,4 @@
-"""Reads through `mpg.storage_reads` (what `Storage.fs` gives on object stores): the bytes asked
+"""Reads through `mpg.storage_reads` (how `Storage` opens files on object stores): the bytes asked
 for at any offset and size, Parquet and Arrow IPC read whole through it, a read that fails
 transiently tried again (the file reopened) and one that fails for good not. The wrapper is
 checked on pyarrow's local filesystem, its failures injected; tests/test_storage_faults.py reads
@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from mpg import storage_reads
-from mpg.storage_reads import MIN_READ, reading_safely
+from mpg.storage_reads import MIN_READ, open_safely
 
 TABLE = pa.table({"job": [f"job-{i % 97}" for i in range(60_000)], "chips": range(60_000)})
 
@@ -25,7 +25,7 @@ TABLE = pa.table({"job": [f"job-{i % 97}" for i in range(60_000)], "chips": rang
 def test_reads_return_the_bytes_asked_for(tmp_path: Path) -> None:
     data = os.urandom(3 * MIN_READ + 12_345)
     (tmp_path / "a.bin").write_bytes(data)
-    file = reading_safely(pafs.LocalFileSystem()).open_input_file(str(tmp_path / "a.bin"))
+    file = open_safely(pafs.LocalFileSystem(), str(tmp_path / "a.bin"))
     draw = random.Random(7)
     for _ in range(2_000):
         offset = draw.randrange(len(data) + 1)
@@ -36,13 +36,13 @@ def test_reads_return_the_bytes_asked_for(tmp_path: Path) -> None:
 
 
 def test_parquet_and_ipc_files_read_through_it(tmp_path: Path) -> None:
-    fs = reading_safely(pafs.LocalFileSystem())
+    fs = pafs.LocalFileSystem()
     pq.write_table(TABLE, tmp_path / "t.parquet", row_group_size=5_000)
-    assert pq.ParquetFile(fs.open_input_file(str(tmp_path / "t.parquet"))).read().equals(TABLE)
+    assert pq.ParquetFile(open_safely(fs, str(tmp_path / "t.parquet"))).read().equals(TABLE)
     with ipc.new_file(tmp_path / "t.arrow", TABLE.schema) as writer:
         for batch in TABLE.to_batches(7_000):
             writer.write_batch(batch)
-    reader = ipc.open_file(fs.open_input_file(str(tmp_path / "t.arrow")))
+    reader = ipc.open_file(open_safely(fs, str(tmp_path / "t.arrow")))
     assert reader.read_all().equals(TABLE)
 
 
