@@ -29,7 +29,6 @@ from mpg.costs import chip_time_cost
 from mpg.pipelines.accounting import JOB_TABLES, REPLACED, VERSIONED, DayRef, day_files
 from mpg.pipelines.store import OutputStore
 from mpg.schemas import PUBLISHED, TABLE_KEYS, concat
-from mpg.transforms.checkpoints import priced_advice
 from mpg.transforms.slices import goodput_by_slice
 
 
@@ -50,7 +49,7 @@ class DayTables:
     store: OutputStore
     run_id: str
     previous: dict[tuple[str, datetime.date], str]  # (table, day) -> the current data file
-    rates: pa.Table  # COST_RATES: what costs and advice are priced at
+    rates: pa.Table  # COST_RATES: what costs are priced at
     versions: frozenset[str] | None = None  # replace only these versions' rows (a backfill)
     repriced: bool = False  # the rates differ from the previous snapshot's
 
@@ -97,8 +96,6 @@ def merge_day(
         )
         kept = _kept(old, jobs.combine_chunks(), tables.versions)
         rows[name] = _sorted(concat([kept, new], PUBLISHED[name]), name)
-        if name == "checkpoint_advice" and tables.repriced:
-            rows[name] = priced_advice(rows[name], tables.rates)
         if not rows[name].equals(old):
             changed.add(name)
             yield _write(store, run_id, name, day, rows[name])

@@ -47,8 +47,12 @@ SCHEDULER_EVENTS = _schema(
     _opt("workload_class", pa.string()),
     _opt("framework", pa.string()),
     _opt("priority", pa.int64()),
-    _opt("owner", pa.string()),
+    _opt("owner", pa.string()),  # the user
+    _opt("team", pa.string()),  # who pays: a Slurm account, a namespace, a virtual cluster
+    _opt("queue", pa.string()),  # where it waited: a Slurm partition, a Kueue LocalQueue
     _opt("topology", pa.string()),
+    # An extension of the spec (docs/trace-format.md): what an adapter read the allocations from.
+    _opt("allocated_from", pa.string()),
     _opt("task_index", pa.int64()),
     _opt("chips", pa.int64()),
     _opt("state", pa.string()),
@@ -123,6 +127,13 @@ JOB_DAY_GOODPUT = _schema(
     _opt("rg", pa.float64()),
     _opt("pg", pa.float64()),
     _opt("mpg", pa.float64()),
+    # The job's JOB_SUBMIT names them, or not (NULL: the input named none). Last, so that a table
+    # published before they existed gains them at its end (Iceberg, BigQuery) and has the same
+    # columns in the same order as one made new.
+    _opt("owner", pa.string()),
+    _opt("team", pa.string()),
+    _opt("queue", pa.string()),
+    _opt("allocated_from", pa.string()),  # what the import read its allocations from, or NULL
 )
 
 CHIP_TIME_LEDGER = _schema(
@@ -309,8 +320,9 @@ CHIP_TIME_COST = _schema(
 )
 
 # Young/Daly checkpoint advice per training job, over the job's records in the run
-# (`mpg.transforms.checkpoints`, docs/metrics.md). Durations (*_s) are the job's seconds,
-# chip-time (*_chip_s) chip-seconds; the sums beside each mean let slices be ratios of sums.
+# (`mpg.transforms.checkpoints`, docs/metrics.md "Checkpoint advice"). Durations (*_s) are the job's
+# seconds, chip-time (*_chip_s) chip-seconds; the sums beside each mean let slices be ratios of
+# sums. Chip-time only: a saving's dollars are the semantic layer's (chip-hours x cost_rates).
 CHECKPOINT_ADVICE = _schema(
     # The job's last day (`last_day`): the day partition its advice is stored in, replaced
     # whenever the job is accounted again, as its job-day rows are.
@@ -323,12 +335,18 @@ CHECKPOINT_ADVICE = _schema(
     _req("first_day", pa.date32()),
     _req("last_day", pa.date32()),
     _req("wanted_s", pa.float64()),
+    _req("analysed_s", pa.float64()),  # the job's wanted time in the data the advice is over
     _req("all_allocated_s", pa.float64()),
     _req("running_s", pa.float64()),  # all-allocated time outside init, compile and restore
     _req("step_s", pa.float64()),  # all-allocated time under steps, kept or lost
+    # each once, from the attempts and the scheduler's failures and preemptions
     _req("interruptions", pa.int64()),
+    _req("interruptions_from_scheduler_only", pa.int64()),  # that no attempt boundary shows
     _opt("interruptions_per_hour", pa.float64()),
     _opt("mtbi_s", pa.float64()),
+    _opt("mtbi_low_s", pa.float64()),  # MTBI's interval at `confidence` (exact Poisson)
+    _opt("mtbi_high_s", pa.float64()),
+    _req("confidence", pa.float64()),
     _req("saves", pa.int64()),
     _req("save_s", pa.float64()),
     _opt("mean_save_s", pa.float64()),
@@ -337,8 +355,16 @@ CHECKPOINT_ADVICE = _schema(
     _opt("mean_restart_s", pa.float64()),
     _req("intervals", pa.int64()),
     _req("interval_s", pa.float64()),
+    _req("interval_steps", pa.int64()),  # steps in those intervals
+    _opt("mean_step_s", pa.float64()),  # wall time a step takes between saves
     _opt("observed_interval_s", pa.float64()),
+    _opt("observed_interval_steps", pa.float64()),
     _opt("advised_interval_s", pa.float64()),
+    _opt("advised_interval_low_s", pa.float64()),
+    _opt("advised_interval_high_s", pa.float64()),
+    _opt("advised_interval_steps", pa.int64()),  # the setting: steps between saves
+    # change | keep | too_few_interruptions | no_interruptions | no_saves (append-only)
+    _req("advice", pa.string()),
     _req("all_allocated_chip_s", pa.float64()),
     _req("productive_chip_s", pa.float64()),
     _req("lost_progress_chip_s", pa.float64()),
@@ -346,22 +372,26 @@ CHECKPOINT_ADVICE = _schema(
     _opt("predicted_lost_chip_s", pa.float64()),
     _opt("predicted_save_chip_s", pa.float64()),
     _opt("predicted_productive_chip_s", pa.float64()),
-    _opt("advised_productive_chip_s", pa.float64()),
+    # the model's P(advised setting) - P(observed), at MTBI and at its interval's ends
+    _opt("predicted_gain_chip_s", pa.float64()),
+    _opt("predicted_gain_at_mtbi_low_chip_s", pa.float64()),
+    _opt("predicted_gain_at_mtbi_high_chip_s", pa.float64()),
+    _opt("advised_productive_chip_s", pa.float64()),  # = predicted where advice != change
     _opt("rg", pa.float64()),
     _opt("rg_predicted", pa.float64()),
     _opt("rg_advised", pa.float64()),
-    _opt("chip_hours_saved_per_day", pa.float64()),
-    _opt("usd_per_chip_hour", pa.float64()),
-    _opt("usd_saved_per_day", pa.float64()),
+    _req("chip_hours_saved", pa.float64()),  # over analysed_s; 0 where advice != change
 )
 
 # The roll-up of CHECKPOINT_ADVICE per slice (sql/views/checkpoint_advice_by_slice.sql): every
-# mean a ratio of sums, the advised interval Young/Daly's on the slice's means.
+# mean a ratio of sums, the advised interval Young/Daly's on the slice's means, savings a plain
+# sum, per calendar day of the period analysed (the whole table's first to last day).
 CHECKPOINT_ADVICE_BY_SLICE = _schema(
     _opt("workload_class", pa.string()),
     _opt("framework", pa.string()),
     _opt("chip_generation", pa.string()),
     _req("jobs", pa.int64()),
+    _req("jobs_to_change", pa.int64()),
     _req("all_allocated_s", pa.float64()),
     _req("interruptions", pa.int64()),
     _opt("interruptions_per_hour", pa.float64()),
@@ -373,8 +403,9 @@ CHECKPOINT_ADVICE_BY_SLICE = _schema(
     _opt("rg", pa.float64()),
     _opt("rg_predicted", pa.float64()),
     _opt("rg_advised", pa.float64()),
-    _opt("chip_hours_saved_per_day", pa.float64()),
-    _opt("usd_saved_per_day", pa.float64()),
+    _req("chip_hours_saved", pa.float64()),
+    _req("days", pa.int64()),
+    _req("chip_hours_saved_per_day", pa.float64()),
 )
 
 # Step times inside productive time, per job-day (`mpg.transforms.step_times`): kept steps only,

@@ -168,14 +168,14 @@ def test_kwh_is_called_an_estimate_wherever_it_shows(specs: dict, data: ReportDa
 
 
 def test_checkpoint_jobs_are_ranked_by_expected_savings(out: Path, specs: dict) -> None:
-    advised = [r for r in published_rows(out, "checkpoint_advice") if r["advised_interval_s"]]
-    ranked = sorted(advised, key=lambda r: (-r["chip_hours_saved_per_day"], r["job_id"]))
+    advised = [r for r in published_rows(out, "checkpoint_advice") if r["advice"] == "change"]
+    ranked = sorted(advised, key=lambda r: (-r["chip_hours_saved"], r["job_id"]))
     drawn = rows_with(specs["checkpoint-jobs"], "saving_rank", "advised_interval_min")
     assert [r["job_id"] for r in drawn] == [r["job_id"] for r in ranked[:CHECKPOINT_JOBS]]
     for got, row in zip(drawn, ranked, strict=False):
         assert got["observed_interval_min"] == _approx(row["observed_interval_s"] / 60)
         assert got["advised_interval_min"] == _approx(row["advised_interval_s"] / 60)
-        for column in ("rg", "rg_predicted", "rg_advised", "chip_hours_saved_per_day"):
+        for column in ("rg", "rg_predicted", "rg_advised", "chip_hours_saved"):
             assert got[column] == row[column]
 
 
@@ -186,7 +186,7 @@ def test_checkpoint_slices_are_the_views_roll_up(out: Path, data: ReportData) ->
     (table,) = [b for b in checkpoint_section(data).blocks if isinstance(b, Table)]
     fleet = table.rows[0]
     assert fleet[:2] == ("fleet", f"{len(advice):,}")
-    saved = sum(r["chip_hours_saved_per_day"] or 0 for r in advice)
+    saved = sum(r["chip_hours_saved"] for r in advice)
     assert fleet[9] == f"{saved:,.1f}"
     view = published_rows(out, "checkpoint_advice_by_slice")
     one_column = [

@@ -129,10 +129,10 @@ ADVICE = [
             save_s=100.0, restarts=4, restart_s=400.0, intervals=10, interval_s=6000.0,
             all_allocated_chip_s=36000.0, productive_chip_s=30000.0,
             predicted_productive_chip_s=29000.0, advised_productive_chip_s=31000.0,
-            chip_hours_saved_per_day=2.0, usd_saved_per_day=72.0),
+            advice="change", chip_hours_saved=2000 / 3600),
     _advice("train-b", JOBS["train-b"][:3], all_allocated_s=36000.0, interruptions=0, saves=5,
             save_s=50.0, restarts=0, restart_s=0.0, intervals=5, interval_s=3000.0,
-            all_allocated_chip_s=72000.0, productive_chip_s=60000.0),
+            all_allocated_chip_s=72000.0, productive_chip_s=60000.0, advice="no_interruptions"),
 ]  # fmt: skip
 
 
@@ -143,9 +143,11 @@ def build(path: Path, current_version: str = "v1", rates: list[dict] = RATES) ->
         for name, schema in PUBLISHED.items():
             con.execute(create_table_sql(name, schema))
         for (day, job, version), figures in JOB_DAYS.items():
+            values = [day, job, version, *JOBS[job], *figures]  # no owner, team or queue
+            columns = ", ".join(PUBLISHED["job_day_goodput"].names[: len(values)])
             con.execute(
-                "insert into job_day_goodput values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [day, job, version, *JOBS[job], *figures],
+                f"insert into job_day_goodput ({columns}) values ({', '.join('?' * len(values))})",
+                values,
             )
         for (day, job, version), categories in LEDGER.items():
             for category, chip_s in categories.items():
@@ -405,7 +407,8 @@ def test_checkpoint_advice_by_slice(database: Path) -> None:
     18,000 s); 15 saves of 150 s (10 s each), 4 restarts of 400 s, 15 intervals of 9,000 s (600 s
     each); Young/Daly sqrt(2 x 10 x 18,000) = 600 s. RGs over 108,000 chip-seconds, train-b (no
     advice) counted unchanged only where nothing is modelled: rg_predicted and rg_advised over
-    train-a's 36,000 modelled chip-seconds."""
+    train-a's 36,000 modelled chip-seconds. train-a, advised to change, saves 2,000 chip-s over
+    the period the table covers, D1 to D2: 2,000 / 3,600 chip-hours, half that a day."""
     (fleet,) = rows(
         database,
         "select * from checkpoint_advice_by_slice where workload_class is null and framework "
@@ -417,7 +420,8 @@ def test_checkpoint_advice_by_slice(database: Path) -> None:
          "mtbi_s": 18000.0, "mean_save_s": 10.0, "mean_restart_s": 100.0,
          "observed_interval_s": 600.0, "advised_interval_s": 600.0, "rg": 90000 / 108000,
          "rg_predicted": 29000 / 36000, "rg_advised": 31000 / 36000,
-         "chip_hours_saved_per_day": 2.0, "usd_saved_per_day": 72.0},
+         "jobs_to_change": 1, "chip_hours_saved": 2000 / 3600, "days": 2,
+         "chip_hours_saved_per_day": 1000 / 3600},
     ])[0]  # fmt: skip
     # the cube over the two jobs' (training, jax|pytorch, tpu-v5p|gpu-h100): the fleet, training,
     # and two values under each of the 6 groupings that name a framework or a generation

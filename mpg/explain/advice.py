@@ -20,24 +20,30 @@ from rich.text import Text
 @dataclass(frozen=True)
 class CheckpointAdvice:
     """The job's `checkpoint_advice` row: observed interruptions, save and restart costs and
-    interval, the Young/Daly interval, RG observed and as the model predicts it at each, and what
-    the advised interval would save a day (docs/metrics.md)."""
+    interval, the Young/Daly interval and how sure it is, RG observed and as the model predicts it
+    at each, the advice, and the chip-hours it would save over the job's analysed life
+    (docs/metrics.md)."""
 
     interruptions: int
+    interruptions_from_scheduler_only: int
     interruptions_per_hour: float | None
     mtbi_s: float | None
+    mtbi_low_s: float | None
+    mtbi_high_s: float | None
+    confidence: float
     saves: int
     mean_save_s: float | None
     restarts: int
     mean_restart_s: float | None
     observed_interval_s: float | None
     advised_interval_s: float | None
+    observed_interval_steps: float | None
+    advised_interval_steps: int | None
+    advice: str
     rg: float | None
     rg_predicted: float | None
     rg_advised: float | None
-    chip_hours_saved_per_day: float | None
-    usd_per_chip_hour: float | None
-    usd_saved_per_day: float | None
+    chip_hours_saved: float
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,11 @@ def advice_table(advice: CheckpointAdvice) -> Table:
         advice.observed_interval_s, advice.advised_interval_s))  # fmt: skip
     table.add_row("interval between saves, min", *minutes)
     table.add_row(
+        "steps between saves",
+        _n(advice.observed_interval_steps, ",.0f"),
+        _n(advice.advised_interval_steps, ",d"),
+    )
+    table.add_row(
         "RG (advised: the model's at that interval)",
         _n(advice.rg, ".3f"),
         _n(advice.rg_advised, ".3f"),
@@ -110,12 +121,15 @@ def advice_table(advice: CheckpointAdvice) -> Table:
         f"{advice.interruptions} ({_n(advice.interruptions_per_hour, '.3f')})",
         "",
     )
-    table.add_row("mean time between interruptions, s", _n(advice.mtbi_s), "")
+    table.add_row(
+        f"mean time between interruptions, s ({advice.confidence:.0%} interval)",
+        f"{_n(advice.mtbi_s)} ({_n(advice.mtbi_low_s)}-{_n(advice.mtbi_high_s)})",
+        "",
+    )
     table.add_row(f"blocking saves, mean s (of {advice.saves})", _n(advice.mean_save_s), "")
     table.add_row(f"restarts, mean s (of {advice.restarts})", _n(advice.mean_restart_s), "")
-    saved = _n(advice.chip_hours_saved_per_day, ",.2f")
-    dollars = "" if advice.usd_saved_per_day is None else f" (${advice.usd_saved_per_day:,.2f})"
-    table.add_row("chip-hours saved a day at the advised interval", "", saved + dollars)
+    table.add_row("advice (docs/metrics.md)", "", advice.advice)
+    table.add_row("chip-hours saved over the job's life", "", _n(advice.chip_hours_saved, ",.2f"))
     return table
 
 

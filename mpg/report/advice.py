@@ -1,8 +1,9 @@
 """The report's advice sections: checkpoint intervals (Young/Daly, `checkpoint_advice`) and
 step-time outliers (`step_time_stats`, `step_rank_stragglers`).
 
-Checkpoint advice ranks training jobs by the chip-hours a day the advised interval would save,
-beside the interval observed and the RG the model predicts at each; its slices come from the
+Checkpoint advice ranks the training jobs advised to change their interval by the chip-hours
+it would save over their analysed lives, beside the interval observed and the RG the model
+predicts at each; its slices come from the
 `checkpoint_advice_by_slice` view (one definition, sql/views/). Step times look inside productive
 time: the job-days whose slow steps took the largest share of it, their step-time quantiles, and
 which rank was the straggler where several ranks reported. Job ids travel as chart data only.
@@ -16,7 +17,6 @@ import altair as alt
 import polars as pl
 
 from mpg.report.blocks import Block, Chart, Figure, Figures, Note, Section, Table
-from mpg.report.costs import usd
 from mpg.report.data import CHECKPOINT_JOBS, STEP_OUTLIERS, ReportData
 from mpg.report.facts import absent_note
 from mpg.report.slices import SLICE_TITLES
@@ -45,7 +45,7 @@ def checkpoint_rows(jobs: pl.DataFrame) -> pl.DataFrame:
 
 
 def checkpoint_chart(jobs: pl.DataFrame) -> alt.HConcatChart:
-    """Per job, in saving order: chip-hours a day saved; observed beside advised interval; RG
+    """Per job, in saving order: chip-hours saved; observed beside advised interval; RG
     observed, predicted at the observed interval, and at the advised one."""
     rows = checkpoint_rows(jobs)
     order = rows.sort("saving_rank")["job_id"].to_list()
@@ -60,18 +60,19 @@ def checkpoint_chart(jobs: pl.DataFrame) -> alt.HConcatChart:
         alt.Tooltip("interruptions_per_hour:Q", format=".3f", title="interruptions an hour"),
         alt.Tooltip("mean_save_s:Q", format=",.1f", title="mean blocking save s"),
         alt.Tooltip("mean_restart_s:Q", format=",.1f", title="mean restart s"),
-        alt.Tooltip("chip_hours_saved_per_day:Q", format=",.2f", title="chip-h saved a day"),
-        alt.Tooltip("usd_saved_per_day:Q", format="$,.2f", title="USD saved a day"),
+        alt.Tooltip("observed_interval_steps:Q", format=",.0f", title="steps between saves"),
+        alt.Tooltip("advised_interval_steps:Q", format=",d", title="advised steps"),
+        alt.Tooltip("chip_hours_saved:Q", format=",.2f", title="chip-h saved"),
     )
     savings = base.mark_bar(color="#2f8f3a").encode(
         y=_job_axis(order),
-        x=alt.X("chip_hours_saved_per_day:Q", title="chip-hours saved a day"),
+        x=alt.X("chip_hours_saved:Q", title="chip-hours saved over the job's life"),
         tooltip=job_tooltip,
     )
     saving_labels = base.mark_text(align="left", dx=3, fontSize=10).encode(
         y=_job_axis(order),
-        x="chip_hours_saved_per_day:Q",
-        text=alt.Text("chip_hours_saved_per_day:Q", format=",.1f"),
+        x="chip_hours_saved:Q",
+        text=alt.Text("chip_hours_saved:Q", format=",.1f"),
     )
     intervals = base.transform_fold(
         ["observed_interval_min", "advised_interval_min"], as_=["interval", "minutes"]
@@ -130,7 +131,7 @@ def _maybe(value: float | None, show: Callable[[float], str]) -> str:
 def _slices_table(slices: pl.DataFrame) -> Table:
     columns = (
         "slice", "jobs", "interruptions an hour", "mean save s", "interval min",
-        "advised min", "RG", "RG predicted", "RG advised", "chip-h saved a day", "USD saved a day",
+        "advised min", "RG", "RG predicted", "RG advised", "chip-h saved", "chip-h saved a day",
     )  # fmt: skip
     rows = tuple(
         (
@@ -145,16 +146,15 @@ def _slices_table(slices: pl.DataFrame) -> Table:
             percent(r["rg"]),
             percent(r["rg_predicted"]),
             percent(r["rg_advised"]),
-            "-"
-            if r["chip_hours_saved_per_day"] is None
-            else chip_hours(r["chip_hours_saved_per_day"]),
-            usd(r["usd_saved_per_day"]),
+            chip_hours(r["chip_hours_saved"]),
+            chip_hours(r["chip_hours_saved_per_day"]),
         )
         for r in slices.iter_rows(named=True)
     )
     return Table(
         "Per slice (every published training job, whatever the period): means are ratios of "
-        "sums, the advised interval Young/Daly's on the slice's means (checkpoint_advice_by_slice)",
+        "sums, the advised interval Young/Daly's on the slice's means, chip-hours saved the sum "
+        "of the jobs' and that a day of the period analysed (checkpoint_advice_by_slice)",
         columns,
         rows,
         frozenset(columns[1:]),
@@ -169,8 +169,9 @@ def checkpoint_section(data: ReportData) -> Section:
     elif jobs.is_empty():
         blocks.append(
             Note(
-                "No training job in the period has advice: none was interrupted with blocking "
-                "checkpoint saves to weigh."
+                "No training job in the period is advised to change its checkpoint interval: "
+                "none was interrupted often enough, with blocking saves to weigh, for the model "
+                "to be sure a change helps."
             )
         )
     else:
@@ -184,14 +185,10 @@ def checkpoint_section(data: ReportData) -> Section:
                         f"of {first['jobs_in_period']:,} training jobs in the period",
                     ),
                     Figure(
-                        "chip-hours a day",
-                        chip_hours(jobs["chip_hours_saved_per_day"].sum()),
-                        f"saved by the {jobs.height} jobs below at their advised interval",
-                    ),
-                    Figure(
-                        "USD a day",
-                        usd(jobs["usd_saved_per_day"].sum()),
-                        "where their generation has a price",
+                        "chip-hours saved",
+                        chip_hours(jobs["chip_hours_saved"].sum()),
+                        f"over the analysed lives of the {jobs.height} jobs below, at their "
+                        "advised interval",
                     ),
                 )
             ),
@@ -201,7 +198,8 @@ def checkpoint_section(data: ReportData) -> Section:
                 f"The {jobs.height} training jobs (at most {CHECKPOINT_JOBS}) whose "
                 "checkpointing at the Young/Daly "
                 "interval, sqrt(2 x blocking save x mean time between interruptions), would save "
-                "the most chip-hours a day (left); the interval observed beside the advised one "
+                "the most chip-hours over their lives, where the model's gain holds across "
+                "MTBI's 90% interval (left); the interval observed beside the advised one "
                 "(middle); RG observed, predicted by the model at the observed interval, and at "
                 "the advised one (right). Advice is per job over all its days.",
                 checkpoint_chart(jobs),

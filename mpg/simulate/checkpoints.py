@@ -1,18 +1,29 @@
 """Training fleets whose interruption rates and checkpoint intervals are given: the truth against
 which the checkpoint advice (`mpg.transforms.checkpoints`) is validated.
 
-Every job holds all its chips from the window's start, runs attempt after attempt, and ends
-FINISHED at the window's end. An attempt is init, compile (and, after a restart, a
-checkpoint_restore of the last durable step), then back-to-back steps of `step_s` with a blocking
-save of `save_s` after every `checkpoint_every`-th step. Interruptions come as a Poisson process
-in all-allocated time, `interrupts_per_hour` per hour: the task is evicted, the step in progress is
-reported cut at the eviction (its time is lost progress, as it truly is), a save in progress is not
-reported, and the task is scheduled again `reschedule_s` later. Unlike `mpg simulate`, nothing
-here is noise: the knobs are the truth.
+Every job holds all its chips (its `tasks` tasks, a gang) from the window's start, runs attempt
+after attempt, and ends FINISHED at the window's end. An attempt is init, compile (and, after a
+restart, a checkpoint_restore of the last durable step), then back-to-back steps of `step_s` with
+a blocking save of `save_s` after every `checkpoint_every`-th step. Interruptions come as a
+Poisson process in all-allocated time, `interrupts_per_hour` per hour: every task of the gang is
+evicted (the first at the instant, the others `teardown_s` later), the step in progress is
+reported cut at the eviction (its time is lost progress, as it truly is), a save in progress is
+not reported, and the tasks are scheduled again `reschedule_s` after the last is released.
+Two more kinds, each a known interruption:
+- with chance `restart_in_place_p` an interruption is a crash the program restarts from on the
+  chips it holds: no scheduler event, the next attempt starts at once;
+- with chance `crash_in_init_p` an attempt crashes during its init (at a uniform instant of it)
+  before writing any span: the scheduler logs TASK_FAIL for its tasks and schedules them again
+  `reschedule_s` later; its attempt number is used up where `numbers_crashed_attempts` (the
+  runtime counts the incarnation), else the next attempt takes it.
+Unlike `mpg simulate`, nothing here is noise: the knobs are the truth, and `FleetTables.truth`
+counts each job's interruptions of each kind as drawn, and those its runtime records cannot show
+(`unseen_by_runtime`: crashes whose attempt number is not used up, and every interruption after
+the job's last attempt that wrote spans began).
 
-The interruption times of a job depend only on the seed and the job's position, not on its
-checkpoint interval, so the same fleet can be replayed at another interval (common random
-numbers): `replace(job, checkpoint_every=k)`.
+The interruptions of a job depend only on the seed and the job's position, not on its checkpoint
+interval, so the same fleet can be replayed at another interval (common random numbers):
+`replace(job, checkpoint_every=k)`.
 
     tables = checkpoint_fleet([CheckpointJob("train-0", chips=8, step_s=60, checkpoint_every=20,
                                save_s=45, interrupts_per_hour=0.2)], days=7, seed=1)
@@ -44,6 +55,14 @@ _EVENT_SCHEMA = {
     "state": pl.String,
 }
 
+_TRUTH_SCHEMA = {
+    "job_id": pl.String,
+    "evictions": pl.Int64,
+    "restarts_in_place": pl.Int64,
+    "crashes_in_init": pl.Int64,
+    "unseen_by_runtime": pl.Int64,
+}
+
 
 @dataclass(frozen=True)
 class CheckpointJob:
@@ -61,16 +80,24 @@ class CheckpointJob:
     reschedule_s: float = 600.0
     chip_generation: str = "tpu-v5p"
     framework: str = "jax"
+    tasks: int = 1
+    teardown_s: float = 0.0
+    restart_in_place_p: float = 0.0
+    crash_in_init_p: float = 0.0
+    numbers_crashed_attempts: bool = True
 
 
 @dataclass(frozen=True)
 class FleetTables:
-    """A fleet's accepted records, as `sweep_chip_time` takes them."""
+    """A fleet's accepted records, as `sweep_chip_time` takes them, and the truth: per job, its
+    interruptions (`evictions` + `restarts_in_place` + `crashes_in_init`), and of them those
+    `unseen_by_runtime`."""
 
     scheduler: pa.Table
     runtime: pa.Table
     profiles: pa.Table
     data_end_us: int
+    truth: pl.DataFrame
 
 
 class _Spans:
@@ -140,31 +167,62 @@ def _attempt(
 
 def _job_records(
     job: CheckpointJob, rng: np.random.Generator, window_s: float
-) -> tuple[list[tuple], pl.DataFrame]:
-    """The job's scheduler events (type, seconds, task, chips, state) and spans."""
-    events: list[tuple] = [
-        ("JOB_SUBMIT", 0.0, None, None, None),
-        ("TASK_SCHEDULE", 0.0, 0, job.chips, None),
-    ]
+) -> tuple[list[tuple], pl.DataFrame, dict[str, int]]:
+    """The job's scheduler events (type, seconds, task, chips, state), spans, and the count of
+    each kind of interruption it drew."""
+    tasks = range(job.tasks)
+    chips = [len(c) for c in np.array_split(np.arange(job.chips), job.tasks)]
+
+    def gang(kind: str, at: float, last: float) -> list[tuple]:
+        """An event of each task, the first at `at` and the others at `last`."""
+        return [(kind, at if i == 0 else last, i, None, None) for i in tasks]
+
+    events: list[tuple] = [("JOB_SUBMIT", 0.0, None, None, None)]
+    events += [("TASK_SCHEDULE", 0.0, i, chips[i], None) for i in tasks]
     spans = _Spans()
+    truth = dict.fromkeys(_TRUTH_SCHEMA.keys() - {"job_id"}, 0)
+    unnumbered, since_attempt = 0, 0  # crashes not numbered, interruptions, since an attempt
     mean_gap = 3600 / job.interrupts_per_hour if job.interrupts_per_hour > 0 else math.inf
     t, attempt, durable = 0.0, 0, 0
     while True:
         evict = t + rng.exponential(mean_gap) if math.isfinite(mean_gap) else math.inf
-        durable = _attempt(job, spans, attempt, t, min(evict, window_s), durable)
-        if evict >= window_s:
-            break
-        events.append(("TASK_EVICT", evict, 0, None, None))
-        t = evict + job.reschedule_s
+        # drawn whatever the interval, so that replays draw the same (common random numbers)
+        crash = math.inf
+        if job.crash_in_init_p > 0:
+            at, crashes = t + rng.uniform(0, job.init_s), rng.random() < job.crash_in_init_p
+            crash = at if crashes else math.inf
+        in_place = job.restart_in_place_p > 0 and rng.random() < job.restart_in_place_p
+        if crash < min(evict, window_s):
+            truth["crashes_in_init"] += 1
+            events += gang("TASK_FAIL", crash, crash)
+            stop = crash
+            since_attempt += 1
+            if not job.numbers_crashed_attempts:
+                attempt -= 1  # the next attempt takes its number
+                unnumbered += 1
+        else:
+            durable = _attempt(job, spans, attempt, t, min(evict, window_s), durable)
+            truth["unseen_by_runtime"] += unnumbered
+            unnumbered, since_attempt = 0, 0
+            if evict >= window_s:
+                break
+            since_attempt += 1
+            if in_place:
+                truth["restarts_in_place"] += 1
+                t, attempt = evict, attempt + 1
+                continue
+            truth["evictions"] += 1
+            stop = min(evict + job.teardown_s, window_s)  # the gang's last task released
+            events += gang("TASK_EVICT", evict, stop)
+        t = stop + job.reschedule_s
         if t >= window_s:
             break
-        events.append(("TASK_SCHEDULE", t, 0, job.chips, None))
+        events += [("TASK_SCHEDULE", t, i, chips[i], None) for i in tasks]
         attempt += 1
-    events += [
-        ("TASK_FINISH", window_s, 0, None, None),
-        ("JOB_END", window_s, None, None, "FINISHED"),
-    ]
-    return events, spans.frame()
+    truth["unseen_by_runtime"] += since_attempt
+    events += [("TASK_FINISH", window_s, i, None, None) for i in tasks]
+    events.append(("JOB_END", window_s, None, None, "FINISHED"))
+    return events, spans.frame(), truth
 
 
 def checkpoint_fleet(
@@ -175,9 +233,11 @@ def checkpoint_fleet(
     epoch_us = int(dt.datetime.combine(start, dt.time(), tzinfo=dt.UTC).timestamp()) * _US
     window_s = days * 86_400
     streams = np.random.SeedSequence(seed).spawn(len(jobs))
-    scheduler, runtime = [], []
+    scheduler, runtime, truth = [], [], []
     for job, stream in zip(jobs, streams, strict=True):
-        events, spans = _job_records(job, np.random.Generator(np.random.PCG64(stream)), window_s)
+        rng = np.random.Generator(np.random.PCG64(stream))
+        events, spans, drawn = _job_records(job, rng, window_s)
+        truth.append({"job_id": job.job_id, **drawn})
         scheduler.append(
             pl.DataFrame(events, schema=_EVENT_SCHEMA, orient="row").with_columns(
                 pl.lit(job.job_id).alias("job_id"),
@@ -208,6 +268,11 @@ def checkpoint_fleet(
         ),
         profiles=RECORD_SCHEMAS["profiles"].empty_table(),
         data_end_us=epoch_us + round(window_s * _US),
+        truth=pl.DataFrame(truth, schema=_TRUTH_SCHEMA).with_columns(
+            pl.sum_horizontal("evictions", "restarts_in_place", "crashes_in_init").alias(
+                "interruptions"
+            )
+        ),
     )
 
 

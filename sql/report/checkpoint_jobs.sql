@@ -1,8 +1,9 @@
 -- The training jobs whose checkpoint interval matters most: checkpoint advice ranked by the
--- chip-hours a day that checkpointing at the Young/Daly interval would save.
--- grain: one row per training job with advice whose days meet the report's period, the $limit
--- with the largest saving (jobs without advice, no interruption or no blocking save, rank last
--- and are counted in `jobs_in_period`, not listed).
+-- chip-hours that checkpointing at the advised interval would save over the job's analysed life.
+-- grain: one row per training job advised to change its interval (advice 'change') whose days
+-- meet the report's period, the $limit with the largest saving (the others, told to keep their
+-- interval or without enough interruptions to advise on, are counted in `jobs_in_period`, not
+-- listed).
 -- Advice is per job over all its published days (docs/metrics.md), not per day: a job that
 -- overlaps the period is shown whole.
 -- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive;
@@ -18,9 +19,9 @@ ranked as (
     select
         *,
         count(*) over () as jobs_in_period,
-        count(advised_interval_s) over () as jobs_advised,
+        count(*) filter (where advice = 'change') over () as jobs_advised,
         row_number() over (
-            order by chip_hours_saved_per_day desc nulls last, job_id
+            order by chip_hours_saved desc, job_id
         ) as saving_rank
     from advice
 ),
@@ -42,15 +43,16 @@ final as (
         mean_restart_s,
         observed_interval_s,
         advised_interval_s,
+        observed_interval_steps,
+        advised_interval_steps,
         rg,
         rg_predicted,
         rg_advised,
-        chip_hours_saved_per_day,
-        usd_saved_per_day,
+        chip_hours_saved,
         jobs_in_period,
         jobs_advised
     from ranked
-    where saving_rank <= $limit and advised_interval_s is not null
+    where saving_rank <= $limit and advice = 'change'
 )
 
 select * from final

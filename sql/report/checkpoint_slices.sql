@@ -32,5 +32,5 @@ order by
     case slice_kind
         when 'fleet' then 0 when 'chip_generation' then 1 when 'workload_class' then 2 else 3
     end,
-    chip_hours_saved_per_day desc nulls last,
+    chip_hours_saved desc,
     slice

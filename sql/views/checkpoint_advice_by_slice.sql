@@ -3,8 +3,11 @@
 -- column meaning "all" (GROUP BY CUBE: every roll-up present).
 -- Every mean is a ratio of sums over the slice's jobs (interruptions per all-allocated hour,
 -- MTBI, save and restart cost, interval); the advised interval is Young/Daly's on the slice's own
--- means, sqrt(2 x mean save x MTBI); RGs are ratios of summed chip-time, a job without advice
--- (no interruption) counting as unchanged; savings per day add up over the jobs.
+-- means, sqrt(2 x mean save x MTBI), a summary and not advice (advice is per job); RGs are ratios
+-- of summed chip-time, a job not advised to change counting as unchanged. The chip-hours saved
+-- are the plain sum of the jobs' (each over its analysed life, 0 unless advised to change); per
+-- calendar day, that sum over the days of the period analysed, the whole table's first day to
+-- its last (the same for every slice, so slices add up per day as they do in total).
 -- Over every published training job (advice is per job over its whole life, not per day; its
 -- table has no metric version: none of it depends on PG).
 -- input: table checkpoint_advice (mpg.schemas.CHECKPOINT_ADVICE, one row per training job); the
@@ -14,12 +17,19 @@ with advice as (
     select * from checkpoint_advice
 ),
 
+period as (
+    -- every slice row has a job, so the period has at least its one day
+    select date_diff('day', min(first_day), max(last_day)) + 1 as days
+    from advice
+),
+
 sums as (
     select
         workload_class,
         framework,
         chip_generation,
         count(*) as jobs,
+        count(*) filter (where advice = 'change') as jobs_to_change,
         sum(all_allocated_s) as all_allocated_s,
         -- BIGINT, as the table: a sum of BIGINT is a HUGEINT in DuckDB
         sum(interruptions)::bigint as interruptions,
@@ -34,10 +44,8 @@ sums as (
         sum(all_allocated_chip_s) filter (where predicted_productive_chip_s is not null)
             as modelled_chip_s,
         sum(predicted_productive_chip_s) as predicted_productive_chip_s,
-        sum(coalesce(advised_productive_chip_s, predicted_productive_chip_s))
-            as advised_productive_chip_s,
-        sum(chip_hours_saved_per_day) as chip_hours_saved_per_day,
-        sum(usd_saved_per_day) as usd_saved_per_day
+        sum(advised_productive_chip_s) as advised_productive_chip_s,
+        sum(chip_hours_saved) as chip_hours_saved
     from advice
     group by cube (workload_class, framework, chip_generation)
     -- no job, no slice (the cube's grand total exists even over no rows)
@@ -57,24 +65,29 @@ means as (
 
 final as (
     select
-        workload_class,
-        framework,
-        chip_generation,
-        jobs,
-        all_allocated_s,
-        interruptions,
-        interruptions_per_hour,
-        mtbi_s,
-        mean_save_s,
-        mean_restart_s,
-        observed_interval_s,
-        case when mean_save_s > 0 then sqrt(2 * mean_save_s * mtbi_s) end as advised_interval_s,
-        mpg_ratio(productive_chip_s, all_allocated_chip_s) as rg,
-        mpg_ratio(predicted_productive_chip_s, modelled_chip_s) as rg_predicted,
-        mpg_ratio(advised_productive_chip_s, modelled_chip_s) as rg_advised,
-        chip_hours_saved_per_day,
-        usd_saved_per_day
+        means.workload_class,
+        means.framework,
+        means.chip_generation,
+        means.jobs,
+        means.jobs_to_change,
+        means.all_allocated_s,
+        means.interruptions,
+        means.interruptions_per_hour,
+        means.mtbi_s,
+        means.mean_save_s,
+        means.mean_restart_s,
+        means.observed_interval_s,
+        case
+            when means.mean_save_s > 0 then sqrt(2 * means.mean_save_s * means.mtbi_s)
+        end as advised_interval_s,
+        mpg_ratio(means.productive_chip_s, means.all_allocated_chip_s) as rg,
+        mpg_ratio(means.predicted_productive_chip_s, means.modelled_chip_s) as rg_predicted,
+        mpg_ratio(means.advised_productive_chip_s, means.modelled_chip_s) as rg_advised,
+        means.chip_hours_saved,
+        period.days,
+        means.chip_hours_saved / period.days as chip_hours_saved_per_day
     from means
+    cross join period
 )
 
 select * from final
