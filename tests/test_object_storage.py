@@ -132,6 +132,7 @@ def test_runs_with_two_worker_processes_on_a_failing_store(
         assert run.returncode == 2, stderr
         # One line: a worker that aborted would add Beam's "Worker subprocess exited with return
         # code 134" (its own last words go to the run's log).
+        assert len(stderr.splitlines()) == 1, stderr
         (line,) = stderr.splitlines()
         assert re.fullmatch(
             rf"mpg: error: writing {re.escape(out)}/\S+: the storage service lost the upload "
