@@ -170,6 +170,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="recompute everything from the trace files (default: only what new files change)",
     )
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
+    _add_log_level_argument(run)
     _add_bigquery_arguments(run)
 
 
@@ -183,6 +184,7 @@ def add_backfill_arguments(back: argparse.ArgumentParser) -> None:
     back.add_argument(
         "--chunk-days", type=int, default=31, help="days per published step (default 31)"
     )
+    _add_log_level_argument(back)
     _add_bigquery_arguments(back)
 
 
@@ -191,6 +193,15 @@ def add_simulate_arguments(sim: argparse.ArgumentParser) -> None:
     sim.add_argument("--jobs", type=int, required=True)
     sim.add_argument("--days", type=int, required=True)
     sim.add_argument("--out", required=True, help="trace root to write: a folder, gs:// or s3://")
+
+
+def _add_log_level_argument(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        help="also show Beam's and its workers' log records of this level and up on the "
+        "terminal (default: warnings and errors; all go to DIR/runs/<run id>.log)",
+    )
 
 
 def _add_bigquery_arguments(run: argparse.ArgumentParser) -> None:
@@ -229,10 +240,16 @@ def _bigquery_target(args: argparse.Namespace) -> BigQueryTarget | None:
 
 def pipeline_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
     """Beam's options: what mpg did not parse, and `--project`, which both use; checked, with
-    mpg's default runner where none is named, and packaging for remote workers."""
+    mpg's default runner where none is named, and packaging for remote workers. Workers log at
+    DEBUG when `--log-level debug` asks for it (Beam's own default is INFO)."""
     from mpg.pipelines.runners import beam_args  # after Beam's import, which _import_run quiets
 
-    return beam_args([*rest, f"--project={args.project}"] if args.project else rest)
+    given = [*rest, f"--project={args.project}"] if args.project else list(rest)
+    if args.log_level == "debug" and not any(
+        a.startswith("--default_sdk_harness_log_level") for a in given
+    ):
+        given.append("--default_sdk_harness_log_level=DEBUG")
+    return beam_args(given)
 
 
 def _fmt(value: object) -> str:
@@ -337,6 +354,7 @@ def run_command(args: argparse.Namespace, passthrough: list[str]) -> int:
         current_metric_version=config.current_metric_version,
         full=args.full,
         bigquery=_bigquery_target(args),
+        log_level=args.log_level,
         **extra,
     )
     run = _import_run()
@@ -381,6 +399,7 @@ def backfill_command(args: argparse.Namespace, passthrough: list[str]) -> int:
         last=args.last,
         chunk_days=args.chunk_days,
         bigquery=_bigquery_target(args),
+        log_level=args.log_level,
     )
     opts = dataclasses.replace(opts, beam_args=pipeline_args(args, passthrough))
     started = time.monotonic()

@@ -45,7 +45,7 @@ END_TO_END = frozenset(
         "test_object_storage", "test_pipeline_vs_sql", "test_progress", "test_quality",
         "test_reference", "test_report", "test_report_analyses", "test_report_browser",
         "test_report_sections", "test_run_validation", "test_runners", "test_sql_command",
-        "test_storage", "test_storage_lock",
+        "test_storage", "test_storage_faults", "test_storage_lock",
     }
 )  # fmt: skip
 
@@ -137,6 +137,24 @@ def fake_gcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulators.Obj
 def moto_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulators.ObjectStore]:
     """moto's S3 server: honours If-Match / If-None-Match."""
     with emulators.moto_server(tmp_path_factory.mktemp("moto")) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def faulty_gcs(
+    fake_gcs: emulators.ObjectStore, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[emulators.FaultyStore]:
+    """fake-gcs-server behind the fault-injecting proxy (tests/fault_proxy.py)."""
+    with emulators.faulty(fake_gcs, tmp_path_factory.mktemp("faulty-gcs")) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def faulty_s3(
+    moto_s3: emulators.ObjectStore, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[emulators.FaultyStore]:
+    """moto's S3 behind the fault-injecting proxy (tests/fault_proxy.py)."""
+    with emulators.faulty(moto_s3, tmp_path_factory.mktemp("faulty-s3")) as store:
         yield store
 
 

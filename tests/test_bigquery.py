@@ -473,7 +473,9 @@ def test_bad_bigquery_options_are_one_line_errors(
     ],
 )
 def test_project_is_passed_on_to_beam(rest: list[str], expected: tuple[str, ...]) -> None:
-    assert pipeline_args(argparse.Namespace(project="my-project"), rest) == expected
+    """Beam gets mpg's worker plugin too (`mpg.pipelines.worker`: workers never abort)."""
+    args = argparse.Namespace(project="my-project", log_level="warning")
+    assert pipeline_args(args, rest) == (*expected, "--beam_plugins=mpg.pipelines.worker")
 
 
 def test_an_unknown_current_version_is_refused(published: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mpg.cli import _parser
-from mpg.pipelines.runners import beam_args
+from mpg.pipelines.runners import WORKER_PLUGIN, beam_args
 
 DAG_FILE = Path(__file__).parent.parent / "examples" / "airflow" / "mpg_daily.py"
 
@@ -50,7 +50,7 @@ def test_the_airflow_example_runs_a_command_mpg_accepts(dag: ast.Module) -> None
         "/data/mpg",
         256,
     )
-    assert beam_args(rest) == ("--runner=FnApiRunner",)
+    assert beam_args(rest) == ("--runner=FnApiRunner", WORKER_PLUGIN)
 
 
 def test_the_airflow_example_runs_daily_retried_and_never_two_at_once(dag: ast.Module) -> None:

@@ -1,16 +1,25 @@
-"""`mpg run` on object storage, end to end: trace root and output folder on `gs://` (both GCS
-emulators) and `s3://` (moto), started by the tests on 127.0.0.1, with Beam's workers in other
-processes; every published table equal to a local run's, read back as a user would (`mpg sql`).
+"""`mpg run` on object storage, end to end: trace root and output folder on `gs://`
+(fake-gcs-server) and `s3://` (moto), started by the tests on 127.0.0.1, with Beam's workers in
+other processes, every published table equal to a local run's, read back as a user would
+(`mpg sql`).
 
-The kill-and-rerun campaign, a reader during a run and two writers at once run on
-fake-gcs-server, which honours the preconditions publishing relies on; Beam's own I/O is not
-used (mpg reads and writes through `mpg.storage`), so any of the emulators serves Beam's steps.
+The stores are busy: the runs with two worker processes go through the fault-injecting proxy
+(tests/fault_proxy.py), which answers a share of requests with 503 or 429, resets connections,
+loses answers, delays them, and refuses everything for a few seconds; the clients' retries carry
+the run through, and its standard error shows what an in-process run's does. A write that cannot
+succeed (every upload session lost) ends the run with one line naming it, exit 2, no worker
+aborted and the previous tables current. A run killed while the store is failing, then run
+again on a healthy store, ends where an uninterrupted run does.
+
+gcp-storage-emulator is not used here: it is reliable in one process only (tests/emulators.py).
+Beam's own I/O is not used (mpg reads and writes through `mpg.storage`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,12 +30,19 @@ from pathlib import Path
 import pytest
 
 from mpg.simulate import simulate
-from mpg.storage import Storage
+from mpg.storage import TRANSIENT, Storage
 from tests.conftest import run_mpg
-from tests.emulators import ObjectStore, free_port, stop, wait_for_port
+from tests.emulators import FaultyStore, ObjectStore, free_port, stop, wait_for_port
 from tests.snapshots import PER_RUN, current_run, published_state
 
 TWO_WORKERS = ("--direct_running_mode=multi_processing", "--direct_num_workers=2")
+# A busy store: a share of the requests fail in one of the ways real stores fail. Each costs a
+# client's back-off (about a second on GCS), so the share is kept to what a small fleet's ~1,000
+# requests make a few dozen faults of.
+BUSY = {"rate": 0.03, "kinds": ["503", "429", "reset", "lost-reply", "slow"], "slow_s": 0.2}
+# An outage in the middle of a run: everything refused this long.
+OUTAGE_S = 2.0
+TINY = Path(__file__).parent / "fixtures" / "spec_examples" / "tiny"
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +54,14 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local(fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list]:
-    """What a local run over the fleet publishes, and its record counts as `mpg sql` prints."""
+def local(fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list, str]:
+    """What a local run over the fleet, in one process, publishes, its record counts as
+    `mpg sql` prints them, and its standard error (progress shown)."""
     out = tmp_path_factory.mktemp("local") / "out"
-    assert run_mpg("run", "--traces", fleet, "--out", out).returncode == 0
-    return published_state(out, skip=PER_RUN), _counts(str(out))
+    run = _process("run", "--traces", str(fleet), "--out", str(out), progress="plain")
+    _, stderr = run.communicate()
+    assert run.returncode == 0, stderr
+    return published_state(out, skip=PER_RUN), _counts(str(out)), stderr
 
 
 def _counts(out: str) -> list[dict]:
@@ -60,20 +79,67 @@ def _upload(fleet: Path, root: str) -> str:
     return traces.uri
 
 
-@pytest.mark.parametrize("backend", ["gcs_emulator", "moto_s3"])
-def test_a_run_on_object_storage_with_two_worker_processes_publishes_what_a_local_one_does(
-    backend: str, request: pytest.FixtureRequest, fleet: Path, local: tuple[dict, list]
+def _process(*args: str, progress: str = "none") -> subprocess.Popen[str]:
+    """`mpg` in a process of its own (and process group, which a kill takes whole, as a
+    scheduler's does): what it and its workers write reaches real descriptors, as a user's
+    terminal would, not a Python stream."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "mpg.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MPG_PROGRESS": progress},
+        start_new_session=True,
+    )
+
+
+def _timeless(stderr: str) -> list[str]:
+    """Progress lines without their figures (times, rates)."""
+    return [re.sub(r"\d[\d,.]*", "N", line) for line in stderr.splitlines()]
+
+
+@pytest.mark.parametrize("backend", ["faulty_gcs", "faulty_s3"])
+def test_runs_with_two_worker_processes_on_a_failing_store(
+    backend: str, request: pytest.FixtureRequest, fleet: Path, local: tuple[dict, list, str]
 ) -> None:
-    store: ObjectStore = request.getfixturevalue(backend)
+    """A busy store, with an outage once the workers write: the clients' retries carry the run,
+    which publishes what a local one does, its standard error an in-process run's (no worker
+    logs, no stray lines). Then a new trace file, and every upload session lost once the
+    workers write: exit 2, one line saying which write failed and that a rerun can be expected
+    to pass, no worker aborted, the tables of the first run still current."""
+    store: FaultyStore = request.getfixturevalue(backend)
     with store.activated():
         root = store.root(f"two-workers-{time.time_ns()}")
         traces, out = _upload(fleet, root), f"{root}/out"
-        done = run_mpg("run", "--traces", traces, "--out", out, *TWO_WORKERS)
-        assert done.returncode == 0, done.stderr
+        store.faults(reset_counts=True, **BUSY)
+        run = _process("run", "--traces", traces, "--out", out, *TWO_WORKERS, progress="plain")
+        _wait_for_phase(out, ".mpg/staging", run)
+        store.faults(refuse_s=OUTAGE_S)
+        _, stderr = run.communicate()
+        injected = store.faults(rate=0.0)["injected"]
+        assert run.returncode == 0, stderr
+        assert injected["refused"] and sum(injected.values()) >= 10, injected
+        assert _timeless(stderr) == _timeless(local[2])
         assert published_state(out, skip=PER_RUN) == local[0]
         assert _counts(out) == local[1]
-        again = run_mpg("run", "--traces", traces, "--out", out, *TWO_WORKERS)
-        assert "up to date" in again.stdout
+        assert "up to date" in run_mpg("run", "--traces", traces, "--out", out).stdout
+
+        _upload(TINY, root)  # one more file of each source: work for the next run
+        run = _process("run", "--traces", traces, "--out", out, *TWO_WORKERS)
+        _wait_for_phase(out, ".mpg/staging", run)
+        with store.injecting(lose_uploads=True):
+            _, stderr = run.communicate()
+        assert run.returncode == 2, stderr
+        # One line: a worker that aborted would add Beam's "Worker subprocess exited with return
+        # code 134" (its own last words go to the run's log).
+        assert len(stderr.splitlines()) == 1, stderr
+        (line,) = stderr.splitlines()
+        assert re.fullmatch(
+            rf"mpg: error: writing {re.escape(out)}/\S+: the storage service lost the upload "
+            rf"session \(HTTP 404 to it\); {TRANSIENT}",
+            line,
+        ), line
+        assert published_state(out, skip=PER_RUN) == local[0]
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +171,7 @@ def worker_pool(fake_gcs: ObjectStore) -> Iterator[str]:
 
 
 def test_a_portable_run_with_an_external_worker_pool_publishes_what_a_local_one_does(
-    fake_gcs: ObjectStore, worker_pool: str, fleet: Path, local: tuple[dict, list]
+    fake_gcs: ObjectStore, worker_pool: str, fleet: Path, local: tuple[dict, list, str]
 ) -> None:
     job_endpoint, pool = worker_pool.split()
     with fake_gcs.activated():
@@ -128,33 +194,39 @@ def _start(traces: str, out: str) -> subprocess.Popen[bytes]:
     )
 
 
-def _wait_for_phase(out: str, prefix: str, process: subprocess.Popen[bytes]) -> None:
+def _wait_for_phase(out: str, prefix: str, process: subprocess.Popen) -> None:
     """Until the run has written something under `prefix` of the output folder."""
     store = Storage(out)
     while process.poll() is None and not store.list(prefix):
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("phase", [".mpg/staging", "tables", "state"])
+@pytest.mark.parametrize(
+    ("phase", "failing"),
+    [(".mpg/staging", True), ("state", False)],
+    ids=["early-on-a-failing-store", "at-the-switch"],
+)
 def test_a_run_killed_on_object_storage_leaves_old_or_new_tables_and_a_rerun_completes_it(
-    phase: str, fake_gcs: ObjectStore, fleet: Path, local: tuple[dict, list]
+    phase: str, failing: bool, faulty_gcs: FaultyStore, fleet: Path, local: tuple[dict, list, str]
 ) -> None:
-    """Killed once it writes scratch, table data or state: readers see the previous snapshot
-    (here: none yet, then the tiny example's) or the new one, and a rerun publishes what an
-    uninterrupted run does."""
-    with fake_gcs.activated():
-        root = fake_gcs.root(f"killed-{time.time_ns()}")
+    """A run killed once it writes scratch (two worker processes on a busy store, the run's
+    process group killed), or state (in one process, as it switches): readers see the previous
+    snapshot (the tiny example's) or the new one, and a rerun on a healthy store publishes what
+    an uninterrupted run does."""
+    with faulty_gcs.activated():
+        root = faulty_gcs.root(f"killed-{time.time_ns()}")
         traces, out = _upload(fleet, root), f"{root}/out"
-        tiny = _upload(Path(__file__).parent / "fixtures" / "spec_examples" / "tiny", f"{root}/t")
-        assert run_mpg("run", "--traces", tiny, "--out", out).returncode == 0
+        assert run_mpg("run", "--traces", _upload(TINY, f"{root}/t"), "--out", out).returncode == 0
         old = published_state(out, skip=PER_RUN)
-        before = {e.path for e in Storage(out).list(phase)}
-        process = _start(traces, out)
         store = Storage(out)
-        while process.poll() is None and not ({e.path for e in store.list(phase)} - before):
-            time.sleep(0.05)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        before = {e.path for e in store.list(phase)}
+        workers = TWO_WORKERS if failing else ()
+        with faulty_gcs.injecting(**(BUSY if failing else {})):
+            process = _process("run", "--traces", traces, "--out", out, *workers)
+            while process.poll() is None and not ({e.path for e in store.list(phase)} - before):
+                time.sleep(0.05)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
         assert published_state(out, skip=PER_RUN) in (old, local[0])
         rerun = run_mpg("run", "--traces", traces, "--out", out)
         assert rerun.returncode == 0, rerun.stderr
@@ -163,13 +235,12 @@ def test_a_run_killed_on_object_storage_leaves_old_or_new_tables_and_a_rerun_com
 
 
 def test_a_reader_during_a_run_on_object_storage_sees_old_or_new_tables(
-    fake_gcs: ObjectStore, fleet: Path, local: tuple[dict, list]
+    fake_gcs: ObjectStore, fleet: Path, local: tuple[dict, list, str]
 ) -> None:
     with fake_gcs.activated():
         root = fake_gcs.root(f"reader-{time.time_ns()}")
         traces, out = _upload(fleet, root), f"{root}/out"
-        tiny = _upload(Path(__file__).parent / "fixtures" / "spec_examples" / "tiny", f"{root}/t")
-        assert run_mpg("run", "--traces", tiny, "--out", out).returncode == 0
+        assert run_mpg("run", "--traces", _upload(TINY, f"{root}/t"), "--out", out).returncode == 0
         old = published_state(out, skip=PER_RUN)
         process = _start(traces, out)
         seen = []

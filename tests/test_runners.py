@@ -32,6 +32,7 @@ from mpg.pipelines.plan import plan_run
 from mpg.pipelines.run import prepare
 from mpg.pipelines.runners import (
     SUPPORTED,
+    WORKER_PLUGIN,
     beam_args,
     checked_options,
     needs_packaging,
@@ -74,7 +75,7 @@ JARS = Path.home() / ".apache_beam" / "cache" / "jars"
 def test_the_default_runner_is_added_only_when_none_is_named(
     given: tuple[str, ...], expected: tuple[str, ...]
 ) -> None:
-    assert beam_args(given) == expected
+    assert beam_args(given) == (*expected, WORKER_PLUGIN)
 
 
 @pytest.mark.parametrize(

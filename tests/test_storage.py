@@ -21,7 +21,14 @@ import pytest
 
 from mpg import storage_backends
 from mpg.errors import StoreError, UserError, one_line
-from mpg.storage import NotFoundError, PreconditionFailedError, Storage
+from mpg.storage import (
+    LASTING,
+    TRANSIENT,
+    NotFoundError,
+    PreconditionFailedError,
+    Storage,
+    TransientStoreError,
+)
 from tests.emulators import free_port
 from tests.racers import Crew, race_write_if
 
@@ -141,7 +148,8 @@ def test_a_missing_file_is_one_line_naming_it(store: Storage) -> None:
     with pytest.raises(NotFoundError) as raised:
         store.read_text("nope/missing.txt")
     assert isinstance(raised.value, FileNotFoundError | UserError)
-    assert one_line(raised.value) == f"{store.uri_of('nope/missing.txt')}: no such file"
+    uri = store.uri_of("nope/missing.txt")
+    assert one_line(raised.value) == f"reading {uri}: no such file; {LASTING}"
     with pytest.raises(FileNotFoundError):
         store.read_parquet("nope/missing.parquet")
 
@@ -159,7 +167,7 @@ def test_a_missing_bucket_is_one_line(store: Storage) -> None:
     ):
         with pytest.raises(StoreError) as raised:
             attempt()
-        assert one_line(raised.value).endswith(expected), one_line(raised.value)
+        assert one_line(raised.value).endswith(f"{expected}; {LASTING}"), one_line(raised.value)
 
 
 def test_an_endpoint_that_does_not_answer_is_one_line(
@@ -168,25 +176,67 @@ def test_an_endpoint_that_does_not_answer_is_one_line(
     dead = f"http://127.0.0.1:{free_port()}"
     with moto_s3.activated():
         monkeypatch.setenv("AWS_ENDPOINT_URL", dead)
-        with pytest.raises(StoreError, match=f"cannot reach the storage service at {dead}$"):
+        with pytest.raises(TransientStoreError) as raised:
             Storage("s3://bucket/out").read_text("a.txt")
+    assert str(raised.value) == (
+        f"reading s3://bucket/out/a.txt: cannot reach the storage service at {dead}; {TRANSIENT}"
+    )
 
 
 @pytest.mark.parametrize(
-    ("message", "reason"),
+    ("message", "reason", "transient"),
     [
-        ("google::cloud::Status(PERMISSION_DENIED: Permanent error ...)", "permission denied"),
-        ("AWS Error ACCESS_DENIED during GetObject operation: Access Denied", "permission denied"),
-        ("403 GET https://storage.googleapis.com/...: Forbidden", "permission denied"),
-        ("Could not automatically determine credentials.", "no valid credentials"),
-        ("AWS Error UNKNOWN (HTTP status 403) ... InvalidAccessKeyId", "permission denied"),
-        ("google::cloud::Status(UNAUTHENTICATED: ...)", "no valid credentials"),
-        ("When reading 'b/k': AWS Error NO_SUCH_BUCKET during HeadObject", "no such bucket"),
-        ("something new\nwith a second line", "something new"),
+        ("google::cloud::Status(PERMISSION_DENIED: Permanent error ...)", "permission denied", 0),
+        ("AWS Error ACCESS_DENIED during GetObject: Access Denied", "permission denied", 0),
+        ("403 GET https://storage.googleapis.com/...: Forbidden", "permission denied", 0),
+        ("Could not automatically determine credentials.", "no valid credentials", 0),
+        ("AWS Error UNKNOWN (HTTP status 403) ... InvalidAccessKeyId", "permission denied", 0),
+        ("google::cloud::Status(UNAUTHENTICATED: ...)", "no valid credentials", 0),
+        ("When reading 'b/k': AWS Error NO_SUCH_BUCKET during HeadObject", "no such bucket", 0),
+        ("something new\nwith a second line", "something new", 0),
+        # pyarrow's GCS client (google-cloud-cpp), as it words a 503 after its retries
+        (
+            "google::cloud::Status(UNAVAILABLE: Retry policy exhausted, with a last message of "
+            '{"error": {"code": 503, "message": "Service Unavailable"}} error_info={...})',
+            "the storage service kept failing (HTTP 503) through retries",
+            1,
+        ),
+        (
+            "When reading information for key 'a' in bucket 'b': AWS Error SLOW_DOWN during "
+            "HeadObject operation: Please reduce your request rate.",
+            "the storage service kept failing (SLOW_DOWN) through retries",
+            1,
+        ),
+        (
+            "When uploading part for key 'x' in bucket 'b': AWS Error NETWORK_CONNECTION during "
+            "UploadPart operation: curlCode: 56, Failure when receiving data from the peer",
+            "the storage service kept failing (NETWORK_CONNECTION) through retries",
+            1,
+        ),
+        ("429 POST https://storage.googleapis.com/upload/...: Too Many Requests",
+         "the storage service kept failing (HTTP 429) through retries", 1),
+    ],
+)  # fmt: skip
+def test_service_errors_are_named(message: str, reason: str, transient: int) -> None:
+    problem = storage_backends.describe(OSError(message), "gs")
+    assert problem.reason.startswith(reason)
+    assert problem.transient is bool(transient)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "google::cloud::Status(NOT_FOUND: Permanent error, with a last message of {...} "
+        "error_info={metadata={gcloud-cpp.retry.function=UploadChunk}})",
+        "When uploading part for key 'x' in bucket 'b': AWS Error NO_SUCH_UPLOAD during "
+        "UploadPart operation: The specified upload does not exist.",
     ],
 )
-def test_service_errors_are_named(message: str, reason: str) -> None:
-    assert storage_backends.describe(OSError(message), "gs").startswith(reason)
+def test_a_lost_upload_session_is_transient(message: str) -> None:
+    problem = storage_backends.describe(OSError(message), "gs", writing=True)
+    assert problem == storage_backends.Problem(
+        "the storage service lost the upload session (HTTP 404 to it)", transient=True
+    )
 
 
 # -- conditional writes ------------------------------------------------------------------------
@@ -264,3 +314,16 @@ def test_importing_storage_loads_no_cloud_client() -> None:
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert found.stdout.strip() == "[]", found.stderr
+
+
+def test_bytes_are_stored_as_given_whatever_the_name(store: Storage) -> None:
+    """A `.gz` name is not a request to compress: trace files are uploaded as they are."""
+    import gzip
+
+    packed = gzip.compress(b'{"type": "JOB_SUBMIT"}\n')
+    store.write_bytes("scheduler/events.jsonl.gz", packed)
+    with store.open_output("runtime/spans.jsonl.gz") as stream:
+        stream.write(packed)
+    assert store.read_bytes("scheduler/events.jsonl.gz") == packed
+    assert store.read_bytes("runtime/spans.jsonl.gz") == packed
+    assert store.info("scheduler/events.jsonl.gz").size == len(packed)
