@@ -12,7 +12,7 @@ then DuckDB reads them in two steps per source:
 
 Rows with a reason go to the quarantine; the rest come out in the source's record schema
 (`mpg.schemas`), in line order. The two steps agree on every line the first accepts, which
-tests/test_parse_differential.py checks against the parser as it was before the fast path.
+tests/unit/test_parse_differential.py checks against the parser as it was before the fast path.
 """
 
 from __future__ import annotations

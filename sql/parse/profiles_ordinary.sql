@@ -4,7 +4,7 @@
 -- true where the line is a record as json.dumps writes it (the spec's fields in the spec's order,
 -- default or compact separators, no escape; numbers as Python's repr writes them) and every value
 -- passes profiles.sql's checks; the typed columns are meaningful only there, and equal what
--- profiles.sql makes of the line (tests/test_parse_differential.py). BlockParser sends every other
+-- profiles.sql makes of the line (tests/unit/test_parse_differential.py). BlockParser sends every other
 -- line through profiles.sql, which has the reasons.
 -- inputs: as profiles.sql.
 with decoded as (

@@ -4,7 +4,7 @@
 -- true where the line is a span as json.dumps writes it (the spec's fields in the spec's order,
 -- default or compact separators, no escape) and every value passes runtime.sql's checks; the typed
 -- columns are meaningful only there, and equal what runtime.sql makes of the line
--- (tests/test_parse_differential.py). BlockParser sends every other line through runtime.sql, which
+-- (tests/unit/test_parse_differential.py). BlockParser sends every other line through runtime.sql, which
 -- has the reasons.
 -- inputs: as runtime.sql.
 with decoded as (

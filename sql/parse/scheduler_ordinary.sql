@@ -4,7 +4,7 @@
 -- true where the line is an event as json.dumps writes it (the spec's fields in the spec's order,
 -- default or compact separators, no escape) and every value passes scheduler.sql's checks; the
 -- typed columns are meaningful only there, and equal what scheduler.sql makes of the line
--- (tests/test_parse_differential.py). BlockParser sends every other line through scheduler.sql,
+-- (tests/unit/test_parse_differential.py). BlockParser sends every other line through scheduler.sql,
 -- which has the reasons.
 -- inputs: as scheduler.sql.
 with decoded as (

@@ -10,7 +10,7 @@ import duckdb
 
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.run import run
-from tests.conftest import SPEC_EXAMPLES
+from tests.support.files import SPEC_EXAMPLES
 
 
 def test_an_analysts_tables_and_views_are_kept_and_what_cannot_be_is_named(tmp_path: Path) -> None:

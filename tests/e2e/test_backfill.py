@@ -1,9 +1,10 @@
 """`mpg backfill`: metric v2 over a range of days, from the stored records.
 
-Checked against the independent oracle (tests/reference, v2 written from the spec's formula, with
-exact fractions), and exactly against a run that computes v1 and v2 from the raw logs; chunked
-backfills resume after a kill and do nothing when run again; later runs keep backfilled days up
-to date; a version backfilled over every day joins the runs without recomputing history.
+Checked against the independent oracle (tests/support/reference, v2 written from the spec's
+formula, with exact fractions), and exactly against a run that computes v1 and v2 from the raw
+logs; chunked backfills resume after a kill and do nothing when run again; later runs keep
+backfilled days up to date; a version backfilled over every day joins the runs without
+recomputing history.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from mpg.pipelines.backfill import BackfillOptions, backfill
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.run import run
 from mpg.simulate import simulate
-from tests.reference import reference
-from tests.snapshots import PER_RUN, published_state
-from tests.test_reference import JOB_DAY_NUMBERS, SLICE_NUMBERS, differences, numbers, scalar
+from tests.e2e.test_reference import JOB_DAY_NUMBERS, SLICE_NUMBERS, differences, numbers, scalar
+from tests.support.reference import reference
+from tests.support.snapshots import PER_RUN, published_state
 
 DAY = datetime.date
 

@@ -1,4 +1,4 @@
-"""Publishing to BigQuery, against a local emulator (tests/bigquery_emulator.py).
+"""Publishing to BigQuery, against a local emulator (tests/support/bigquery_emulator.py).
 
 `mpg run --publish bigquery` on the spec's tiny example must give BigQuery the rows DuckDB has,
 row for row, laid out as docs/bigquery.md says; publishing again must change nothing; replacing
@@ -32,10 +32,9 @@ from mpg.pipelines.views import VIEWS
 from mpg.schemas import DATA_FILES, JOB_DAY_GOODPUT
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_field, bigquery_schema
 from mpg.sqlfiles import load_sql, render_sql
-from tests.bigquery_emulator import PROJECT, Emulator, free_port
-from tests.conftest import SPEC_EXAMPLES, read_expected, run_mpg
-
-pytestmark = pytest.mark.slow
+from tests.support.bigquery_emulator import PROJECT, Emulator, free_port
+from tests.support.cli import run_mpg
+from tests.support.files import SPEC_EXAMPLES, read_expected
 
 TINY = SPEC_EXAMPLES / "tiny"
 NOV_20, NOV_21 = date(2026, 11, 20), date(2026, 11, 21)

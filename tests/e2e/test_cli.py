@@ -11,7 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import SPEC_EXAMPLES, run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import SPEC_EXAMPLES
 
 
 def _no_trace_files(tmp: Path) -> tuple[Path, Path, str]:

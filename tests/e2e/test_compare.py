@@ -28,8 +28,8 @@ from mpg.compare.period import Period
 from mpg.errors import OptionsError
 from mpg.pipelines.options import RunOptions
 from mpg.simulate import simulate
-from tests.conftest import run_mpg
-from tests.handmade import publish_rows
+from tests.support.cli import run_mpg
+from tests.support.handmade import publish_rows
 
 X = ("training", "jax", "tpu-v5e")
 Y = ("serving", "pytorch", "gpu-h100")
@@ -64,7 +64,8 @@ def _job_day(day: dt.date, job: str, slice_: tuple[str, str, str], *chip_s: floa
 def _write_database(
     out: Path, job_days: Iterable[dict], ledger: Iterable[dict], **more: Iterable[dict]
 ) -> Path:
-    """A published folder holding these rows (tests/handmade.py); `more` names other tables."""
+    """A published folder holding these rows (tests/support/handmade.py); `more` names other
+    tables."""
     tables = {"job_day_goodput": list(job_days), "chip_time_ledger": list(ledger)}
     return publish_rows(out, {**tables, **{name: list(rows) for name, rows in more.items()}})
 

@@ -11,7 +11,8 @@ import duckdb
 import pytest
 
 from mpg.config import OutputConfig, read_config
-from tests.conftest import SPEC_EXAMPLES, read_expected, run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import SPEC_EXAMPLES, read_expected
 
 TINY = SPEC_EXAMPLES / "tiny"
 TABLES = ("job_day_goodput", "chip_time_ledger", "goodput_by_slice")

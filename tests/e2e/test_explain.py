@@ -18,7 +18,8 @@ import duckdb
 import pytest
 
 from mpg.explain.model import Attempt
-from tests.conftest import SPEC_EXAMPLES, read_expected, run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import SPEC_EXAMPLES, read_expected
 
 # A training job whose id and span file name are rich markup, on 2026-11-20, 2 chips held from
 # submit to end. Attempt 0 saves step 1 in time; its save of step 3 ends at 10:34, after

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SPEC_EXAMPLES, run_mpg
-from tests.snapshots import published_state
+from tests.support.cli import run_mpg
+from tests.support.files import SAMPLE_TRACES, SPEC_EXAMPLES
+from tests.support.snapshots import published_state
 
-SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
+SAMPLE = SAMPLE_TRACES
 # Files that appear as a run moves through its phases (glob under the output folder).
 PHASES = {
     "starting": "runs/*.json",

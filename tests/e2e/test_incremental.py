@@ -1,6 +1,7 @@
 """Incremental runs: running again changes nothing; files that change or vanish are retracted;
 late files restate earlier days; readers of mpg.duckdb during a run. The fleet cut into pieces
-is tests/incremental.py's; the walks in random orders are tests/test_incremental_orders.py.
+is tests/support/incremental.py's; the walks in random orders are
+tests/e2e/test_incremental_orders.py.
 """
 
 from __future__ import annotations
@@ -12,9 +13,17 @@ from pathlib import Path
 
 import duckdb
 
-from tests.incremental import BUCKETS, add, lines_of, piece_names, pieces, recomputed, update
-from tests.snapshots import PER_RUN, current_run, published_state
-from tests.timeline import end, schedule, span, submit
+from tests.support.incremental import (
+    BUCKETS,
+    add,
+    lines_of,
+    piece_names,
+    pieces,
+    recomputed,
+    update,
+)
+from tests.support.snapshots import PER_RUN, current_run, published_state
+from tests.support.timeline import end, schedule, span, submit
 
 __all__ = ["pieces"]  # the fixture, imported for pytest
 

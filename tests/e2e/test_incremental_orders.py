@@ -1,6 +1,6 @@
 """Incremental runs in any order: a fleet fed piece by piece, in random orders and groupings,
 always publishes exactly what one run over the same files publishes (the contract of
-docs/operations.md). Its own file so that pytest-xdist runs it beside tests/test_incremental.py.
+docs/operations.md). Its own file so that pytest-xdist runs it beside tests/e2e/test_incremental.py.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.incremental import add, piece_names, pieces, recomputed, update
-from tests.snapshots import PER_RUN, published_state
+from tests.support.incremental import add, piece_names, pieces, recomputed, update
+from tests.support.snapshots import PER_RUN, published_state
 
 __all__ = ["pieces"]  # the fixture, imported for pytest
 

@@ -22,9 +22,10 @@ import pytest
 
 from mpg.simulate import simulate
 from mpg.storage import Storage
-from tests.conftest import run_mpg
-from tests.emulators import ObjectStore, free_port, stop, wait_for_port
-from tests.snapshots import PER_RUN, current_run, published_state
+from tests.support.cli import run_mpg
+from tests.support.emulators import ObjectStore, free_port, stop, wait_for_port
+from tests.support.files import SPEC_EXAMPLES
+from tests.support.snapshots import PER_RUN, current_run, published_state
 
 TWO_WORKERS = ("--direct_running_mode=multi_processing", "--direct_num_workers=2")
 
@@ -145,7 +146,7 @@ def test_a_run_killed_on_object_storage_leaves_old_or_new_tables_and_a_rerun_com
     with fake_gcs.activated():
         root = fake_gcs.root(f"killed-{time.time_ns()}")
         traces, out = _upload(fleet, root), f"{root}/out"
-        tiny = _upload(Path(__file__).parent / "fixtures" / "spec_examples" / "tiny", f"{root}/t")
+        tiny = _upload(SPEC_EXAMPLES / "tiny", f"{root}/t")
         assert run_mpg("run", "--traces", tiny, "--out", out).returncode == 0
         old = published_state(out, skip=PER_RUN)
         before = {e.path for e in Storage(out).list(phase)}
@@ -168,7 +169,7 @@ def test_a_reader_during_a_run_on_object_storage_sees_old_or_new_tables(
     with fake_gcs.activated():
         root = fake_gcs.root(f"reader-{time.time_ns()}")
         traces, out = _upload(fleet, root), f"{root}/out"
-        tiny = _upload(Path(__file__).parent / "fixtures" / "spec_examples" / "tiny", f"{root}/t")
+        tiny = _upload(SPEC_EXAMPLES / "tiny", f"{root}/t")
         assert run_mpg("run", "--traces", tiny, "--out", out).returncode == 0
         old = published_state(out, skip=PER_RUN)
         process = _start(traces, out)

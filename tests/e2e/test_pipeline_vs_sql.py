@@ -8,9 +8,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from mpg.crosscheck import crosscheck_job_days
 from mpg.simulate import simulate
-from tests.conftest import run_mpg
+from tests.support.cli import run_mpg
+from tests.support.crosscheck import crosscheck_job_days
 
 CATEGORIES = (
     "lost_progress", "checkpoint_save", "checkpoint_restore", "compile", "init", "data_wait",

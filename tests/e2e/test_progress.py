@@ -15,10 +15,11 @@ from rich.console import Console
 from mpg import progress
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.run import run
-from tests.conftest import SPEC_EXAMPLES, run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import SPEC_EXAMPLES, adapter_fixtures
 
 TINY = SPEC_EXAMPLES / "tiny"
-ML_GOODPUT = Path(__file__).parent / "fixtures" / "adapters" / "ml-goodput"
+ML_GOODPUT = adapter_fixtures("ml-goodput")
 PLAIN = {"MPG_PROGRESS": "plain"}
 # `<phase> 1.2 s, 12,345 records, 6,172/s`: what a plain line says after the command's name.
 LINE = re.compile(r"(?P<phase>.+?) (\d+\.\d) s, (?P<count>[\d,]+) (?P<unit>\w+), [\d,]+/s")

@@ -30,9 +30,9 @@ from mpg.quality.declare import Expect
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import JobRecords, reconcile_jobs
-from tests.conftest import SPEC_EXAMPLES, run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import SAMPLE_TRACES, SPEC_EXAMPLES
 
-SAMPLE_TRACES = Path(__file__).parents[1] / "data" / "sample_traces"
 T0 = datetime(2026, 11, 20, tzinfo=UTC)
 
 
@@ -312,7 +312,6 @@ def outputs_of(database: Path, run_counts: pa.Table | None = None) -> pa.Table:
         return validate_outputs(con, counts)
 
 
-@pytest.mark.slow
 def test_published_spec_examples_meet_every_output_expectation(
     spec_example: Path, tmp_path: Path
 ) -> None:
@@ -350,7 +349,6 @@ def doctored(tiny_run: Path, tmp_path_factory: pytest.TempPathFactory) -> pa.Tab
     return outputs_of(database, run_counts)
 
 
-@pytest.mark.slow
 def test_doctored_outputs_fail_exactly_where_planted(doctored: pa.Table) -> None:
     assert failed(doctored, "job_day_goodput") == {
         "(day, job_id, metric_version) is unique": (4, 2),
@@ -380,7 +378,6 @@ def test_doctored_outputs_fail_exactly_where_planted(doctored: pa.Table) -> None
     ] == [("2026-11-20", "train-a", True)]
 
 
-@pytest.mark.slow
 def test_a_failed_output_expectation_is_one_line_naming_the_first(doctored: pa.Table) -> None:
     with pytest.raises(ValidationFailed) as raised:
         raise_for_failures(doctored)
@@ -391,7 +388,6 @@ def test_a_failed_output_expectation_is_one_line_naming_the_first(doctored: pa.T
     assert raised.value.failures.num_rows == 6
 
 
-@pytest.mark.slow
 def test_the_report_sums_up_then_lists_problems_and_every_suite(doctored: pa.Table) -> None:
     report = render_report(doctored)
     lines = report.splitlines()
@@ -477,7 +473,6 @@ def isolated(tiny_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     return json.loads(result.stdout.splitlines()[-1]), [home, tmp, cwd]
 
 
-@pytest.mark.slow
 def test_validation_never_reaches_for_the_network(isolated: tuple[dict, list[Path]]) -> None:
     seen, _ = isolated
     assert seen["network"] == []
@@ -485,7 +480,6 @@ def test_validation_never_reaches_for_the_network(isolated: tuple[dict, list[Pat
     assert seen["analytics"] == "false"  # forced, whatever the user's environment says
 
 
-@pytest.mark.slow
 def test_validation_writes_nothing_in_home_tmpdir_or_cwd(
     isolated: tuple[dict, list[Path]],
 ) -> None:

@@ -1,4 +1,4 @@
-"""The real pipeline against an independent calculation (tests/reference/), for every metric
+"""The real pipeline against an independent calculation (tests/support/reference/), for every metric
 version it knows.
 
 The reference is first held to the spec's worked examples (`expected/` for v1, `expected-v2/`
@@ -32,10 +32,11 @@ import duckdb
 import pytest
 
 from mpg.simulate import simulate
-from tests.reference import Reference, reason_class, reference
-from tests.reference.model import METRIC_VERSIONS
+from tests.support.files import SPEC_EXAMPLES
+from tests.support.reference import Reference, reason_class, reference
+from tests.support.reference.model import METRIC_VERSIONS
 
-EXAMPLES = Path(__file__).parent / "fixtures" / "spec_examples"
+EXAMPLES = SPEC_EXAMPLES
 REL = 1e-9  # what the grader allows between the pipeline and an independent calculation
 ABS = 1e-9  # chip-seconds: float noise allowed where the exact answer is zero
 

@@ -1,7 +1,7 @@
 """`mpg report`: the charts' numbers against the published tables, recomputed here in plain
 Python from the job-day and ledger rows; the hostile job's strings kept out of the markup; the
-period; the comparison. (The page's other sections: tests/test_report_sections.py; the page in a
-real browser: tests/test_report_browser.py.)"""
+period; the comparison. (The page's other sections: tests/e2e/test_report_sections.py; the page in a
+real browser: tests/e2e/test_report_browser.py.)"""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from mpg.report.command import ReportFileError, write_report
 from mpg.report.compare_charts import comparison_section
 from mpg.report.page import render_page
 from mpg.report.theme import LEDGER_COLORS, LOSSES
-from tests.conftest import run_mpg
-from tests.report_fleet import (
+from tests.support.cli import run_mpg
+from tests.support.report_fleet import (
     HOSTILE_FRAMEWORK,
     HOSTILE_JOB,
     HOSTILE_LOST_CHIP_H,

@@ -1,7 +1,7 @@
 """`mpg report`'s dollars and kWh, checkpoint advice and step-time outliers, against the published
-tables recomputed here in plain Python (and the stragglers of `tests/report_fleet.py`'s ranked
-job, worked out by hand); kWh called an estimate wherever it shows; the comparison's dollars.
-(The page in a browser: tests/test_report_browser.py.)
+tables recomputed here in plain Python (and the stragglers of `tests/support/report_fleet.py`'s
+ranked job, worked out by hand); kWh called an estimate wherever it shows; the comparison's dollars.
+(The page in a browser: tests/e2e/test_report_browser.py.)
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from mpg.report.advice import checkpoint_section
 from mpg.report.blocks import Figures, Table
 from mpg.report.costs import cost_section
 from mpg.report.data import CHECKPOINT_JOBS, STEP_OUTLIERS, ReportData, read_report_data
-from tests.conftest import run_mpg
-from tests.report_fleet import (
+from tests.support.cli import run_mpg
+from tests.support.report_fleet import (
     RANKED_JOB,
     RANKED_STEPS,
     RANKS,
@@ -215,7 +215,7 @@ def test_step_outliers_rank_the_largest_slow_step_shares(out: Path, specs: dict)
 
 def test_stragglers_by_hand(specs: dict) -> None:
     """The ranked job's 30 steps on 4 ranks: rank 2 the slowest of 20, rank 0 of the other 10
-    (tests/report_fleet.py); every rank reported every step."""
+    (tests/support/report_fleet.py); every rank reported every step."""
     drawn = rows_with(specs["stragglers"], "slowest_share", "rank")
     assert [(r["job_id"], r["day"], r["rank"]) for r in drawn] == [
         (RANKED_JOB, "2026-11-21", rank) for rank in range(RANKS)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.conftest import run_mpg
-from tests.report_fleet import (
+from tests.support.cli import run_mpg
+from tests.support.report_fleet import (
     HOSTILE_JOB,
     HOSTILE_OWNER,
     hostile_out,  # noqa: F401 (a fixture)

@@ -1,6 +1,6 @@
 """`mpg report`'s words and tables against the published tables: how the opening figures meet the
 ledger, what the data is and covers, its quality, the sections whose tables a later mpg publishes;
-and every chart's spec valid Vega-Lite. (The charts' numbers: tests/test_report.py.)"""
+and every chart's spec valid Vega-Lite. (The charts' numbers: tests/e2e/test_report.py.)"""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 
 from mpg.report.data import read_report_data
-from tests.conftest import run_mpg
-from tests.report_fleet import (
+from tests.support.cli import run_mpg
+from tests.support.report_fleet import (
     HOSTILE_FRAMEWORK,
     HOSTILE_TRACES,
     hostile_out,  # noqa: F401 (a fixture)

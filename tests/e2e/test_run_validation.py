@@ -16,11 +16,12 @@ from mpg.pipelines import run as run_module
 from mpg.pipelines.options import RunOptions
 from mpg.quality import ValidationFailed, validate_bucket
 from mpg.schemas import VALIDATION_RESULTS
-from tests.conftest import SPEC_EXAMPLES, run_mpg
-from tests.snapshots import current_run, published_state
-from tests.test_quality import sample_fleet
+from tests.e2e.test_quality import sample_fleet
+from tests.support.cli import run_mpg
+from tests.support.files import SAMPLE_TRACES, SPEC_EXAMPLES
+from tests.support.snapshots import current_run, published_state
 
-SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
+SAMPLE = SAMPLE_TRACES
 
 
 @pytest.fixture(scope="module")

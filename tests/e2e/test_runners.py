@@ -41,13 +41,13 @@ from mpg.pipelines.state import StateKey
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import build_update
 from mpg.version import code_version
-from tests import emulators
-from tests.conftest import SPEC_EXAMPLES, run_mpg
-from tests.emulators import free_port, wait_for_port
-from tests.snapshots import published_state
+from tests.support import emulators
+from tests.support.cli import run_mpg
+from tests.support.emulators import free_port, wait_for_port
+from tests.support.files import ROOT, SAMPLE_TRACES, SPEC_EXAMPLES
+from tests.support.snapshots import published_state
 
-ROOT = Path(__file__).parent.parent
-SAMPLE = ROOT / "data" / "sample_traces"
+SAMPLE = SAMPLE_TRACES
 DATAFLOW = (
     "--runner=DataflowRunner",
     "--project=my-project",
@@ -410,7 +410,6 @@ def job_endpoint() -> Iterator[str]:
         service.wait()
 
 
-@pytest.mark.slow
 def test_a_run_through_the_portable_job_api_publishes_what_the_in_process_runner_does(
     job_endpoint: str, tmp_path: Path
 ) -> None:
@@ -425,7 +424,6 @@ def test_a_run_through_the_portable_job_api_publishes_what_the_in_process_runner
     assert "table job_day_goodput" in portable_state
 
 
-@pytest.mark.slow
 def test_a_user_error_on_a_portable_runners_worker_is_still_one_line_and_exit_2(
     job_endpoint: str, tmp_path: Path
 ) -> None:

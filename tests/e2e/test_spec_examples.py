@@ -16,7 +16,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import SPEC_EXAMPLES, read_expected, run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import SPEC_EXAMPLES, read_expected
 
 KEYS = {
     "job_day_goodput": ("day", "job_id", "metric_version"),

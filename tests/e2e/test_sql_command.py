@@ -16,15 +16,14 @@ import pytest
 
 import mpg.sql_command
 from mpg.cli import main
-from tests.conftest import run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import SAMPLE_TRACES
 
-SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
+SAMPLE = SAMPLE_TRACES
 LOST = (
     "scheduling", "runtime_idle", "lost_progress", "checkpoint_save", "checkpoint_restore",
     "compile", "init", "data_wait",
 )  # fmt: skip
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

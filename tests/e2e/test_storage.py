@@ -1,11 +1,11 @@
 """The storage layer on every backend: a local folder, GCS (gcp-storage-emulator and
-fake-gcs-server) and S3 (moto), all started by the tests on 127.0.0.1 (tests/emulators.py).
+fake-gcs-server) and S3 (moto), all started by the tests on 127.0.0.1 (tests/support/emulators.py).
 
 Each Storage method is checked the same way everywhere; where object stores differ from a folder
 (no directories), the test says so. Conditional writes race real processes. pyiceberg tables are
 written through `Storage.iceberg_properties()`.
 
-    .venv/bin/pytest tests/test_storage.py tests/test_storage_lock.py
+    .venv/bin/pytest tests/e2e/test_storage.py tests/e2e/test_storage_lock.py
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import pytest
 from mpg import storage_backends
 from mpg.errors import StoreError, UserError, one_line
 from mpg.storage import NotFoundError, PreconditionFailedError, Storage
-from tests.emulators import free_port
-from tests.racers import Crew, race_write_if
+from tests.support.emulators import free_port
+from tests.support.racers import Crew, race_write_if
 
 TABLE = pa.table({"day": ["2026-11-20", "2026-11-21", "2026-11-21"], "chips": [8, 16, 4]})
 

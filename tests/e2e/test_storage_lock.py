@@ -20,7 +20,7 @@ import pytest
 from mpg.errors import UserError, one_line
 from mpg.storage import Storage
 from mpg.storage_lock import LeaseHeldError, LeaseLostError, LeaseRecord, hold_lease
-from tests.racers import Crew, take_lease
+from tests.support.racers import Crew, take_lease
 
 LEASE = "_lease.json"
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpg.simulate import simulate
-from tests.fleet import account_fleet, manifest, slices
+from tests.support.fleet import account_fleet, manifest, slices
 
 REL = 1e-9
 FLEETS = st.tuples(st.integers(0, 10_000), st.integers(2, 12), st.integers(1, 3))

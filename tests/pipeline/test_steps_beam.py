@@ -29,7 +29,7 @@ from mpg.schemas import SOURCES
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
 from mpg.transforms.steps import ParseTraceRecords
-from tests.timeline import DAY, at, end, schedule, span, submit
+from tests.support.timeline import DAY, at, end, schedule, span, submit
 
 CATALOG = load_catalog()
 RUN = "r1"

@@ -1,7 +1,7 @@
 """A local BigQuery for the tests: bqemulator 1.4.0 in a subprocess, from its own venv.
 
-The venv (`.bqemu/`, pinned by `tests/bigquery/requirements.txt`) is built by `make test`; the
-emulator wants pyarrow 26 and the project pins 25, so it can only run as another process. It
+The venv (`.bqemu/`, pinned by `tests/support/bigquery/requirements.txt`) is built by `make test`;
+the emulator wants pyarrow 26 and the project pins 25, so it can only run as another process. It
 listens on 127.0.0.1 on a free port and keeps its data in memory; the official client reaches it
 with an endpoint override and anonymous credentials, as `mpg run --bigquery-endpoint` does.
 """
@@ -24,9 +24,9 @@ from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 
-from tests.emulators import free_port, stop
+from tests.support.emulators import free_port, stop
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".bqemu" / "bin" / "python"
 LAUNCHER = Path(__file__).parent / "bigquery" / "launch.py"
 PROJECT = "test-project"

@@ -187,7 +187,8 @@ def _create_gcs_bucket(endpoint: str) -> None:
 
 @contextlib.contextmanager
 def gcp_storage_emulator(workdir: Path) -> Iterator[ObjectStore]:
-    """`gcp-storage-emulator` (pure Python), in memory, serving on threads (tests/gcs/launch.py)."""
+    """`gcp-storage-emulator` (pure Python), in memory, serving on threads
+    (tests/support/gcs/launch.py)."""
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
     command = [sys.executable, str(_GCS_LAUNCHER), "start", "--host=127.0.0.1", f"--port={port}"]

@@ -3,8 +3,8 @@ of bad value per field, and lines that are not records at all.
 
 Records are written as JSON *text*, pair by pair, so that what no JSON library writes can be
 written too: NaN in any spelling, integers past 64 bits, trailing commas, repeated keys, escaped
-NULs and half surrogate pairs. Values come from `tests.reference.model` (the oracle's restatement
-of the contract), not from the pipeline's code.
+NULs and half surrogate pairs. Values come from `tests.support.reference.model` (the oracle's
+restatement of the contract), not from the pipeline's code.
 
     lines = st.lists(hostile_lines("runtime"), max_size=20)  # each line's bytes, no line feed
 """
@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
-from tests.reference.model import (
+from tests.support.reference.model import (
     EVENT_TYPES,
     FRAMEWORKS,
     JOB_STATES,

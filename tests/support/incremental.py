@@ -1,5 +1,5 @@
 """A simulated fleet cut into pieces, and runs over growing sets of them: shared by the
-incremental tests (tests/test_incremental*.py), which pytest-xdist spreads over workers by file.
+incremental tests (tests/e2e/test_incremental*.py), which pytest-xdist spreads over workers by file.
 
 The fleet is simulated, then its files are cut into pieces (whole lines), so that each run adds a
 few pieces of some days and sources, in an order no scheduler would choose: spans before their
@@ -19,7 +19,7 @@ from mpg.pipelines.options import RunOptions
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.run import run
 from mpg.simulate import simulate
-from tests.snapshots import PER_RUN, published_state
+from tests.support.snapshots import PER_RUN, published_state
 
 BUCKETS = 16  # more buckets than a piece's jobs touch: untouched buckets are kept as they were
 LINES_PER_PIECE = 1000  # ~16 pieces: each a run of its own, and a recompute after it

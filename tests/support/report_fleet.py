@@ -21,9 +21,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import SAMPLE_TRACES
 
-SAMPLE = Path(__file__).parents[1] / "data" / "sample_traces"
+SAMPLE = SAMPLE_TRACES
 HOSTILE_JOB = "<script>alert(1)</script>"
 HOSTILE_OWNER = "<img src=x onerror=alert(2)>"
 HOSTILE_LOST_CHIP_H = 12.0 * 1024

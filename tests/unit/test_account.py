@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mpg.catalog import ChipCatalog
-from tests.timeline import (
+from tests.support.timeline import (
     NEXT_DAY,
     account,
     catalog_with,

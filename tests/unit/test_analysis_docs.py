@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from mpg.schemas import ANALYSIS_TABLES, CHECKPOINT_ADVICE_BY_SLICE
+from tests.support.files import DOCS
 
-TABLES_MD = Path(__file__).parent.parent / "docs" / "tables.md"
+TABLES_MD = DOCS / "tables.md"
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 timelines: what a job did (each number derived in a comment), its interruptions counted once
 from attempts and scheduler, the model's predictions recomputed here by the closed form with
 Python's math, MTBI's interval against the Poisson tails it is defined by. Fleets with known
-interruptions are in tests/test_checkpoint_fleets.py."""
+interruptions are in tests/unit/test_checkpoint_fleets.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from mpg.transforms.checkpoints import (
     checkpoint_advice_by_slice,
     poisson_interval,
 )
-from tests.timeline import end, release, schedule, span, submit, sweep
+from tests.support.timeline import end, release, schedule, span, submit, sweep
 
 
 def _job(job: str, chips: int = 4, gen: str = "tpu-v5p") -> tuple[list[dict], list[dict]]:

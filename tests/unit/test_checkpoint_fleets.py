@@ -1,9 +1,10 @@
-"""Checkpoint advice validated where the truth is known: fleets of `mpg.simulate.checkpoints` with
-given interruption rates and intervals (docs/metrics.md, "Checkpoint advice", states each
-tolerance and the figures measured). Interruptions and MTBI exact; no advice that its own model
-(recomputed here with Python's math) says loses; the fleet's savings the sum of its jobs';
-the savings promised against those realised when the same fleet, with the same interruptions,
-is replayed at the advised settings; MTBI's 90% interval against the true MTBI."""
+"""Checkpoint advice validated where the truth is known: fleets of
+`tests.support.checkpoint_fleets` with given interruption rates and intervals (docs/metrics.md,
+"Checkpoint advice", states each tolerance and the figures measured). Interruptions and MTBI
+exact; no advice that its own model (recomputed here with Python's math) says loses; the fleet's
+savings the sum of its jobs'; the savings promised against those realised when the same fleet,
+with the same interruptions, is replayed at the advised settings; MTBI's 90% interval against the
+true MTBI."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-from mpg.simulate.checkpoints import CheckpointJob, FleetTables, checkpoint_fleet
 from mpg.transforms.account import sweep_chip_time
 from mpg.transforms.checkpoints import (
     MIN_INTERRUPTIONS,
@@ -22,7 +22,8 @@ from mpg.transforms.checkpoints import (
     checkpoint_advice_by_slice,
     poisson_interval,
 )
-from tests.test_checkpoint_advice import _predicted
+from tests.support.checkpoint_fleets import CheckpointJob, FleetTables, checkpoint_fleet
+from tests.unit.test_checkpoint_advice import _predicted
 
 
 def _fleet(

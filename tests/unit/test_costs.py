@@ -19,7 +19,8 @@ from mpg.config import OutputConfig, read_config
 from mpg.costs import chip_time_cost, cost_rates, load_cost_catalog
 from mpg.errors import OptionsError
 from mpg.schemas import CHIP_TIME_COST, CHIP_TIME_LEDGER, COST_RATES, JOB_DAY_GOODPUT
-from tests.conftest import FIXTURES, run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import FIXTURES
 
 TINY = FIXTURES / "spec_examples" / "tiny"
 

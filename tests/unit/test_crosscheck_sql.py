@@ -1,10 +1,10 @@
 """sql/crosscheck/job_day_chip_time.sql against the spec's worked examples.
 
 The query reads each example's raw JSONL (a copy under tests/fixtures/spec_examples) itself, as
-`make bench` runs it (mpg/crosscheck.py), and every v1 number of the example's
+`make bench` runs it (tests/support/crosscheck.py), and every v1 number of the example's
 job_day_goodput.csv and chip_time_ledger.csv must come out exactly.
 
-    pytest -q tests/test_crosscheck_sql.py
+    pytest -q tests/unit/test_crosscheck_sql.py
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from mpg.crosscheck import crosscheck_job_days
+from tests.support.crosscheck import crosscheck_job_days
+from tests.support.files import SPEC_EXAMPLES
 
-EXAMPLES = Path(__file__).parent / "fixtures" / "spec_examples"
+EXAMPLES = SPEC_EXAMPLES
 INPUTS = {
     "scheduler": "scheduler/events.jsonl",
     "runtime": "runtime/spans.jsonl",

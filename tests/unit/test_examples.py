@@ -12,8 +12,9 @@ import pytest
 
 from mpg.cli import _parser
 from mpg.pipelines.runners import beam_args
+from tests.support.files import ROOT
 
-DAG_FILE = Path(__file__).parent.parent / "examples" / "airflow" / "mpg_daily.py"
+DAG_FILE = ROOT / "examples" / "airflow" / "mpg_daily.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Fuzzing the parsers with hostile input (hypothesis): no crash, no hang, every record accepted
 or quarantined with a reason, records read = accepted + duplicates + quarantined, and every
-decision the same as the independent reference's (tests/reference).
+decision the same as the independent reference's (tests/support/reference).
 
 Three levels: one block through `BlockParser.parse`; one file through `read_line_blocks` and the
 parser (random bytes, damaged gzip, over-long lines); a whole hostile trace root through the
@@ -24,11 +24,11 @@ from mpg.pipelines.io import EXCERPT_BYTES, MAX_LINE_BYTES, TraceFile, read_line
 from mpg.simulate import simulate
 from mpg.transforms.parse import BlockParser, ParsedBlock
 from mpg.transforms.steps import parse_block
-from tests.conftest import run_mpg
-from tests.hostile import hostile_lines, times_on
-from tests.reference import reason_class, reference
-from tests.reference.records import BadRecordError, parse_line, read_records
-from tests.test_reference import JOB_DAY_NUMBERS, differences, numbers, read_tables
+from tests.e2e.test_reference import JOB_DAY_NUMBERS, differences, numbers, read_tables
+from tests.support.cli import run_mpg
+from tests.support.hostile import hostile_lines, times_on
+from tests.support.reference import reason_class, reference
+from tests.support.reference.records import BadRecordError, parse_line, read_records
 
 SOURCES = ("scheduler", "runtime", "profiles")
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])

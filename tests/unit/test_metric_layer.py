@@ -38,7 +38,6 @@ import datetime as dt
 import itertools
 import random
 from collections.abc import Iterator
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -52,8 +51,9 @@ from mpg.pipelines.views import create_views
 from mpg.schemas import JOB_DAY_GOODPUT, PUBLISHED
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
-from tests.fleet import account_fleet
-from tests.timeline import account, end, profile, schedule, span, submit
+from tests.support.files import SAMPLE_TRACES
+from tests.support.fleet import account_fleet
+from tests.support.timeline import account, end, profile, schedule, span, submit
 
 DAY1, DAY2 = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
 HOUR = 28800.0  # an hour of 8 chips, in chip-seconds
@@ -340,9 +340,7 @@ def test_decompose_sums_are_the_sql_definition_bit_for_bit() -> None:
 
 @pytest.fixture(scope="module")
 def sample_job_days() -> pa.Table:
-    return account_fleet(
-        Path(__file__).parent.parent / "data" / "sample_traces"
-    ).job_days.to_arrow()
+    return account_fleet(SAMPLE_TRACES).job_days.to_arrow()
 
 
 def test_every_job_day_of_the_sample_is_its_one_job_slice(sample_job_days: pa.Table) -> None:

@@ -1,11 +1,11 @@
-"""The block parser against its frozen predecessor (tests/parse_oracle): on every input, the same
+"""The block parser against its frozen predecessor (tests/support/parse_oracle): on every input, the same
 records (values, types, order), the same quarantine rows (reasons and raw text included) and the
 same count of lines read.
 
 The parser may take shortcuts (a fast path for ordinary lines, cheaper checks) but never change
 a decision of docs/decisions.md, "Reading records"; the oracle is the parser as it was before
 those shortcuts, SQL and all. Inputs: the blocks of a simulated fleet, hypothesis-generated
-blocks mixing hostile lines (tests/hostile.py) with lines in the layout exporters write
+blocks mixing hostile lines (tests/support/hostile.py) with lines in the layout exporters write
 (json.dumps, default or compact separators) carrying every kind of bad value, and a list of near
 misses written by hand.
 """
@@ -28,9 +28,9 @@ from mpg.catalog import load_catalog
 from mpg.pipelines.io import discover_trace_files, read_line_blocks
 from mpg.simulate import simulate
 from mpg.transforms.parse import BlockParser, ParsedBlock
-from tests.hostile import ANY_TIME, HOSTILE_VALUES, canonical_lines, hostile_lines
-from tests.parse_oracle import OracleParser
-from tests.reference.model import (
+from tests.support.hostile import ANY_TIME, HOSTILE_VALUES, canonical_lines, hostile_lines
+from tests.support.parse_oracle import OracleParser
+from tests.support.reference.model import (
     EVENT_TYPES,
     FRAMEWORKS,
     JOB_STATES,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mpg.transforms.parse import BlockParser
-from tests.test_parse import SPAN, _one, _with, parser  # noqa: F401  (parser: the fixture)
+from tests.unit.test_parse import SPAN, _one, _with, parser  # noqa: F401  (parser: the fixture)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from mpg.transforms.reconcile import (
     hash_range,
     job_hash_of,
 )
-from tests.timeline import account, at, end, schedule, span, submit
+from tests.support.timeline import account, at, end, schedule, span, submit
 
 
 def _reasons(a) -> list[tuple[str, str]]:

@@ -14,8 +14,8 @@ import pytest
 
 from mpg.schemas import STEP_RANK_STRAGGLERS, STEP_TIME_STATS
 from mpg.transforms.step_times import step_time_stats
-from tests.adapters.ml_goodput_scenarios import MemoryLogger
-from tests.timeline import end, release, schedule, span, submit, sweep
+from tests.support.adapters.ml_goodput_scenarios import MemoryLogger
+from tests.support.timeline import end, release, schedule, span, submit, sweep
 
 
 def _stats(scheduler: list[dict], runtime: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -163,7 +163,7 @@ def test_ideal_step_time_and_deviation_are_ml_goodput_measurements(n: int) -> No
 
 def test_the_straggler_of_real_ddp_traces(tmp_path: Path) -> None:
     # tests/fixtures/adapters/pytorch/ddp: two real ranks; rank 1 is the slower in every step.
-    from tests.test_adapter_pytorch import RANKS, _host_steps, _import, _records
+    from tests.e2e.adapters.test_pytorch import RANKS, _host_steps, _import, _records
 
     assert _import(RANKS[0].parent, "--out", tmp_path, "--chip-generation", "gpu-a100") == 0
     [row], stragglers = _stats(_records(tmp_path, "scheduler"), _records(tmp_path, "runtime"))

@@ -521,7 +521,7 @@ def test_the_bigquery_views_give_the_same_rows(database: Path, tmp_path: Path) -
     """The views as BigQuery gets them (macros inlined, struct unnests as columns, mixed cubes
     as grouping sets: mpg.bigquery_sql), read back into DuckDB's dialect by sqlglot and created
     over a copy of the fixture in place of the originals, its macros dropped: every view gives
-    the rows it gave. (tests/test_bigquery.py runs them on the BigQuery emulator.)"""
+    the rows it gave. (tests/e2e/test_bigquery.py runs them on the BigQuery emulator.)"""
     copy = tmp_path / "rewritten.duckdb"
     copy.write_bytes(database.read_bytes())
     statements = bigquery_view_statements(lambda name: exp.table_(name, quoted=True), PUBLISHED)

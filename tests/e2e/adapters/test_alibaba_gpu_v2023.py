@@ -18,8 +18,9 @@ import duckdb
 import pytest
 
 from mpg.cli import main
+from tests.support.files import adapter_fixtures
 
-FIXTURES = Path(__file__).parent / "fixtures" / "adapters" / "alibaba-gpu-v2023"
+FIXTURES = adapter_fixtures("alibaba-gpu-v2023")
 SLICE = FIXTURES / "openb_pod_list_default_slice.csv"
 HANDMADE = FIXTURES / "openb_pod_list_handmade.csv"
 ORIGIN = "2023-07-01T00:00:00Z"

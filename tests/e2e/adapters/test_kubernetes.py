@@ -30,9 +30,10 @@ import pytest
 
 from mpg.adapters import kubernetes_json
 from mpg.cli import main
-from tests.adapters import make_kubernetes_fixtures as fx
+from tests.support.adapters import make_kubernetes_fixtures as fx
+from tests.support.files import adapter_fixtures
 
-FIXTURES = Path(__file__).parent / "fixtures" / "adapters" / "kubernetes"
+FIXTURES = adapter_fixtures("kubernetes")
 AS_OF = "2026-11-20T16:00:00Z"
 OWNER = ("--owner-label", "ml.example.com/owner")
 
@@ -195,7 +196,6 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     return root, out, summary
 
 
-@pytest.mark.slow
 def test_goodput_per_job_day_matches_the_timelines(published: tuple[Path, Path, str]) -> None:
     _, out, _ = published
     with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as db:
@@ -212,7 +212,6 @@ def test_goodput_per_job_day_matches_the_timelines(published: tuple[Path, Path, 
         assert rg == (pytest.approx(want[2] / want[1], rel=1e-12) if want[1] else None), (job, day)
 
 
-@pytest.mark.slow
 def test_the_issues_cases_by_hand(published: tuple[Path, Path, str]) -> None:
     """t5-xxl wants 64 GPUs 12:50-15:40 (10,200 s); its pods held them all 13:00:44.9-14:10:03
     (4,158.1 s) and 14:19:31-15:39:57 (4,826 s): SG = 8,984.1 / 10,200 (Kueue's admission,
@@ -263,7 +262,6 @@ ATTRIBUTES = {
 }
 
 
-@pytest.mark.slow
 def test_the_jobs_rows_say_who_where_and_from_what(published: tuple[Path, Path, str]) -> None:
     """Every job-day of a job carries its owner, team, queue and `allocated_from`."""
     _, out, _ = published
@@ -296,7 +294,6 @@ def at20(clock: str) -> str:
     return f"2026-11-20T{clock}Z"
 
 
-@pytest.mark.slow
 def test_scheduler_events(published: tuple[Path, Path, str]) -> None:
     """The JOB_SUBMIT of every job; every event of four. A pod shown is a task of its own
     (numbered after the pod sets), given its chips when bound (PodScheduled's time, else the
@@ -380,7 +377,6 @@ def test_scheduler_events(published: tuple[Path, Path, str]) -> None:
     ]
 
 
-@pytest.mark.slow
 def test_one_span_per_attempt(published: tuple[Path, Path, str]) -> None:
     """Each admission, and each JobSet restart within one, is an attempt: one `step` span."""
     root, _, _ = published
@@ -401,7 +397,6 @@ def test_one_span_per_attempt(published: tuple[Path, Path, str]) -> None:
     }
 
 
-@pytest.mark.slow
 def test_two_batches_write_what_one_does(published: tuple[Path, Path, str], tmp_path: Path) -> None:
     """Noon's exports imported at noon, then 16:00's (and the hostile files): the second
     batch's Workloads carry evictions and restarts whose events were in the first (bert's
@@ -452,7 +447,6 @@ QUARANTINED = {
 }
 
 
-@pytest.mark.slow
 def test_import_counts_and_quarantine(published: tuple[Path, Path, str]) -> None:
     """478 records: 17 Workload snapshots (7 at noon, 10 at 16:00), 64 pods (26 and 38, one of
     each not a Workload's: prometheus-0), 348 exporter lines and 4 kubectl events, 9 JobSets

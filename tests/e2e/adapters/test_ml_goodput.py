@@ -13,8 +13,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.adapters.ml_goodput_scenarios import SCENARIOS, T0, calculate, record, write_fixtures
-from tests.conftest import FIXTURES, run_mpg
+from tests.support.adapters.ml_goodput_scenarios import (
+    SCENARIOS,
+    T0,
+    calculate,
+    record,
+    write_fixtures,
+)
+from tests.support.cli import run_mpg
+from tests.support.files import FIXTURES
 
 HERE = FIXTURES / "adapters" / "ml-goodput"
 CHIPS = 4

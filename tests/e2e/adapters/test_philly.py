@@ -24,8 +24,9 @@ import duckdb
 import pytest
 
 from mpg.cli import main
+from tests.support.files import adapter_fixtures
 
-FIXTURES = Path(__file__).parent / "fixtures" / "adapters" / "philly"
+FIXTURES = adapter_fixtures("philly")
 ORIGINAL = FIXTURES / "cluster_job_log.json"
 SLICE = FIXTURES / "jobs_slice.json"
 ZONE = "America/Los_Angeles"
@@ -158,7 +159,6 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     return root, out, buffer.getvalue()
 
 
-@pytest.mark.slow
 def test_goodput_per_job_day_matches_an_independent_calculation(
     published: tuple[Path, Path, str],
 ) -> None:
@@ -198,7 +198,6 @@ def test_goodput_per_job_day_matches_an_independent_calculation(
             assert rg is None
 
 
-@pytest.mark.slow
 def test_team_and_owner_add_up_to_the_trace(published: tuple[Path, Path, str]) -> None:
     """Per team (`vc`) and owner (`user`; none in the cleaned shape, and no queue in either):
     wanted and all-allocated chip-seconds summed from the trace equal the published sums."""
@@ -236,7 +235,6 @@ def test_each_job_has_its_own_vc_and_user(
     }
 
 
-@pytest.mark.slow
 def test_goodput_of_two_jobs_by_hand(published: tuple[Path, Path, str]) -> None:
     """Two hand-made jobs, worked out by hand (times PDT, UTC-7, all on 2017-10-14 / -12 UTC).
 
@@ -277,7 +275,6 @@ def test_goodput_of_two_jobs_by_hand(published: tuple[Path, Path, str]) -> None:
     ]
 
 
-@pytest.mark.slow
 def test_import_counts_and_quarantine(published: tuple[Path, Path, str]) -> None:
     root, out, summary = published
     assert "53 records read = 38 converted + 15 quarantined" in summary

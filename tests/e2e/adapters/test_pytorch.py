@@ -1,6 +1,7 @@
 """`mpg import pytorch` on real PyTorch profiler traces (tests/fixtures/adapters/pytorch, made by
-tests/adapters/make_pytorch_fixtures.py): every expected number is computed here again from the
-traces' own JSON, by plain Python, and compared with what the adapter wrote and `mpg run` made."""
+tests/support/adapters/make_pytorch_fixtures.py): every expected number is computed here again
+from the traces' own JSON, by plain Python, and compared with what the adapter wrote and `mpg run`
+made."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import duckdb
 import pytest
 
 from mpg.cli import main
-from tests.conftest import FIXTURES, run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import FIXTURES
 
 PYTORCH = FIXTURES / "adapters" / "pytorch"
 SINGLE = PYTORCH / "single" / "mlp.pt.trace.json.gz"
@@ -375,7 +377,6 @@ def _union_s(intervals: list[tuple[int, int]]) -> float:
     return covered / 1e6
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("src", "options", "chips"),
     [
@@ -427,7 +428,6 @@ def test_import_then_run_gives_sg_rg_pg_from_the_traces(
     assert ledger.get("runtime_idle", 0.0) == pytest.approx(wanted - productive, abs=1e-9)
 
 
-@pytest.mark.slow
 def test_without_a_sidecar_the_job_has_sg_and_rg_and_no_pg(tmp_path: Path) -> None:
     trace = tmp_path / "in" / "w.pt.trace.json.gz"
     trace.parent.mkdir()

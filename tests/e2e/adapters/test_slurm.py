@@ -29,8 +29,9 @@ import pytest
 
 from mpg.adapters import arguments, slurm
 from mpg.cli import main
+from tests.support.files import adapter_fixtures
 
-FIXTURES = Path(__file__).parent / "fixtures" / "adapters" / "slurm"
+FIXTURES = adapter_fixtures("slurm")
 HET = FIXTURES / "het"  # another cluster (two nodes): heterogeneous jobs
 HET_AS_OF = "2026-11-27T12:14:17Z"  # when its sacct ran (the script's log)
 FINAL = FIXTURES / "sacct.txt"
@@ -357,7 +358,6 @@ def het_published(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return import_and_run(tmp, HET, "--as-of", HET_AS_OF, *GPU_TYPES)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("folder", "sacct", "as_of"),
     [("published", FINAL, None), ("het_published", HET / "sacct.txt", HET_AS_OF)],
@@ -385,7 +385,6 @@ def test_goodput_per_job_day_matches_an_independent_calculation(
         assert pg is None
 
 
-@pytest.mark.slow
 def test_goodput_of_jobs_by_hand(published: Path) -> None:
     """Job 3 (2 h100) wants 21:00:56-21:01:27 (31 s), holds 5 s before its preemption and 15 s
     after its requeue: SG 20/31, and only the last 15 s are kept: RG 15/20. Job 26 (2 h100)
@@ -419,7 +418,6 @@ def gang_timeline(root: Path, job_id: str) -> list[tuple[Any, ...]]:
     ]
 
 
-@pytest.mark.slow
 def test_heterogeneous_jobs_are_one_gang_by_hand(het_published: Path) -> None:
     """het/sacct.txt read by hand (README there). Job 3: components 3+0 (1 h100) and 3+1 (2 h100)
     start at 12:10:51 (eligible 12:10:50); 3+1 is cancelled at 12:10:54, the leader runs on to
@@ -472,7 +470,6 @@ def test_heterogeneous_jobs_are_one_gang_by_hand(het_published: Path) -> None:
     ]
 
 
-@pytest.mark.slow
 def test_team_queue_and_owner_add_up_to_the_sacct_rows(het_published: Path) -> None:
     """Per team (Account of a job's first component with GPUs), queue (its Partition) and owner
     (User): wanted and all-allocated chip-seconds summed from the rows by hand equal the

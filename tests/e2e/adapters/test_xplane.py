@@ -1,5 +1,6 @@
 """`mpg import xplane` on a real jax capture (tests/fixtures/adapters/xplane, made by
-tests/adapters/make_xplane_fixtures.py) and on small captures built here with the XPlane schema.
+tests/support/adapters/make_xplane_fixtures.py) and on small captures built here with the XPlane
+schema.
 
 FLOPs are checked against jax's own `compile().cost_analysis()` of the same step, recorded when
 the capture was made; times against jax's own xplane reader (`ProfileData`), never against
@@ -24,9 +25,10 @@ from mpg.adapters.xplane_cost import NO_JAX, program_costs
 from mpg.adapters.xplane_proto import HloProto, XSpace
 from mpg.adapters.xplane_read import read_capture
 from mpg.cli import main
-from tests.conftest import run_mpg
+from tests.support.cli import run_mpg
+from tests.support.files import adapter_fixtures
 
-FIXTURE = Path(__file__).parent / "fixtures" / "adapters" / "xplane"
+FIXTURE = adapter_fixtures("xplane")
 CAPTURE = FIXTURE / "train.xplane.pb"
 EXPECTED = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
 SIDECAR = json.loads((FIXTURE / "cost_analysis.json").read_text(encoding="utf-8"))
@@ -229,7 +231,6 @@ def test_bad_cost_sidecars(
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.slow
 def test_end_to_end_goodput(tmp_path: Path) -> None:
     """Import with synthesized scheduler events, `mpg run`, and each job-day figure against the
     capture read by jax and the FLOPs jax counted when it was made."""

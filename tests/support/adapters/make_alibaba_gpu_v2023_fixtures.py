@@ -1,6 +1,6 @@
 """Write the Alibaba GPU v2023 fixture: a slice of the real `openb_pod_list_default.csv`.
 
-    python tests/adapters/make_alibaba_gpu_v2023_fixtures.py \\
+    python tests/support/adapters/make_alibaba_gpu_v2023_fixtures.py \\
         /work/shared/data/alibaba-gpu-v2023/openb_pod_list_default.csv
 
 The slice keeps rows verbatim and in their order, chosen so that every case the adapter tells
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "adapters" / "alibaba-gpu-v2023"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "adapters" / "alibaba-gpu-v2023"
 SLICE = FIXTURES / "openb_pod_list_default_slice.csv"
 
 Row = dict[str, str]

@@ -1,6 +1,6 @@
 """Regenerates tests/fixtures/adapters/kubernetes/ (its README says what each file is).
 
-    .venv/bin/python -m tests.adapters.make_kubernetes_fixtures
+    .venv/bin/python -m tests.support.adapters.make_kubernetes_fixtures
 
 No cluster runs here, so the objects are written by hand to the published API types, as a GKE
 cluster running Kueue v0.19.2 and JobSet v0.12.0 would serialise them (field names, camelCase,
@@ -18,7 +18,8 @@ json` sorts keys and indents by 4). Sources followed:
   the events.k8s.io/v1 recorder, so `kubectl get events` shows them with `eventTime` (microseconds),
   `series`, `action`, `reportingComponent`, and null `firstTimestamp` / `lastTimestamp`.
 
-Scenarios (all times UTC; tests/test_adapter_kubernetes.py states each timeline again, by hand):
+Scenarios (all times UTC; tests/e2e/adapters/test_kubernetes.py states each timeline again, by
+hand):
 1. llama-pretrain (TPU v5p, 16 chips): queued 08:00, admitted 09:30, finished 13:30.
 2. bert-finetune (H100, 16 GPUs, priority 100): admitted 10:00:05, preempted at 11:00 by
    urgent-eval (priority 1000), requeued, admitted again 12:30, finished 14:00.
@@ -35,8 +36,8 @@ Scenarios (all times UTC; tests/test_adapter_kubernetes.py states each timeline 
    PodsReadyTimeout at 10:30, admitted again 10:41, finished 11:55.
 10. t5-xxl (H100, 64 GPUs): admitted 13:00; a node lost at 14:10:03 under one pod, the JobSet
    restarts at 14:15:05.3, its new pods all bound at 14:19:31; finished 15:40.
-Each pod's life is in `scenario_pods` (tests/adapters/kubernetes_pods.py writes the objects and
-the events); urgent-eval's namespace is in no pod export, mixtral-moe's first pods were on the
+Each pod's life is in `scenario_pods` (tests/support/adapters/kubernetes_pods.py writes the objects
+and the events); urgent-eval's namespace is in no pod export, mixtral-moe's first pods were on the
 19th. Plus hostile/: malformed and unusable objects, each with the reason the test expects.
 """
 
@@ -49,7 +50,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tests.adapters.kubernetes_pods import (
+from tests.support.adapters.kubernetes_pods import (
     Pod,
     core_event,
     pod_events,
@@ -58,7 +59,7 @@ from tests.adapters.kubernetes_pods import (
     when,
 )
 
-OUT = Path(__file__).resolve().parent.parent / "fixtures" / "adapters" / "kubernetes"
+OUT = Path(__file__).resolve().parents[2] / "fixtures" / "adapters" / "kubernetes"
 KUEUE_V1 = "kueue.x-k8s.io/v1beta1"
 KUEUE_V2 = "kueue.x-k8s.io/v1beta2"
 JOBSET = "jobset.x-k8s.io/v1alpha2"

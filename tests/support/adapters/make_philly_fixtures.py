@@ -1,6 +1,6 @@
 """Regenerates tests/fixtures/adapters/philly/ (README.md there says what and from where).
 
-    python tests/adapters/make_philly_fixtures.py PATH/TO/jobs.json
+    python tests/support/adapters/make_philly_fixtures.py PATH/TO/jobs.json
 
 `jobs.json` is analysis/jobs.json of github.com/marwage/philly-traces (commit b741616), or the
 300-job sample of it. Two files come out:
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent.parent / "fixtures" / "adapters" / "philly"
+OUT = Path(__file__).resolve().parents[2] / "fixtures" / "adapters" / "philly"
 
 
 def machine(ip: str, *gpus: int) -> dict[str, Any]:

@@ -10,7 +10,7 @@ torch is no dependency of mpg: run this with a scratch venv that has torch 2.13.
 (that exact pin; a looser one pulls gigabytes of CUDA packages):
 
     python3.11 -m venv /tmp/torch && /tmp/torch/bin/pip install torch==2.13.0
-    /tmp/torch/bin/python tests/adapters/make_pytorch_fixtures.py
+    /tmp/torch/bin/python tests/support/adapters/make_pytorch_fixtures.py
 
 It writes
 - `single/mlp.pt.trace.json.gz` and `single/mlp.flops.json`: one process, a gzipped trace;
@@ -40,7 +40,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.profiler import ProfilerActivity, profile, schedule
 from torch.utils.flop_counter import FlopCounterMode
 
-OUT = Path(__file__).resolve().parents[1] / "fixtures" / "adapters" / "pytorch"
+OUT = Path(__file__).resolve().parents[2] / "fixtures" / "adapters" / "pytorch"
 BATCH, FEATURES, HIDDEN, CLASSES = 32, 64, 128, 10
 STEPS = 5  # wait 1 + warmup 1 + active 3
 

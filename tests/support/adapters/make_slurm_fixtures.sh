@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Makes the fixtures of `mpg import slurm` (tests/fixtures/adapters/slurm/) from a real Slurm.
 #
-#     sudo bash tests/adapters/make_slurm_fixtures.sh        # about five minutes
-#     sudo bash tests/adapters/make_slurm_fixtures.sh het    # heterogeneous jobs, two minutes
+#     sudo bash tests/support/adapters/make_slurm_fixtures.sh        # about five minutes
+#     sudo bash tests/support/adapters/make_slurm_fixtures.sh het    # heterogeneous jobs, two minutes
 #
 # It installs Debian's Slurm (slurmctld, slurmd, slurmdbd with MariaDB, munge) on the machine it
 # runs on, as root and without systemd (tested on Debian 12, slurm-wlm 22.05.8), configures one
@@ -25,7 +25,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
-OUT="$(realpath -m "${OUT:-$HERE/../fixtures/adapters/slurm}")"
+OUT="$(realpath -m "${OUT:-$HERE/../../fixtures/adapters/slurm}")"
 WORK="${WORK:-/tmp/mpg-slurm}"
 MODE="${1:-}" # empty: the main workload; het: heterogeneous jobs on two nodes
 NODES=gpu1

@@ -1,6 +1,7 @@
 """Captures the xplane adapter's fixture: a tiny JAX training loop on two CPU devices, profiled.
 
-    .venv/bin/python tests/adapters/make_xplane_fixtures.py   # needs jax 0.10.2 (the xla extra)
+    # needs jax 0.10.2 (the xla extra)
+    .venv/bin/python tests/support/adapters/make_xplane_fixtures.py
 
 A two-layer MLP trained with SGD, data-parallel over two host devices (so the compiled step is a
 per-device SPMD module, as on a real slice), runs five steps under
@@ -31,7 +32,7 @@ from pathlib import Path
 
 DEVICES = 2
 STEPS = 5
-OUT = Path(__file__).resolve().parents[1] / "fixtures" / "adapters" / "xplane"
+OUT = Path(__file__).resolve().parents[2] / "fixtures" / "adapters" / "xplane"
 
 # Before jax is imported: the CPU backend then has two devices.
 os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={DEVICES}"

@@ -1,5 +1,5 @@
 """The block parser as it was before issue 13's fast path: a frozen oracle for the differential
-test (tests/test_parse_differential.py), never used by the pipeline.
+test (tests/unit/test_parse_differential.py), never used by the pipeline.
 
 The SQL beside this file is a verbatim copy of `sql/parse/` at commit 12cf9d5, and the code
 below the parse logic of `mpg.transforms.parse` at that commit. The new parser must produce the

@@ -1,4 +1,4 @@
--- Frozen oracle (tests/parse_oracle): a copy of sql/parse at commit 12cf9d5. Do not edit.
+-- Frozen oracle (tests/support/parse_oracle): a copy of sql/parse at commit 12cf9d5. Do not edit.
 -- Field checks shared by the three parse queries (sql/parse/*.sql).
 -- The only file here with more than one statement: DuckDB declares one macro per statement, and
 -- these belong together. Each *_problem macro returns the reason a JSON value cannot be used as

@@ -1,4 +1,4 @@
--- Frozen oracle (tests/parse_oracle): a copy of sql/parse at commit 12cf9d5. Do not edit.
+-- Frozen oracle (tests/support/parse_oracle): a copy of sql/parse at commit 12cf9d5. Do not edit.
 -- Profile records: validate and type every line of one block of a profiles file.
 -- grain: one row per input line, in no particular order. `reason` is the first problem found
 -- (NULL: the record is usable).

@@ -1,4 +1,4 @@
--- Frozen oracle (tests/parse_oracle): a copy of sql/parse at commit 12cf9d5. Do not edit, but
+-- Frozen oracle (tests/support/parse_oracle): a copy of sql/parse at commit 12cf9d5. Do not edit, but
 -- for the spec's own changes: JOB_SUBMIT's optional `team` and `queue` (issue 21), as `owner`,
 -- and the documented extension `allocated_from` (docs/trace-format.md), the same way.
 -- Scheduler events: validate and type every line of one block of a scheduler file.

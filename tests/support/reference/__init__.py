@@ -14,7 +14,7 @@ Where neither the spec nor docs/decisions.md settles a case, this file's reading
 "Reading:" in a comment; the tests avoid those cases.
 """
 
-from tests.reference.accounting import reference
-from tests.reference.model import Reference, reason_class
+from tests.support.reference.accounting import reference
+from tests.support.reference.model import Reference, reason_class
 
 __all__ = ["Reference", "reason_class", "reference"]

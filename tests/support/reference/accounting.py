@@ -9,7 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from tests.reference.model import (
+from tests.support.reference.model import (
     DAY_US,
     EPOCH_ORDINAL,
     HBM_BYTES_PER_S,
@@ -23,7 +23,7 @@ from tests.reference.model import (
     Rejected,
     Slice,
 )
-from tests.reference.records import Job, Record, read_records
+from tests.support.reference.records import Job, Record, read_records
 
 
 def reference(root: Path, metric_version: str = "v1") -> Reference:

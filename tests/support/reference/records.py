@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.reference.model import (
+from tests.support.reference.model import (
     EARLIEST_US,
     EPOCH_ORDINAL,
     EVENT_TYPES,

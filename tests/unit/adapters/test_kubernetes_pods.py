@@ -4,7 +4,7 @@ against the scheduler events written here by hand.
 
 Every case is one Workload `team-t/jobset-t-00001` of a JobSet `t` with one pod set `main` of 2
 pods x 8 H100s (16 GPUs), created at 09:00 and admitted at 09:10 unless said otherwise; its pods
-are written by the fixture's builders (tests/adapters/kubernetes_pods.py) as kubectl and the
+are written by the fixture's builders (tests/support/adapters/kubernetes_pods.py) as kubectl and the
 event exporter show them.
 """
 
@@ -22,8 +22,8 @@ from mpg.adapters.kubernetes import kubernetes_options
 from mpg.adapters.kubernetes_derive import derive
 from mpg.adapters.kubernetes_read import read_objects
 from mpg.adapters.kubernetes_state import SEALED
-from tests.adapters import kubernetes_pods as kp
-from tests.adapters import make_kubernetes_fixtures as fx
+from tests.support.adapters import kubernetes_pods as kp
+from tests.support.adapters import make_kubernetes_fixtures as fx
 
 NS, NAME = "team-t", "jobset-t-00001"
 H100 = (kp.GPU, 8, {fx.GPU_NODE: "nvidia-h100-80gb"})
