@@ -1,6 +1,8 @@
 """The `*_current` views: each metric-versioned table filtered to the version `DIR/mpg.toml`
 names (v1 without the file), through the real CLI into a real DuckDB file; and the file's
-validation (`mpg.config`), where a bad file is one line and exit 2 before anything runs."""
+validation (`mpg.config`), where a bad file is one line and exit 2 before anything runs (how
+each setting is read: tests/unit/test_config.py and, for prices, power and PUE,
+tests/unit/test_costs.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from mpg.config import OutputConfig, read_config
 from tests.support.cli import run_mpg
 from tests.support.files import SPEC_EXAMPLES, read_expected
 
@@ -84,6 +85,10 @@ def test_current_views_show_the_configured_version(
             "cannot be read as TOML: Expected ']' at the end of a table declaration "
             "(at line 1, column 9)",
         ),
+        (
+            '[prices]\n"tpu-v5p" = "cheap"\n',
+            "[prices] 'tpu-v5p' = 'cheap' is not a number of USD per chip-hour >= 0",
+        ),
     ],
 )
 def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path: Path, text: str, message: str) -> None:
@@ -103,25 +108,3 @@ def test_a_current_version_the_run_does_not_compute_is_refused(tmp_path: Path) -
         f"mpg: error: the current metric version v2 (from {tmp_path / 'mpg.toml'}, v1 without it) "
         "is not among those this run computes (v1): add --metric-version v2\n"
     )
-
-
-@pytest.mark.parametrize(
-    ("text", "config"),
-    [
-        (None, OutputConfig("v1")),
-        ("", OutputConfig("v1")),
-        ("[metrics]\n", OutputConfig("v1")),
-        ('[metrics]\ncurrent = "v2"\n', OutputConfig("v2")),
-    ],
-)
-def test_read_config(tmp_path: Path, text: str | None, config: OutputConfig) -> None:
-    if text is not None:
-        (tmp_path / "mpg.toml").write_text(text)
-    assert read_config(tmp_path) == config
-
-
-@pytest.mark.parametrize(("current", "versions"), [("v1", ("v1",)), ("v2", ("v1", "v2"))])
-def test_a_run_computes_v1_and_the_current_version_by_default(
-    current: str, versions: tuple[str, ...]
-) -> None:
-    assert OutputConfig(current).metric_versions == versions

@@ -19,7 +19,6 @@ from mpg.config import OutputConfig, read_config
 from mpg.costs import chip_time_cost, cost_rates, load_cost_catalog
 from mpg.errors import OptionsError
 from mpg.schemas import CHIP_TIME_COST, CHIP_TIME_LEDGER, COST_RATES, JOB_DAY_GOODPUT
-from tests.support.cli import run_mpg
 from tests.support.files import FIXTURES
 
 TINY = FIXTURES / "spec_examples" / "tiny"
@@ -169,14 +168,3 @@ def test_a_bad_cost_setting_is_a_one_line_error(tmp_path: Path, text: str, messa
         read_config(tmp_path)
     assert str(raised.value).startswith(f"{tmp_path / 'mpg.toml'}: {message}")
     assert "\n" not in str(raised.value)
-
-
-@pytest.mark.slow
-def test_mpg_run_refuses_a_bad_price_in_one_line(tmp_path: Path) -> None:
-    (tmp_path / "mpg.toml").write_text('[prices]\n"tpu-v5p" = "cheap"\n')
-    result = run_mpg("run", "--traces", TINY, "--out", tmp_path)
-    assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == (
-        f"mpg: error: {tmp_path / 'mpg.toml'}: [prices] 'tpu-v5p' = 'cheap' is not a number of "
-        "USD per chip-hour >= 0\n"
-    )
