@@ -25,8 +25,14 @@ from mpg.pipelines.backfill import BackfillOptions, backfill
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.run import run
 from mpg.simulate import simulate
-from tests.e2e.test_reference import JOB_DAY_NUMBERS, SLICE_NUMBERS, differences, numbers, scalar
 from tests.support.reference import reference
+from tests.support.reference.compare import (
+    JOB_DAY_NUMBERS,
+    SLICE_NUMBERS,
+    differences,
+    numbers,
+    scalar,
+)
 from tests.support.snapshots import PER_RUN, published_state
 
 DAY = datetime.date

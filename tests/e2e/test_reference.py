@@ -1,8 +1,8 @@
-"""The real pipeline against an independent calculation (tests/support/reference/), for every metric
-version it knows.
+"""The real pipeline against an independent calculation (tests/support/reference/), for every
+metric version it knows.
 
-The reference is first held to the spec's worked examples (`expected/` for v1, `expected-v2/`
-for v2); then the real `mpg run` CLI, computing every version at once, and the reference both
+The reference holds to the spec's worked examples (tests/unit/test_reference_examples.py); here
+the real `mpg run` CLI, computing every version at once, and the reference both
 read the same trace roots (simulated fleets, and a hand-made one full of the edge
 cases the spec and docs/decisions.md settle) and every published table must agree with it: the
 same rows, chip-seconds and ratios to 1e-9 relative, the same quarantined (source, file, line)
@@ -15,142 +15,28 @@ the lines before mid-stream damage in a .gz); it keeps them fixed.
 
 from __future__ import annotations
 
-import csv
-import datetime
 import gzip
 import json
-import math
 import subprocess
 import sys
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from mpg.simulate import simulate
-from tests.support.files import SPEC_EXAMPLES
 from tests.support.reference import Reference, reason_class, reference
+from tests.support.reference.compare import (
+    JOB_DAY_NUMBERS,
+    SLICE_NUMBERS,
+    differences,
+    numbers,
+    read_tables,
+    scalar,
+)
 from tests.support.reference.model import METRIC_VERSIONS
-
-EXAMPLES = SPEC_EXAMPLES
-REL = 1e-9  # what the grader allows between the pipeline and an independent calculation
-ABS = 1e-9  # chip-seconds: float noise allowed where the exact answer is zero
-
-JOB_DAY_NUMBERS = (
-    "wanted_chip_s",
-    "all_allocated_chip_s",
-    "productive_chip_s",
-    "ideal_chip_s",
-    "sg",
-    "rg",
-    "pg",
-    "mpg",
-)
-SLICE_NUMBERS = (
-    "wanted_chip_s",
-    "all_allocated_chip_s",
-    "productive_chip_s",
-    "ideal_chip_s",
-    "pg_coverage",
-    "sg",
-    "rg",
-    "pg",
-    "mpg",
-)
-
-
-def close(expected: float | None, got: float | None, rel: float = REL) -> bool:
-    if expected is None or got is None:
-        return expected is None and got is None
-    return math.isclose(expected, got, rel_tol=rel, abs_tol=ABS)
-
-
-def differences(
-    expected: dict[Any, Any], got: dict[Any, Any], compare: Callable[[Any, Any], list[str]]
-) -> list[str]:
-    """Human-readable differences between two keyed tables (at most 15 shown)."""
-    out = [
-        f"missing row {k}: expected {expected[k]}" for k in sorted(expected.keys() - got, key=str)
-    ]
-    out += [f"extra row {k}: {got[k]}" for k in sorted(got.keys() - expected, key=str)]
-    for k in sorted(expected.keys() & got.keys(), key=str):
-        out += [f"{k} {d}" for d in compare(expected[k], got[k])]
-    return out[:15] + ([f"... and {len(out) - 15} more"] if len(out) > 15 else [])
-
-
-def numbers(names: tuple[str, ...], rel: float = REL) -> Callable[[Any, Any], list[str]]:
-    def compare(expected: Any, got: dict[str, Any]) -> list[str]:
-        return [
-            f"{n}: expected {getattr(expected, n)!r}, got {got[n]!r}"
-            for n in names
-            if not close(getattr(expected, n), got[n], rel)
-        ]
-
-    return compare
-
-
-def scalar(expected: float, got: float) -> list[str]:
-    return [] if close(expected, got) else [f"expected {expected!r}, got {got!r}"]
-
-
-# --------------------------------------------------------------------------------------------
-# The reference reproduces the spec's worked examples
-
-
-def read_csv(path: Path) -> list[dict[str, Any]]:
-    """An expected CSV: empty cells are NULL, days are dates, numeric cells floats."""
-    rows = []
-    with path.open(newline="") as f:
-        for row in csv.DictReader(f):
-            parsed: dict[str, Any] = {}
-            for k, v in row.items():
-                if v == "":
-                    parsed[k] = None
-                elif k == "day":
-                    parsed[k] = datetime.date.fromisoformat(v)
-                elif k.endswith("_s") or k in {"sg", "rg", "pg", "mpg", "pg_coverage"}:
-                    parsed[k] = float(v)
-                else:
-                    parsed[k] = v
-            rows.append(parsed)
-    return rows
-
-
-EXPECTED = {"v1": "expected", "v2": "expected-v2"}
-
-
-@pytest.mark.parametrize("version", METRIC_VERSIONS)
-@pytest.mark.parametrize("example", ["tiny", "edges"])
-def test_reference_reproduces_spec_example(example: str, version: str) -> None:
-    ref = reference(EXAMPLES / example, version)
-    expected = EXAMPLES / example / EXPECTED[version]
-    job_days = {(r["day"], r["job_id"]): r for r in read_csv(expected / "job_day_goodput.csv")}
-    ledger = {
-        (r["day"], r["job_id"], r["category"]): r["chip_s"]
-        for r in read_csv(expected / "chip_time_ledger.csv")
-    }
-    slices = {
-        (r["day"], r["workload_class"], r["framework"], r["chip_generation"]): r
-        for r in read_csv(expected / "goodput_by_slice.csv")
-    }
-    # The CSVs give ratios to 12 significant digits, chip-seconds exactly.
-    assert not differences(ref.job_days, job_days, numbers(JOB_DAY_NUMBERS, 1e-11))
-    for key, row in job_days.items():
-        ours = ref.job_days[key]
-        assert (ours.workload_class, ours.framework, ours.chip_generation) == (
-            row["workload_class"],
-            row["framework"],
-            row["chip_generation"],
-        )
-        assert ours.chips_requested == int(row["chips_requested"])
-    assert not differences(ref.ledger, ledger, scalar)
-    assert not differences(ref.slices, slices, numbers(SLICE_NUMBERS, 1e-11))
-    assert ref.quarantine == []
-
 
 # --------------------------------------------------------------------------------------------
 # Trace roots for the pipeline: simulated fleets and a hand-made one
@@ -417,23 +303,6 @@ class Published:
     def inputs(self) -> Reference:
         """The reference for the quarantine and record counts, which no metric version changes."""
         return self.refs["v1"]
-
-
-def read_tables(db: Path) -> dict[str, list[dict[str, Any]]]:
-    tables = {}
-    with duckdb.connect(str(db), read_only=True) as con:
-        for name in (
-            "job_day_goodput",
-            "chip_time_ledger",
-            "goodput_by_slice",
-            "quarantine",
-            "record_counts",
-        ):
-            cursor = con.execute(f"select * from {name}")
-            columns = [d[0] for d in cursor.description]
-            rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-            tables[name] = rows
-    return tables
 
 
 @pytest.fixture(scope="module")

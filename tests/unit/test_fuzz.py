@@ -2,16 +2,15 @@
 or quarantined with a reason, records read = accepted + duplicates + quarantined, and every
 decision the same as the independent reference's (tests/support/reference).
 
-Three levels: one block through `BlockParser.parse`; one file through `read_line_blocks` and the
-parser (random bytes, damaged gzip, over-long lines); a whole hostile trace root through the
-real `mpg run`.
+Two levels here: one block through `BlockParser.parse`; one file through `read_line_blocks` and
+the parser (random bytes, damaged gzip, over-long lines). A whole hostile trace root through the
+real `mpg run`: tests/e2e/test_hostile_run.py.
 """
 
 from __future__ import annotations
 
 import datetime
 import gzip
-import json
 import tempfile
 from pathlib import Path
 
@@ -21,13 +20,10 @@ from hypothesis import strategies as st
 
 from mpg.catalog import load_catalog
 from mpg.pipelines.io import EXCERPT_BYTES, MAX_LINE_BYTES, TraceFile, read_line_blocks
-from mpg.simulate import simulate
 from mpg.transforms.parse import BlockParser, ParsedBlock
 from mpg.transforms.steps import parse_block
-from tests.e2e.test_reference import JOB_DAY_NUMBERS, differences, numbers, read_tables
-from tests.support.cli import run_mpg
-from tests.support.hostile import hostile_lines, times_on
-from tests.support.reference import reason_class, reference
+from tests.support.hostile import hostile_lines
+from tests.support.reference import reason_class
 from tests.support.reference.records import BadRecordError, parse_line, read_records
 
 SOURCES = ("scheduler", "runtime", "profiles")
@@ -193,75 +189,3 @@ def test_a_20_mb_line_and_a_100k_deep_line_are_read_and_accounted(
         5: "invalid utf-8",
     }
     assert got[2][1] == "x" * EXCERPT_BYTES
-
-
-# --------------------------------------------------------------------------------------------
-# A whole hostile trace root through the real CLI
-
-DAY = "2026-11-20"  # the simulated fleet's day
-# Hostile jobs: their valid records are accepted and accounted, like any job's.
-HOSTILE_JOBS = [
-    {
-        "type": "JOB_SUBMIT",
-        "ts": f"{DAY}T00:00:00Z",
-        "job_id": job,
-        "chips_requested": 8,
-        "chip_generation": "tpu-v5p",
-        "workload_class": "training",
-        "framework": "jax",
-    }
-    for job in ("j", "train-1")
-]
-
-
-@st.composite
-def hostile_roots(draw: st.DrawFn) -> dict[str, list[bytes]]:
-    """Per source, hostile lines to add to a simulated fleet."""
-    return {
-        s: draw(st.lists(hostile_lines(s, times_on(DAY)), min_size=5, max_size=40)) for s in SOURCES
-    }
-
-
-@pytest.mark.slow
-@settings(FUZZ, max_examples=2)
-@given(hostile_roots())
-def test_mpg_run_on_a_hostile_trace_root_accounts_for_every_record(
-    hostile: dict[str, list[bytes]],
-) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        root, out = Path(tmp) / "traces", Path(tmp) / "out"
-        simulate(seed=11, jobs=6, days=1, out=root)
-        jobs = "".join(json.dumps(submit) + "\n" for submit in HOSTILE_JOBS)
-        (root / "scheduler" / "hostile-jobs.jsonl").write_text(jobs)
-        for source, lines in hostile.items():
-            text = b"\n".join(lines) + b"\n"
-            (root / source / "hostile.jsonl").write_bytes(text)
-            packed = gzip.compress(text)
-            (root / source / "hostile-cut.jsonl.gz").write_bytes(packed[: len(packed) // 2])
-        (root / "profiles" / "long.jsonl").write_bytes(b"{}\n" + b" " * (MAX_LINE_BYTES + 1))
-        result = run_mpg("run", "--traces", root, "--out", out)
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert "Traceback" not in result.stderr
-        tables = read_tables(out / "mpg.duckdb")
-        ref = reference(root)
-    counts = {r["source"]: r for r in tables["record_counts"]}
-    for source, c in counts.items():
-        assert c["records_read"] == c["accepted"] + c["duplicates"] + c["quarantined"]
-        quarantined = [q for q in tables["quarantine"] if q["source"] == source]
-        assert len(quarantined) == c["quarantined"]
-        assert all(q["reason"] for q in quarantined)
-        r = ref.counts[source]
-        assert (c["records_read"], c["accepted"], c["duplicates"], c["quarantined"]) == (
-            r.read,
-            r.accepted,
-            r.duplicates,
-            r.quarantined,
-        )
-    got = {
-        (q["source"], q["file"], q["line"]): (reason_class(q["reason"]), q["raw"])
-        for q in tables["quarantine"]
-    }
-    expected = {(q.source, q.file, q.line): (reason_class(q.reason), q.raw) for q in ref.quarantine}
-    assert got == expected
-    job_days = {(r["day"], r["job_id"]): r for r in tables["job_day_goodput"]}
-    assert not differences(ref.job_days, job_days, numbers(JOB_DAY_NUMBERS))
