@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +14,8 @@ import pytest
 from mpg.schemas import STEP_RANK_STRAGGLERS, STEP_TIME_STATS
 from mpg.transforms.step_times import step_time_stats
 from tests.support.adapters.ml_goodput_scenarios import MemoryLogger
+from tests.support.adapters.pytorch_traces import RANKS, host_steps
+from tests.support.conversion import convert, records
 from tests.support.timeline import end, release, schedule, span, submit, sweep
 
 
@@ -161,13 +162,11 @@ def test_ideal_step_time_and_deviation_are_ml_goodput_measurements(n: int) -> No
     assert row["step_time_deviation_s"] == pytest.approx(metric, rel=1e-7, abs=1e-6)
 
 
-def test_the_straggler_of_real_ddp_traces(tmp_path: Path) -> None:
+def test_the_straggler_of_real_ddp_traces() -> None:
     # tests/fixtures/adapters/pytorch/ddp: two real ranks; rank 1 is the slower in every step.
-    from tests.e2e.adapters.test_pytorch import RANKS, _host_steps, _import, _records
-
-    assert _import(RANKS[0].parent, "--out", tmp_path, "--chip-generation", "gpu-a100") == 0
-    [row], stragglers = _stats(_records(tmp_path, "scheduler"), _records(tmp_path, "runtime"))
-    ranks = [_host_steps(p) for p in RANKS]
+    conversion = convert("pytorch", list(RANKS), "--chip-generation", "gpu-a100")
+    [row], stragglers = _stats(records(conversion, "scheduler"), records(conversion, "runtime"))
+    ranks = [host_steps(p) for p in RANKS]
     us = [{n: ((a + 500) // 1000, (b + 500) // 1000) for n, (a, b, _) in r.items()} for r in ranks]
     assert all(us[1][n][1] - us[1][n][0] > us[0][n][1] - us[0][n][0] for n in (2, 3, 4))
     assert (row["steps"], row["ranks"], row["straggler_rank"], row["straggler_share"]) == (

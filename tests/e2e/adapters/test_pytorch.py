@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import gzip
 import json
 import shutil
 from pathlib import Path
@@ -17,36 +16,22 @@ import duckdb
 import pytest
 
 from mpg.cli import main
+from tests.support.adapters.pytorch_traces import (
+    CUDA,
+    PYTORCH,
+    RANKS,
+    SINGLE,
+    host_steps,
+    trace_doc,
+)
 from tests.support.cli import run_mpg
-from tests.support.files import FIXTURES
 
-PYTORCH = FIXTURES / "adapters" / "pytorch"
-SINGLE = PYTORCH / "single" / "mlp.pt.trace.json.gz"
-CUDA = PYTORCH / "cuda" / "mlp.pt.trace.json.gz"  # also has each step's gpu_user_annotation copy
-RANKS = (PYTORCH / "ddp" / "worker0.pt.trace.json", PYTORCH / "ddp" / "worker1.pt.trace.json")
 A100_PEAK = 312e12  # spec: chip catalog v1
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 # One step of the fixtures' MLP (batch 32, 64 -> 128 -> 10), as FlopCounterMode counts it: 2 FLOPs
 # per multiply-add of each matmul; forward: both layers; backward: both weight gradients and the
 # second layer's input gradient (the input needs no gradient); SGD's update adds no matmul.
 MLP_STEP_FLOPS = 2 * 32 * (64 * 128 + 128 * 10) + 2 * 32 * (128 * 10 * 2 + 64 * 128)
-
-
-def _doc(path: Path) -> dict[str, Any]:
-    data = path.read_bytes()
-    return json.loads(gzip.decompress(data) if path.suffix == ".gz" else data)
-
-
-def _host_steps(path: Path) -> dict[int, tuple[int, int, float]]:
-    """step -> (start ns, end ns, dur us) of the trace's host-side ProfilerStep events."""
-    doc = _doc(path)
-    base = doc.get("baseTimeNanoseconds", 0)
-    steps = {}
-    for e in doc["traceEvents"]:
-        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#"):
-            start = base + round(e["ts"] * 1000)
-            steps[int(e["name"].split("#")[1])] = (start, start + round(e["dur"] * 1000), e["dur"])
-    return steps
 
 
 def _time(ns: int) -> dt.datetime:
@@ -79,7 +64,7 @@ def test_a_gzipped_trace_becomes_step_spans_and_profile_records(
 ) -> None:
     assert _import(trace, "--out", tmp_path, "--job-id", "mlp", "--chips", "4") == 0
     assert "3 records read = 3 converted + 0 quarantined" in capsys.readouterr().out
-    steps = _host_steps(trace)
+    steps = host_steps(trace)
     assert sorted(steps) == [2, 3, 4]
     spans = _records(tmp_path, "runtime")
     assert [(s["job_id"], s["attempt"], s["kind"], s["step"]) for s in spans] == [
@@ -108,8 +93,8 @@ def test_each_rank_has_its_spans_and_a_step_one_record(tmp_path: Path) -> None:
     # The folder is searched; job_id and chips come from the ranks' sidecars. Each trace names
     # its rank in distributedInfo, so each rank's step is a span of its own, with its rank.
     assert _import(PYTORCH / "ddp", "--out", tmp_path) == 0
-    ranks = [_host_steps(p) for p in RANKS]
-    assert [_doc(p)["distributedInfo"]["rank"] for p in RANKS] == [0, 1]
+    ranks = [host_steps(p) for p in RANKS]
+    assert [trace_doc(p)["distributedInfo"]["rank"] for p in RANKS] == [0, 1]
     assert sorted(ranks[0]) == sorted(ranks[1]) == [2, 3, 4]
     spans, profiles = _records(tmp_path, "runtime"), _records(tmp_path, "profiles")
     assert [(s["job_id"], s["step"], s["rank"]) for s in spans] == [
@@ -128,12 +113,12 @@ def test_traces_that_name_no_rank_combine_into_one_span_per_step(tmp_path: Path)
     # The same two traces without distributedInfo: one span per step, from the earliest start
     # to the latest end over the files.
     for i, path in enumerate(RANKS):
-        doc = _doc(path)
+        doc = trace_doc(path)
         del doc["distributedInfo"]
         (tmp_path / "in").mkdir(exist_ok=True)
         (tmp_path / "in" / f"w{i}.pt.trace.json").write_text(json.dumps(doc))
     assert _import(tmp_path / "in", "--out", tmp_path / "o", "--job-id", "j") == 0
-    ranks = [_host_steps(p) for p in RANKS]
+    ranks = [host_steps(p) for p in RANKS]
     spans = _records(tmp_path / "o", "runtime")
     assert [(s["step"], "rank" in s) for s in spans] == [(2, False), (3, False), (4, False)]
     for n, span in zip([2, 3, 4], spans, strict=True):
@@ -230,14 +215,16 @@ def _write_trace(path: Path, doc: dict[str, Any]) -> Path:
 
 def _with_events(events: list[dict[str, Any]]) -> dict[str, Any]:
     """The first rank's trace with `events` in place of its host-side ProfilerStep events."""
-    doc = _doc(RANKS[0])
+    doc = trace_doc(RANKS[0])
     kept = [e for e in doc["traceEvents"] if not e.get("name", "").startswith("ProfilerStep#")]
     return {**doc, "traceEvents": events + kept}
 
 
 def test_unusable_step_events_are_quarantined_with_their_reason(tmp_path: Path) -> None:
     good = next(
-        e for e in _doc(RANKS[0])["traceEvents"] if e.get("name", "").startswith("ProfilerStep#")
+        e
+        for e in trace_doc(RANKS[0])["traceEvents"]
+        if e.get("name", "").startswith("ProfilerStep#")
     )
 
     def bad(**change: Any) -> dict[str, Any]:
@@ -298,7 +285,7 @@ def test_unusable_trace_files_are_one_line_and_exit_2(
 
 def test_names_that_are_not_clean_json_text_do_not_matter(tmp_path: Path) -> None:
     """A raw tab and a byte that is not UTF-8 in an op name: the steps are still read."""
-    text = json.dumps(_doc(RANKS[0])).encode().replace(b'"aten::', b'"\tat\xffen::', 1)
+    text = json.dumps(trace_doc(RANKS[0])).encode().replace(b'"aten::', b'"\tat\xffen::', 1)
     (tmp_path / "t.pt.trace.json").write_bytes(text)
     assert _import(tmp_path / "t.pt.trace.json", "--out", tmp_path / "o", "--job-id", "j") == 0
     assert [s["step"] for s in _records(tmp_path / "o", "runtime")] == [2, 3, 4]
@@ -324,7 +311,7 @@ def _spans(root: Path) -> list[tuple[dt.datetime, dt.datetime, int]]:
 
 def test_traces_with_unix_ts_and_no_base_time_keep_their_wall_clock(tmp_path: Path) -> None:
     """Before `baseTimeNanoseconds` (torch < 2.4 or so), `ts` was a Unix time in whole µs."""
-    doc = _doc(RANKS[0])
+    doc = trace_doc(RANKS[0])
     base = doc.pop("baseTimeNanoseconds")
     for e in doc["traceEvents"]:
         if "ts" in e:
@@ -334,7 +321,7 @@ def test_traces_with_unix_ts_and_no_base_time_keep_their_wall_clock(tmp_path: Pa
     old = _write_trace(tmp_path / "old.pt.trace.json", doc)
     assert _import(old, "--out", tmp_path / "old", "--job-id", "j") == 0
     assert _spans(tmp_path / "old") == [
-        (_time(s), _time(e), n) for n, (s, e, _) in sorted(_host_steps(old).items())
+        (_time(s), _time(e), n) for n, (s, e, _) in sorted(host_steps(old).items())
     ]
     assert _import(RANKS[0], "--out", tmp_path / "new", "--job-id", "j") == 0
     for (old_start, _, _), (new_start, _, _) in zip(
@@ -344,7 +331,7 @@ def test_traces_with_unix_ts_and_no_base_time_keep_their_wall_clock(tmp_path: Pa
 
 
 def test_traces_without_wall_clock_times_need_start(tmp_path: Path) -> None:
-    doc = _doc(RANKS[0])
+    doc = trace_doc(RANKS[0])
     del doc["baseTimeNanoseconds"]
     trace = _write_trace(tmp_path / "rel.pt.trace.json", doc)
     result = run_mpg("import", "pytorch", trace, "--out", tmp_path / "o", "--job-id", "j")
@@ -352,7 +339,7 @@ def test_traces_without_wall_clock_times_need_start(tmp_path: Path) -> None:
     assert "its times are not wall-clock times" in result.stderr and "--start" in result.stderr
     start = "2026-01-02T03:04:05+01:00"
     assert _import(trace, "--out", tmp_path / "o", "--job-id", "j", "--start", start) == 0
-    steps = _host_steps(RANKS[0])  # with the base, whose offsets the shift must keep
+    steps = host_steps(RANKS[0])  # with the base, whose offsets the shift must keep
     first = min(s[0] for s in steps.values())
     shift = (_when(start) - EPOCH) // dt.timedelta(microseconds=1) * 1000 - first
     assert _spans(tmp_path / "o") == [
@@ -394,7 +381,7 @@ def test_import_then_run_gives_sg_rg_pg_from_the_traces(
 
     # Independently, from the traces' JSON and the sidecars: ranks' steps span from the earliest
     # start to the latest end; a step's time is its slowest rank's.
-    ranks = [_host_steps(p) for p in ([src] if src.is_file() else RANKS)]
+    ranks = [host_steps(p) for p in ([src] if src.is_file() else RANKS)]
     us = [((ns + 500) // 1000) for r in ranks for s in r.values() for ns in s[:2]]
     spans = [
         ((min(r[n][0] for r in ranks) + 500) // 1000, (max(r[n][1] for r in ranks) + 500) // 1000)
@@ -437,7 +424,7 @@ def test_without_a_sidecar_the_job_has_sg_and_rg_and_no_pg(tmp_path: Path) -> No
     assert (
         run_mpg("run", "--traces", tmp_path / "traces", "--out", tmp_path / "out").returncode == 0
     )
-    steps = _host_steps(SINGLE).values()
+    steps = host_steps(SINGLE).values()
     spans = [((s + 500) // 1000, (e + 500) // 1000) for s, e, _ in steps]
     wanted_s = (max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6
     with duckdb.connect(str(tmp_path / "out" / "mpg.duckdb"), read_only=True) as db:
