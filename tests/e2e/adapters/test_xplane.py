@@ -1,6 +1,7 @@
 """`mpg import xplane` on a real jax capture (tests/fixtures/adapters/xplane, made by
-tests/support/adapters/make_xplane_fixtures.py) and on small captures built here with the XPlane
-schema.
+tests/support/adapters/make_xplane_fixtures.py) and on small captures built with the XPlane
+schema (tests/support/adapters/xplane_captures.py), through the CLI; the conversion alone:
+tests/unit/adapters/test_xplane.py.
 
 FLOPs are checked against jax's own `compile().cost_analysis()` of the same step, recorded when
 the capture was made; times against jax's own xplane reader (`ProfileData`), never against
@@ -9,7 +10,6 @@ figures taken from the adapter's output.
 
 from __future__ import annotations
 
-import doctest
 import json
 import math
 import shutil
@@ -21,17 +21,19 @@ from typing import Any
 import duckdb
 import pytest
 
-from mpg.adapters.xplane_cost import NO_JAX, program_costs
-from mpg.adapters.xplane_proto import HloProto, XSpace
-from mpg.adapters.xplane_read import read_capture
+from mpg.adapters.xplane_cost import NO_JAX
+from mpg.adapters.xplane_proto import XSpace
 from mpg.cli import main
+from tests.support.adapters.xplane_captures import (
+    CAPTURE,
+    EXPECTED,
+    FIXTURE,
+    MS,
+    SIDECAR,
+    build_capture,
+)
 from tests.support.cli import run_mpg
-from tests.support.files import adapter_fixtures
 
-FIXTURE = adapter_fixtures("xplane")
-CAPTURE = FIXTURE / "train.xplane.pb"
-EXPECTED = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
-SIDECAR = json.loads((FIXTURE / "cost_analysis.json").read_text(encoding="utf-8"))
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TPU_V5E_PEAK = 197e12  # the spec's catalog, per chip
 
@@ -73,12 +75,6 @@ def jax_steps() -> list[tuple[int, int, int]]:
     return sorted(found)
 
 
-def test_schema_docstring_examples() -> None:
-    import mpg.adapters.xplane_proto
-
-    assert doctest.testmod(mpg.adapters.xplane_proto).failed == 0
-
-
 # --- the real capture --------------------------------------------------------------------------
 
 
@@ -109,20 +105,6 @@ def test_steps_are_the_annotations_on_the_wall_clock(tmp_path: Path) -> None:
         profile = profiles[span["step"]]
         assert profile["ts"] == span["start"]
         assert profile["step_time_s"] == (micros(span["end"]) - micros(span["start"])) / 1e6
-
-
-def test_the_step_programs_are_those_launched_from_the_first_step_on() -> None:
-    capture = read_capture(CAPTURE)
-    first = capture.steps.get_column("start_ps").min()
-    launched = capture.launches.filter(capture.launches["start_ps"] >= first)
-    # The capture embeds the initialisers' programs too; two programs ran, once a step each.
-    assert launched.height == 2 * len(EXPECTED["steps"])
-    launched_ids = launched.get_column("program_id").unique().to_list()
-    assert len(capture.programs) > len(launched_ids) == 2
-    costs = program_costs({p: capture.programs[p] for p in launched_ids})
-    assert sorted(costs.get_column("flops").to_list()) == sorted(
-        p["flops"] for p in EXPECTED["programs"].values()
-    )
 
 
 def test_cost_analysis_sidecar(tmp_path: Path) -> None:
@@ -275,146 +257,6 @@ def test_end_to_end_goodput(tmp_path: Path) -> None:
 # --- captures built here ------------------------------------------------------------------------
 
 
-START_NS = 1_795_400_000_000_000_000  # 2026-11-23T02:13:20Z
-MS = 10**9  # picoseconds
-
-
-def stat(metadata_id: int, value: Any) -> dict[str, Any]:
-    kind = {int: "int64_value", str: "str_value", bytes: "bytes_value"}[type(value)]
-    return {"metadata_id": metadata_id, kind: value}
-
-
-def build_capture(
-    steps: list[tuple[Any, int, int]],
-    launches: list[tuple[int, int, int]],
-    programs: dict[int, bytes],
-    *,
-    line_ns: int = 0,
-    start_ns: int | None = START_NS,
-) -> bytes:
-    """An xplane as jax writes one: step annotations `(step_num, offset_ps, duration_ps)` on the
-    host's python line, op events of launches `(program_id, run_id, offset_ps)` on an executor
-    line, each program's HloProto in the metadata plane, and the capture's wall-clock start."""
-    host = {
-        "name": "/host:CPU",
-        "stat_metadata": [
-            {"key": k, "value": {"id": k, "name": n}}
-            for k, n in ((1, "step_num"), (2, "program_id"), (3, "run_id"))
-        ],
-        "event_metadata": [{"key": 1, "value": {"id": 1, "name": "train"}}],
-        "lines": [
-            {
-                "name": "python",
-                "timestamp_ns": line_ns,
-                "events": [
-                    {"metadata_id": 1, "offset_ps": o, "duration_ps": d, "stats": [stat(1, n)]}
-                    for n, o, d in steps
-                ],
-            },
-            {
-                "name": "executor",
-                "timestamp_ns": line_ns,
-                "events": [
-                    {"offset_ps": o, "duration_ps": 1000, "stats": [stat(2, p), stat(3, r)]}
-                    for p, r, o in launches
-                ],
-            },
-        ],
-    }
-    metadata = {
-        "name": "/host:metadata",
-        "stat_metadata": [
-            {"key": 1, "value": {"id": 1, "name": "Hlo Proto"}},
-            {"key": 2, "value": {"id": 2, "name": "program_id"}},
-        ],
-        "event_metadata": [
-            {
-                "key": i,
-                "value": {
-                    "id": i,
-                    "name": f"jit_f({p})",
-                    "stats": [stat(1, HloProto(hlo_module=m).SerializeToString()), stat(2, p)],
-                },
-            }
-            for i, (p, m) in enumerate(programs.items(), start=1)
-        ],
-    }
-    planes = [metadata, host]
-    if start_ns is not None:
-        planes.append(
-            {
-                "name": "Task Environment",
-                "stat_metadata": [{"key": 1, "value": {"id": 1, "name": "profile_start_time"}}],
-                "stats": [{"metadata_id": 1, "uint64_value": start_ns}],
-            }
-        )
-    return XSpace(planes=planes).SerializeToString()
-
-
-def loss_module() -> tuple[bytes, float]:
-    """The fixture's `jit_loss` module and its FLOPs per device."""
-    capture = read_capture(CAPTURE)
-    flops = EXPECTED["programs"]["jit_loss"]["flops"]
-    costs = program_costs(dict(capture.programs))
-    (program_id,) = costs.filter(costs["flops"] == flops).get_column("program_id").to_list()
-    return capture.programs[program_id], flops
-
-
-def test_flops_per_step_count_every_launch_from_the_first_step_on(tmp_path: Path) -> None:
-    """Dispatch runs ahead: launches start in other steps' annotations, and after the last one.
-    What ran before the first step (an initialiser) is not the steps' work."""
-    module, flops = loss_module()
-    steps = [(0, 0, MS), (1, 2 * MS, MS), (2, 4 * MS, MS)]
-    launches = [
-        (5, 1, -MS),  # before the first step
-        (5, 2, MS // 2),
-        (5, 3, 2 * MS + 10),
-        (5, 4, 2 * MS + 20),  # a second launch in step 1 (micro-batches, say)
-        (5, 5, 9 * MS),  # after the last step: the device catching up
-        (6, 6, 9 * MS + 10),  # a second program, the same module
-    ]
-    capture = tmp_path / "h.xplane.pb"
-    capture.write_bytes(build_capture(steps, launches, {5: module, 6: module}))
-    assert run_import(capture, "--out", tmp_path / "o", "--job-id", "j", "--chips", "4") == 0
-    profiles = records(tmp_path / "o", "profiles")
-    assert [(p["step"], p["step_time_s"]) for p in profiles] == [(0, 0.001), (1, 0.001), (2, 0.001)]
-    assert {p["model_flops"] for p in profiles} == {5 * flops / 3 * 4}
-    assert [(s["start"], s["end"]) for s in records(tmp_path / "o", "runtime")] == [
-        ("2026-11-23T02:13:20Z", "2026-11-23T02:13:20.001000Z"),
-        ("2026-11-23T02:13:20.002000Z", "2026-11-23T02:13:20.003000Z"),
-        ("2026-11-23T02:13:20.004000Z", "2026-11-23T02:13:20.005000Z"),
-    ]
-
-
-def test_unusable_steps_are_quarantined(tmp_path: Path) -> None:
-    steps = [
-        (0, 0, 1 * MS),
-        ("abc", 2 * MS, MS),
-        (2, 4 * MS, 400),  # 0.4 ns: no duration at the spans' resolution
-        ("7", 14 * MS, 3 * MS),  # a step number kept as text
-    ]
-    capture = tmp_path / "in" / "h.xplane.pb"
-    capture.parent.mkdir()
-    capture.write_bytes(build_capture(steps, [], {}))
-    out = tmp_path / "out"
-    assert run_import(capture, "--out", out, "--job-id", "j", "--chips", "4",
-                      "--cost-analysis", FIXTURE / "cost_analysis.json") == 0  # fmt: skip
-    assert [(s["step"], s["start"]) for s in records(out, "runtime")] == [
-        (0, "2026-11-23T02:13:20Z"),
-        (7, "2026-11-23T02:13:20.014000Z"),
-    ]
-    assert [p["step_time_s"] for p in records(out, "profiles")] == [0.001, 0.003]
-    (quarantine_file,) = (out / "quarantine").glob("*.jsonl")
-    rows = [json.loads(line) for line in quarantine_file.read_text(encoding="utf-8").splitlines()]
-    assert [(r["file"], r["line"], r["reason"]) for r in rows] == [
-        (str(capture), 2, "step_num not an integer"),
-        (str(capture), 3, "step without a duration"),
-    ]
-    assert json.loads(rows[0]["raw"]) == {
-        "name": "train", "step_num": "abc", "start_ps": 2 * MS, "duration_ps": MS,
-    }  # fmt: skip
-
-
 @pytest.mark.parametrize(
     ("launches", "programs", "message"),
     [
@@ -435,22 +277,3 @@ def test_captures_without_usable_flops(
     assert run_import(capture, "--out", tmp_path / "o", "--job-id", "j", "--chips", "1") == 2
     err = capsys.readouterr().err
     assert message in err and "--cost-analysis FILE" in err and err.count("\n") == 1
-
-
-def test_wall_clock_without_a_recorded_start(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A capture whose lines are not re-based keeps absolute times; one that is re-based and
-    does not say its start cannot be placed in time."""
-    absolute = tmp_path / "abs.xplane.pb"
-    absolute.write_bytes(build_capture([(0, 0, MS)], [], {}, line_ns=START_NS, start_ns=None))
-    sidecar = FIXTURE / "cost_analysis.json"
-    assert run_import(absolute, "--out", tmp_path / "a", "--job-id", "j", "--chips", "1",
-                      "--cost-analysis", sidecar) == 0  # fmt: skip
-    (span,) = records(tmp_path / "a", "runtime")
-    assert (span["start"], span["end"]) == ("2026-11-23T02:13:20Z", "2026-11-23T02:13:20.001000Z")
-    relative = tmp_path / "rel.xplane.pb"
-    relative.write_bytes(build_capture([(0, 0, MS)], [], {}, start_ns=None))
-    assert run_import(relative, "--out", tmp_path / "b", "--job-id", "j", "--chips", "1",
-                      "--cost-analysis", sidecar) == 2  # fmt: skip
-    assert "cannot be placed on the wall clock" in capsys.readouterr().err
