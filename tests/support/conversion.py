@@ -20,9 +20,11 @@ from mpg.adapters.canonical import Conversion, json_lines
 from mpg.cli import parser
 
 
-def convert(fmt: str, paths: Sequence[Path], *options: str) -> Conversion:
-    """The adapter of `fmt` on `paths`, with `options` as on the command line."""
-    argv = ["import", fmt, *map(str, paths), "--out", "unused", *options]
+def convert(fmt: str, paths: Sequence[Path], *options: str, root: Path | None = None) -> Conversion:
+    """The adapter of `fmt` on `paths`, with `options` as on the command line. `root` is the
+    trace root `--out` names: only kubernetes reads it (what earlier imports kept) and writes to
+    it (what this one keeps); the others write nothing there, so it may be left out."""
+    argv = ["import", fmt, *map(str, paths), "--out", str(root or "unused"), *options]
     args = parser(argv).parse_args(argv)
     return importlib.import_module(ADAPTERS[fmt].module).convert(list(paths), args)
 
