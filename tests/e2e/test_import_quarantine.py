@@ -1,6 +1,6 @@
 """What `mpg import` quarantined, read back as the run's `quarantine` rows and `record_counts` row
-for source `import` (mpg/adapters/quarantine.py; the run publishes them: docs/adapters.md). How
-each line of a quarantine folder is read: tests/unit/adapters/test_quarantine.py."""
+for source `import` (mpg/adapters/quarantine.py; the run publishes them: docs/adapters/README.md).
+How each line of a quarantine folder is read: tests/unit/adapters/test_quarantine.py."""
 
 from __future__ import annotations
 

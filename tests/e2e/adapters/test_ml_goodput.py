@@ -1,8 +1,8 @@
 """`mpg import ml-goodput`: records of the real ml-goodput-measurement recorder through `mpg run`,
 cross-checked against the package's own GoodputCalculator on the same records.
 
-Where the two definitions agree, the figures must be equal; where they differ (docs/adapters.md,
-"ml-goodput"), the test pins both sides of the documented worked example.
+Where the two definitions agree, the figures must be equal; where they differ
+(docs/adapters/ml-goodput.md), the test pins both sides of the documented worked example.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _ledger_seconds(database: Path, job: str) -> dict[str, float]:
 
 
 def _comparable(ours: dict[str, float], theirs: dict) -> dict[str, tuple[float, float]]:
-    """(ours, the calculator's) for every figure the two define alike (docs/adapters.md):
+    """(ours, the calculator's) for every figure the two define alike (docs/adapters/ml-goodput.md):
     wanted = elapsed; productive = goodput; init = TPU initialization; our compile = training
     preparation + the first step's startup less the restores inside preparation; checkpoint save
     and restore; data_wait = synchronous data loading; lost progress = wasted progress; idle =
@@ -105,8 +105,8 @@ def _comparable(ours: dict[str, float], theirs: dict) -> dict[str, tuple[float, 
     }
 
 
-# Figures on which the calculator is wrong, by scenario (docs/adapters.md's worked examples):
-# (figure, ours, the calculator's).
+# Figures on which the calculator is wrong, by scenario (docs/adapters/ml-goodput.md's worked
+# examples): (figure, ours, the calculator's).
 KNOWN_DIFFERENCES = {
     # Each step loads its batch after its start is logged (as MaxText does): the loads are step
     # time. The calculator counts the first load (6 s) as synchronous data loading and in its
@@ -183,13 +183,13 @@ def test_a_restore_inside_preparation_is_counted_once(published: Path) -> None:
 
 
 def test_a_restart_that_reruns_the_restored_step(published: Path) -> None:
-    """docs/adapters.md, difference 6. Attempt 0 logs steps 0-12 (10 s each from 30 s), saves
-    step 9 at 127-129 s and dies while step 12 runs; attempt 1 starts at 200 s, restores step 9
-    inside its preparation (215-225 s of 210-240 s) and logs steps 9-19 from 240 s; the job ends
-    at 350 s. Ours: steps 0-9 of attempt 0 are kept (100 s less the 2 s save = 98 s), steps 9-19
-    of attempt 1 too (110 s): 208 s productive; steps 10-11 are lost (130-150 s; step 12 has no
-    known end) and 150-200 s is idle. The calculator keeps steps 0-8 (90 s) and 9-19 (110 s)
-    less the save: 198 s, and wastes 120-150 s."""
+    """docs/adapters/ml-goodput.md, difference 6. Attempt 0 logs steps 0-12 (10 s each from 30 s),
+    saves step 9 at 127-129 s and dies while step 12 runs; attempt 1 starts at 200 s, restores step
+    9 inside its preparation (215-225 s of 210-240 s) and logs steps 9-19 from 240 s; the job ends
+    at 350 s. Ours: steps 0-9 of attempt 0 are kept (100 s less the 2 s save = 98 s), steps 9-19 of
+    attempt 1 too (110 s): 208 s productive; steps 10-11 are lost (130-150 s; step 12 has no known
+    end) and 150-200 s is idle. The calculator keeps steps 0-8 (90 s) and 9-19 (110 s) less the
+    save: 198 s, and wastes 120-150 s."""
     theirs = calculate(_job("restart_reruns_restored_step"), record("restart_reruns_restored_step"))
     assert (theirs["productive_s"], theirs["badput_s"]["WASTED_PROGRESS_FROM_DISRUPTION"]) == (
         198.0,
@@ -210,9 +210,9 @@ def test_a_restart_that_reruns_the_restored_step(published: Path) -> None:
 
 
 def test_a_step_saved_before_the_crash_and_after_the_restart(published: Path) -> None:
-    """docs/adapters.md, difference 7: as above, and re-running step 9, attempt 1 saves it again
-    (4 s, 245-249 s). Ours: two saves, 6 s, each cut out of its own step: productive 208 - 4 =
-    204 s. The calculator keys saves by step number and averages those of one number: 3 s of
+    """docs/adapters/ml-goodput.md, difference 7: as above, and re-running step 9, attempt 1 saves
+    it again (4 s, 245-249 s). Ours: two saves, 6 s, each cut out of its own step: productive 208 -
+    4 = 204 s. The calculator keys saves by step number and averages those of one number: 3 s of
     save, and 198 - 1 = 197 s productive (it subtracts its whole save time from goodput)."""
     name = "restart_saves_restored_step_again"
     theirs = calculate(_job(name), record(name))
@@ -244,13 +244,13 @@ def _cut_spans(
 
 
 def test_a_save_inside_the_first_step_is_not_compilation(published: Path) -> None:
-    """docs/adapters.md, difference 8. first_step_compiles_and_saves: step 0 runs 20-48 s and
-    saves at 45-48 s; steps 1-9 take 10 s. Step 0's own time is 28 - 3 = 25 s, 15 s over the
+    """docs/adapters/ml-goodput.md, difference 8. first_step_compiles_and_saves: step 0 runs 20-48 s
+    and saves at 45-48 s; steps 1-9 take 10 s. Step 0's own time is 28 - 3 = 25 s, 15 s over the
     others' mean: compile 20-35 s, and step 0 keeps its 10 s (35-45 s). The calculator's
     PROGRAM_STARTUP is 28 - 10 = 18 s, the save's 3 s included, which it also subtracts from
-    productive time (97 s of 100 s). restart_saves_restored_step_then_compiles: attempt 1 runs
-    step 9 again at 240-267 s, saving it first (241-245 s): 23 s of its own, 13 s of compilation
-    carved around the save (240-241 s, 245-257 s), never over it."""
+    productive time (97 s of 100 s). restart_saves_restored_step_then_compiles: attempt 1 runs step
+    9 again at 240-267 s, saving it first (241-245 s): 23 s of its own, 13 s of compilation carved
+    around the save (240-241 s, 245-257 s), never over it."""
     kinds = ("compile", "checkpoint_save", "checkpoint_restore")
     assert _cut_spans(published, _job("first_step_compiles_and_saves"), kinds) == [
         (0, "compile", 10.0, 20.0),  # training preparation

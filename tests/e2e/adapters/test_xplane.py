@@ -58,7 +58,7 @@ def micros(rfc3339: str) -> int:
 def jax_steps() -> list[tuple[int, int, int]]:
     """(step_num, start, end) in microseconds since the epoch, by jax's own reader: event times
     from the capture's origin plus the profile_start_time the capture records, each rounded to
-    the microsecond as docs/adapters.md says."""
+    the microsecond as docs/adapters/xplane.md says."""
     from jax.profiler import ProfileData
 
     data = ProfileData.from_file(str(CAPTURE))

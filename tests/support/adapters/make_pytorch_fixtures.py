@@ -1,5 +1,5 @@
 """Regenerates tests/fixtures/adapters/pytorch/: real PyTorch profiler traces of a tiny MLP trained
-on the CPU, each with the FLOPs sidecar that `mpg import pytorch` reads (docs/adapters.md).
+on the CPU, each with the FLOPs sidecar that `mpg import pytorch` reads (docs/adapters/pytorch.md).
 
 The exported Chrome trace carries no FLOPs, even with `with_flops=True` (NOTES.md), so the FLOPs
 of one training step are counted at capture time by `torch.utils.flop_counter.FlopCounterMode`,

@@ -10,7 +10,7 @@
 # scripted workload of seconds-long jobs (an array, a requeue, a preemption, a node drained and
 # one failing mid-job, cancellations, a time limit, a hold, a dependency, a CPU-only job, jobs
 # still running and pending at the end), waits for the accounting, and writes
-# `sacct --parsable2` output: the command of docs/adapters.md (section slurm) at the end
+# `sacct --parsable2` output: the command of docs/adapters/slurm.md at the end
 # (sacct.txt), the same mid-way (sacct-midway.txt), and without --allocations (sacct-steps.txt:
 # the job steps too). Then it cancels its jobs and stops everything it started. The tests read the committed outputs and need no Slurm.
 #
@@ -341,7 +341,7 @@ run_het_workload() {
     sleep 3
 }
 
-# The command docs/adapters.md gives (section slurm), over the day of the workload. Account was
+# The command docs/adapters/slurm.md gives, over the day of the workload. Account was
 # added after the main fixtures were made (their files have none: no team).
 FORMAT=JobID,JobIDRaw,Partition,Account,User,Submit,Eligible,Start,End,State,ReqTRES,AllocTRES,NodeList
 sacct_day() {

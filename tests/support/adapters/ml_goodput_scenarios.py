@@ -233,7 +233,8 @@ def first_step_compiles(s: Script) -> None:
 
 def first_step_compiles_and_saves(s: Script) -> None:
     """Step 0 compiles (15 s), runs (10 s) and saves a checkpoint of itself (3 s, 45-48 s)
-    before step 1 starts: 28 s where the others take 10 (docs/adapters.md, difference 8)."""
+    before step 1 starts: 28 s where the others take 10 (docs/adapters/ml-goodput.md, difference
+    8)."""
     s.start(0)
     s.init(0, 10)
     s.prep(10, 20)
@@ -245,7 +246,7 @@ def first_step_compiles_and_saves(s: Script) -> None:
 
 def restart_reruns_restored_step(s: Script) -> None:
     """A loop that resumes at the step it restored: attempt 1 restores step 9 and logs step 9
-    again (docs/adapters.md, difference 6)."""
+    again (docs/adapters/ml-goodput.md, difference 6)."""
     s.start(0)
     s.init(0, 10)
     s.prep(10, 30)
@@ -259,7 +260,7 @@ def restart_reruns_restored_step(s: Script) -> None:
 
 def restart_saves_restored_step_again(s: Script) -> None:
     """The same loop saving every 10th step: re-running step 9, it saves step 9 again, now in
-    4 s (docs/adapters.md, difference 7)."""
+    4 s (docs/adapters/ml-goodput.md, difference 7)."""
     s.start(0)
     s.init(0, 10)
     s.prep(10, 30)
@@ -274,7 +275,7 @@ def restart_saves_restored_step_again(s: Script) -> None:
 def restart_saves_restored_step_then_compiles(s: Script) -> None:
     """A loop that saves at the top of an iteration (its save of step N holds the state before
     step N, so it resumes at the step it restored): attempt 1 runs step 9 again, saves it first
-    (4 s, 241-245 s), then compiles for 12 s and runs the step's 10 s (docs/adapters.md,
+    (4 s, 241-245 s), then compiles for 12 s and runs the step's 10 s (docs/adapters/ml-goodput.md,
     difference 8)."""
     s.start(0)
     s.init(0, 10)
