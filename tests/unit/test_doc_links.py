@@ -14,8 +14,8 @@ import pytest
 from tests.support.files import ROOT
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-# A path as prose names it: docs/<page>.md, or tests/<file or folder>, globs allowed.
-NAMED = re.compile(r"(?<![\w/.-])((?:docs/[\w/.-]*\.md)|(?:tests/[\w/.*-]*[\w*]))")
+# A path as prose names it: a page under docs/, or a file or folder under tests/, globs allowed.
+NAMED = re.compile(r"(?<![\w/.-])((?:docs/\w[\w/.-]*\.md)|(?:tests/\w(?:[\w/.*-]*[\w*])?))")
 TEXT = (".py", ".md", ".sql", ".sh", ".toml", ".txt", ".cfg")
 
 
