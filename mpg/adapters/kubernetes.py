@@ -33,6 +33,7 @@ from mpg.adapters.kubernetes_state import FOLDER, RECORDS, ImportState, load_sta
 from mpg.adapters.kubernetes_state import SEALED as SEALED_SCHEMA
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
+from mpg.locations import is_remote
 
 # GKE's accelerator node label values -> catalog ids, only where the catalog's figures are that
 # chip's: nvidia-tesla-a100 is the 40 GB A100 (1555 GB/s HBM, not the catalog's 2039).
@@ -96,7 +97,13 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     imports into the same root kept (`kubernetes_state`); one batch per Workload (named by its
     namespace and name, so importing it again replaces its records)."""
     opts = kubernetes_options(args)
-    state = load_state(args.out)
+    if is_remote(args.out):  # the state is swapped in as a whole folder, by renames
+        raise OptionsError(
+            f"--out {args.out}: the kubernetes import keeps its state in the trace root, which "
+            "must be a local folder (its inputs may be on gs:// or s3://)"
+        )
+    root = Path(args.out)
+    state = load_state(root)
     objs = read_objects(paths, state.records, opts.owner_label)
     # A record read again (the same file, line and text) is the one an earlier import kept.
     first = pl.col("rid").min().over("file", "line", "raw")
@@ -120,7 +127,7 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     done = set(sealed.join(derived.workloads, on=["namespace", "name", "uid"])["job_id"])
     gone = [Batch(name=n) for n in sorted(state.written - names - done)]
     save_state(
-        args.out,
+        root,
         ImportState(
             records=kept,
             settled=pl.concat([state.settled, settled]).unique(maintain_order=True),

@@ -385,7 +385,7 @@ def test_the_real_pipeline_builds_for_dataflow(
         "DaysToMerge",
         "MergeJobTableDays",
         "WriteTableChanges",
-        "CheckSourceSuites",
+        "CombineSourceResults",
         "WriteSourceResults",
         "QuarantineRefs",
         "RecoverQuarantinedText",
