@@ -18,9 +18,9 @@ from mpg.quality import ValidationFailed, validate_bucket
 from mpg.quality.declare import Target
 from mpg.quality.gx import GxTargets
 from mpg.schemas import VALIDATION_RESULTS
-from tests.e2e.test_quality import sample_fleet
 from tests.support.cli import run_mpg
 from tests.support.files import SAMPLE_TRACES, SPEC_EXAMPLES
+from tests.support.fleet import sample_fleet
 from tests.support.snapshots import current_run, published_state
 
 SAMPLE = SAMPLE_TRACES
