@@ -406,7 +406,7 @@ def test_the_adapters_writer_spells_team_and_queue_as_the_fast_path_reads_them(
     (line,) = json_lines("scheduler", frame).to_list()
     spelled = {**SUBMIT, "owner": "ana", "team": "physics", "queue": "gpu"}
     assert line == json.dumps(spelled, separators=(",", ":"))
-    fast = parser._run("parse/scheduler_ordinary.sql", "scheduler", split_lines(line.encode(), 1))
+    fast = parser._run("scheduler", split_lines(line.encode(), 1), ordinary=True)
     assert fast.select(["ordinary", "owner", "team", "queue"]).to_pylist() == [
         {"ordinary": True, "owner": "ana", "team": "physics", "queue": "gpu"}
     ]
@@ -428,7 +428,7 @@ def test_allocated_from_as_the_writer_spells_it_is_an_ordinary_line(parser: Bloc
     assert line == json.dumps(
         {**SUBMIT, "team": "ns", "allocated_from": "pods"}, separators=(",", ":")
     )
-    fast = parser._run("parse/scheduler_ordinary.sql", "scheduler", split_lines(line.encode(), 1))
+    fast = parser._run("scheduler", split_lines(line.encode(), 1), ordinary=True)
     assert fast.select(["ordinary", "team", "allocated_from"]).to_pylist() == [
         {"ordinary": True, "team": "ns", "allocated_from": "pods"}
     ]
