@@ -101,16 +101,29 @@ def _typed_columns(field: pa.Field) -> str:
 
 
 def _as_written(fields: list[pa.Field]) -> str:
-    """Each field as json.dumps writes it, in the spec's order; an absent one (NULL) drops out,
-    with its key."""
-    pieces = []
+    """Each field as json.dumps writes it, in the spec's order: a required one's key always (a
+    line without it is not ordinary), an optional one's only where it has a value (NULL drops
+    the piece, key and all). One `concat` of few pieces, text runs joined: this runs on every
+    line."""
+    pieces: list[str] = ["{"]  # text, or an expression in parentheses
     for i, field in enumerate(fields):
-        key = f'{", " if i else ""}"{field.name}": '
         kind = _kind(field)
         column = f'"{field.name}_text"' if kind == "time" else f'"{field.name}"'
-        quoted = kind in ("string", "time")
-        pieces.append(f"'{key}\"' || {column} || '\"'" if quoted else f"'{key}' || {column}")
-    return "concat(\n    '{',\n    " + ",\n    ".join(pieces) + ",\n    '}')"
+        quote = '"' if kind in ("string", "time") else ""
+        key = f'{", " if i else ""}"{field.name}": {quote}'
+        if field.nullable:
+            pieces.append(f"('{key}' || {column}" + (f" || '{quote}')" if quote else ")"))
+        else:
+            pieces += [key, f"({column})", quote]
+    pieces.append("}")
+    joined: list[str] = []
+    for piece in filter(None, pieces):
+        if joined and not piece.startswith("(") and not joined[-1].startswith("("):
+            joined[-1] += piece
+        else:
+            joined.append(piece)
+    sql = (p[1:-1] if p.startswith("(") else f"'{p}'" for p in joined)
+    return "concat(" + ", ".join(sql) + ")"
 
 
 def _record(source: str) -> str:
