@@ -7,14 +7,18 @@ parser (a statement is prepared once and run for every block, so rendering costs
 block). Every value is still bound as a parameter: only field names and their JSON types are
 written in. The placeholders:
 
-- `{{ json_shape }}`: the full parse's `json_transform` structure, every field as JSON;
-- `{{ field_facts }}`: each field's facts, once (its kind; its string, integer or number; an
-  integer's JSON text; an instant's text), as `sql/parse/macros.sql` describes them;
-- `{{ typed_shape }}`, `{{ typed_fields }}`: the fast path's typed structure and its columns;
+- `{{ fields }}`: the relation a statement starts from, a row per line: for the full rule set,
+  each field as a JSON value (`mpg_json_objects`) and its facts, once (its kind; its string,
+  integer or number; an integer's JSON text; an instant's text), as `sql/parse/macros.sql`
+  describes them; for the fast path, each field typed straight away (`mpg_json_typed`);
 - `{{ as_written }}`: the text json.dumps writes for the values a line was read as
   (`mpg_written_as`);
 - `{{ record }}`: the statement's typed record, `sql/parse/<source>_record.sql` (which fields each
   kind of record carries), the same in both statements of a source.
+
+The fast path ends with every line and its `ordinary` flag, never `WHERE ordinary`: DuckDB pushes
+such a filter below the projections, parsing each line once per field it reads (8x slower,
+measured); BlockParser keeps the ordinary rows.
 
     >>> "{{" in parse_statement("runtime"), "{{" in parse_statement("runtime", ordinary=True)
     (False, False)
@@ -46,14 +50,10 @@ def parse_statement(source: str, ordinary: bool = False) -> str:
         if not (ordinary and n in FULL_RULES_ONLY.get(source, ()))
     ]
     fragments = {
-        "json_shape": _shape({f.name: "JSON" for f in fields}),
-        "field_facts": ",\n".join(_facts(f) for f in fields),
-        "typed_shape": _shape({f.name: _typed(f) for f in fields}),
-        "typed_fields": ",\n".join(_typed_columns(f) for f in fields),
+        "fields": _full_fields(fields) if not ordinary else _typed_fields(fields),
         "as_written": _as_written(fields),
         "record": _record(source),
     }
-
     text = load_sql(name)
 
     def fill(match: re.Match[str]) -> str:
@@ -76,28 +76,42 @@ def _shape(types: dict[str, str]) -> str:
     return "'{" + ", ".join(f'"{name}": "{type_}"' for name, type_ in types.items()) + "}'"
 
 
-def _facts(field: pa.Field) -> str:
-    value, name = f'j."{field.name}"', field.name
-    kind = f'mpg_kind({value}) as "{name}_kind"'
-    return {
-        "string": f'{kind}, mpg_str({value}) as "{name}"',
-        "time": f'{kind}, mpg_str({value}) as "{name}_text"',
-        "integer": f'{value} as "{name}_json", {kind}, mpg_int({value}) as "{name}"',
-        "number": f'{kind}, mpg_num({value}) as "{name}"',
-    }[_kind(field)]
+def _full_fields(fields: list[pa.Field]) -> str:
+    """Each line's fields as JSON values (`mpg_json_objects`), and each field's facts, once: its
+    kind; its string, integer or number; an integer's JSON text; an instant's text."""
+    facts = []
+    for field in fields:
+        value, name = f'j."{field.name}"', field.name
+        kind = f'mpg_kind({value}) as "{name}_kind"'
+        facts.append(
+            {
+                "string": f'{kind}, mpg_str({value}) as "{name}"',
+                "time": f'{kind}, mpg_str({value}) as "{name}_text"',
+                "integer": f'{value} as "{name}_json", {kind}, mpg_int({value}) as "{name}"',
+                "number": f'{kind}, mpg_num({value}) as "{name}"',
+            }[_kind(field)]
+        )
+    shape = _shape({f.name: "JSON" for f in fields})
+    return _select(["line", "raw", "line_problem", *facts], f"mpg_json_objects('lines', {shape})")
 
 
-def _typed(field: pa.Field) -> str:
-    return {"string": "VARCHAR", "time": "VARCHAR", "integer": "BIGINT", "number": "DOUBLE"}[
-        _kind(field)
-    ]
+def _typed_fields(fields: list[pa.Field]) -> str:
+    """Each line's fields typed straight away (`mpg_json_typed`); an instant as its text and its
+    value."""
+    columns = []
+    for field in fields:
+        value, name = f'j."{field.name}"', field.name
+        if _kind(field) == "time":
+            columns.append(f'{value} as "{name}_text", mpg_ts({value}) as "{name}"')
+        else:
+            columns.append(value)
+    types = {"string": "VARCHAR", "time": "VARCHAR", "integer": "BIGINT", "number": "DOUBLE"}
+    shape = _shape({f.name: types[_kind(f)] for f in fields})
+    return _select(["line", "raw", *columns], f"mpg_json_typed('lines', {shape})")
 
 
-def _typed_columns(field: pa.Field) -> str:
-    value, name = f'j."{field.name}"', field.name
-    if _kind(field) == "time":
-        return f'{value} as "{name}_text", mpg_ts({value}) as "{name}"'
-    return value
+def _select(columns: list[str], relation: str) -> str:
+    return "select\n    " + ",\n    ".join(columns) + f"\nfrom {relation}"
 
 
 def _as_written(fields: list[pa.Field]) -> str:

@@ -182,13 +182,13 @@ CREATE OR REPLACE TEMP MACRO mpg_json_typed(lines_table, shape) AS TABLE
 
 -- The fast path's test (sql/parse/*_ordinary.sql): whether a line is exactly `spaced`, the text
 -- json.dumps writes for the values the line was read as (", " and ": " between items), or that
--- text with compact separators ("," and ":"). The caller makes sure no string value holds a
--- quote (a line without a backslash holds none): then the quotes in `spaced` are those around
--- its keys and strings, the compact text differs from it only by spaces removed (a string value
--- may lose one too, which only makes the line differ), and a line equal to either text has
--- exactly those keys, once each, in that order, each value spelled as written there: `8`, never
--- `8.0`, `"8"` or `8e0`.
+-- text with compact separators ("," and ":"), and holds no backslash. Without one, no string
+-- value holds a quote: then the quotes in `spaced` are those around its keys and strings, the
+-- compact text differs from it only by spaces removed (a string value may lose one too, which
+-- only makes the line differ), and a line equal to either text has exactly those keys, once
+-- each, in that order, each value spelled as written there: `8`, never `8.0`, `"8"` or `8e0`.
 CREATE OR REPLACE TEMP MACRO mpg_written_as(line, spaced) AS
-    CASE WHEN line = spaced THEN true
-         ELSE line = replace(replace(spaced, '": ', '":'), ', "', ',"')
-    END;
+    NOT contains(line, '\')
+    AND CASE WHEN line = spaced THEN true
+             ELSE line = replace(replace(spaced, '": ', '":'), ', "', ',"')
+        END;

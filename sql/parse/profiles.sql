@@ -4,18 +4,9 @@
 -- profiles_ordinary.sql does not prove usable.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $min_time, $max_time (TIMESTAMPTZ): the
 -- instants a record may hold, [min, max).
-with objects as (
-    select * from mpg_json_objects('lines', {{ json_shape }})
-),
-
--- each field's kind, string and typed value, once
-fields as (
-    select
-        line,
-        raw,
-        line_problem,
-        {{ field_facts }}
-    from objects
+with fields as (
+    -- each field's kind, string and typed value, once
+    {{ fields }}
 ),
 
 checked as (

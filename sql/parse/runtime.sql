@@ -6,18 +6,9 @@
 -- reported the span (docs/trace-format.md).
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $span_kinds, $kinds_with_step (VARCHAR[]);
 -- $min_time, $max_time (TIMESTAMPTZ): the instants a record may hold, [min, max).
-with objects as (
-    select * from mpg_json_objects('lines', {{ json_shape }})
-),
-
--- each field's kind, string and typed value, once
-fields as (
-    select
-        line,
-        raw,
-        line_problem,
-        {{ field_facts }}
-    from objects
+with fields as (
+    -- each field's kind, string and typed value, once
+    {{ fields }}
 ),
 
 typed as (

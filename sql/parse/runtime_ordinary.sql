@@ -8,22 +8,15 @@
 -- has the reasons.
 -- inputs: as runtime.sql.
 with fields as (
-    select
-        line,
-        raw,
-        {{ typed_fields }},
-        list_contains($kinds_with_step, j."kind") as has_step,
-        -- an ordinary line names no rank (a `rank` key makes it one the full rules read)
-        null::bigint as rank
-    from mpg_json_typed('lines', {{ typed_shape }})
+    -- each field typed straight away (mpg_json_typed)
+    {{ fields }}
 ),
 
 checked as (
     select
         *,
         coalesce(
-            not contains(raw, '\')
-            and mpg_written_as(raw, {{ as_written }})
+            mpg_written_as(raw, {{ as_written }})
             and job_id <> ''
             and attempt >= 0
             and list_contains($span_kinds, kind)
@@ -35,11 +28,16 @@ checked as (
             and (step is not null or not has_step),
             false
         ) as ordinary
-    from fields
+    from (
+        select
+            *,
+            list_contains($kinds_with_step, kind) as has_step,
+            -- an ordinary line names no rank (a `rank` key makes it one the full rules read)
+            null::bigint as rank
+        from fields
+    )
 )
 
--- No WHERE ordinary here: DuckDB pushes such a filter below the projections, parsing each line
--- once per field it reads (8x slower, measured); BlockParser keeps the ordinary rows.
 select
     line,
     ordinary,

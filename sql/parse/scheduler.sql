@@ -6,18 +6,9 @@
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $event_types, $chip_generations,
 -- $workload_classes, $frameworks, $job_states: the allowed values (VARCHAR[]); $min_time,
 -- $max_time (TIMESTAMPTZ): the instants a record may hold, [min, max).
-with objects as (
-    select * from mpg_json_objects('lines', {{ json_shape }})
-),
-
--- each field's kind, string and typed value, once
-fields as (
-    select
-        line,
-        raw,
-        line_problem,
-        {{ field_facts }}
-    from objects
+with fields as (
+    -- each field's kind, string and typed value, once
+    {{ fields }}
 ),
 
 checked as (

@@ -8,19 +8,15 @@
 -- which has the reasons.
 -- inputs: as scheduler.sql.
 with fields as (
-    select
-        line,
-        raw,
-        {{ typed_fields }}
-    from mpg_json_typed('lines', {{ typed_shape }})
+    -- each field typed straight away (mpg_json_typed)
+    {{ fields }}
 ),
 
 checked as (
     select
         *,
         coalesce(
-            not contains(raw, '\')
-            and mpg_written_as(raw, {{ as_written }})
+            mpg_written_as(raw, {{ as_written }})
             and list_contains($event_types, "type")
             and mpg_rfc3339(ts_text)
             and mpg_in_window(ts, $min_time, $max_time)
@@ -41,8 +37,6 @@ checked as (
     from fields
 )
 
--- No WHERE ordinary here: DuckDB pushes such a filter below the projections, parsing each line
--- once per field it reads (8x slower, measured); BlockParser keeps the ordinary rows.
 select
     line,
     ordinary,

@@ -26,6 +26,7 @@ import pytest
         "mpg.version",
         "mpg.pipelines.views",
         "mpg.bigquery_sql",
+        "mpg.transforms.parse_sql",
     ],
 )
 def test_docstring_examples(module: str) -> None:
