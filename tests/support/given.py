@@ -1,10 +1,11 @@
 """Given tables for the SQL under sql/: small hand-made rows in an in-memory DuckDB, each table
 made by the DDL a run makes it with (`mpg.schemas.ddl`), so NOT NULL and types hold as in a
-published database."""
+published database; and the parts of rows the tests write again and again."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 
 import duckdb
 import pyarrow as pa
@@ -49,3 +50,24 @@ def records(con: duckdb.DuckDBPyConnection, name: str, **params: object) -> list
 def row(table: str, values: Mapping[str, object]) -> dict:
     """A row of a published table as it reads back: every column, NULL where not given."""
     return {**dict.fromkeys(PUBLISHED[table].names), **values}
+
+
+def sums(wanted: float, all_allocated: float, productive: float, ideal: float | None) -> dict:
+    """The four chip-time sums of a job-day or slice row."""
+    return {
+        "wanted_chip_s": wanted,
+        "all_allocated_chip_s": all_allocated,
+        "productive_chip_s": productive,
+        "ideal_chip_s": ideal,
+    }
+
+
+def ledger(day: date, job: str, category: str, chip_s: float, version: str = "v1") -> dict:
+    """A chip_time_ledger row."""
+    return {
+        "day": day,
+        "job_id": job,
+        "metric_version": version,
+        "category": category,
+        "chip_s": chip_s,
+    }

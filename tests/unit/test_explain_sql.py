@@ -8,8 +8,8 @@ from datetime import date
 
 import pyarrow as pa
 
-from mpg.schemas import CHECKPOINT_ADVICE
-from tests.support.given import columns, database, records, row, rows
+from mpg.schemas import CHECKPOINT_ADVICE, GOODPUT_BY_SLICE
+from tests.support.given import columns, database, ledger, records, row, rows, sums
 
 D1, D2 = date(2026, 1, 1), date(2026, 1, 2)
 SLICE = {
@@ -20,18 +20,14 @@ SLICE = {
 }
 
 
-def job_day(day: date, job: str, version: str, sums: tuple, ratios: tuple) -> dict:
-    wanted, all_allocated, productive, ideal = sums
+def job_day(day: date, job: str, version: str, chip_time: tuple, ratios: tuple) -> dict:
     sg, rg, pg, mpg = ratios
     return {
         "day": day,
         "job_id": job,
         "metric_version": version,
         **SLICE,
-        "wanted_chip_s": wanted,
-        "all_allocated_chip_s": all_allocated,
-        "productive_chip_s": productive,
-        "ideal_chip_s": ideal,
+        **sums(*chip_time),
         **{"sg": sg, "rg": rg, "pg": pg, "mpg": mpg},
     }
 
@@ -50,19 +46,9 @@ def test_job_goodput_gives_each_day_as_published_and_the_lifetime_as_ratios_of_s
         macros=["publish/macros.sql"],
     )
     params = {"job_id": "j", "metric_version": "v1"}
-    assert columns(con, "explain/job_goodput.sql", **params) == [
-        "day",
-        *SLICE,
-        "wanted_chip_s",
-        "all_allocated_chip_s",
-        "productive_chip_s",
-        "ideal_chip_s",
-        "pg_coverage",
-        "sg",
-        "rg",
-        "pg",
-        "mpg",
-    ]
+    # the day, the job's slice and a slice's numbers (goodput_by_slice's, from wanted_chip_s on)
+    numbers = GOODPUT_BY_SLICE.names[GOODPUT_BY_SLICE.get_field_index("wanted_chip_s") :]
+    assert columns(con, "explain/job_goodput.sql", **params) == ["day", *SLICE, *numbers]
     slice_ = tuple(SLICE.values())
     # Lifetime: wanted 300, all-allocated 280, productive 210, ideal 30 (NULL adds nothing);
     # profiled 60 (D1's productive, the one day with a PG).
@@ -77,24 +63,15 @@ def test_job_goodput_gives_each_day_as_published_and_the_lifetime_as_ratios_of_s
 
 
 def test_job_ledger_gives_each_day_and_the_lifetime_per_category() -> None:
-    def ledger(day: date, job: str, version: str, category: str, chip_s: float) -> dict:
-        return {
-            "day": day,
-            "job_id": job,
-            "metric_version": version,
-            "category": category,
-            "chip_s": chip_s,
-        }
-
     con = database(
         {
             "chip_time_ledger": [
-                ledger(D1, "j", "v1", "scheduling", 20),
-                ledger(D1, "j", "v1", "ideal", 30),
-                ledger(D2, "j", "v1", "ideal", 50),
-                ledger(D2, "j", "v1", "compile", 10),
-                ledger(D1, "j", "v2", "ideal", 1000),
-                ledger(D1, "k", "v1", "ideal", 1000),
+                ledger(D1, "j", "scheduling", 20),
+                ledger(D1, "j", "ideal", 30),
+                ledger(D2, "j", "ideal", 50),
+                ledger(D2, "j", "compile", 10),
+                ledger(D1, "j", "ideal", 1000, "v2"),
+                ledger(D1, "k", "ideal", 1000),
             ]
         }
     )

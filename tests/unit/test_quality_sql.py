@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from mpg.quality.outputs import RUN_COUNTS_RELATION
 from mpg.schemas import RECORD_COUNTS
-from tests.support.given import columns, database, rows
+from tests.support.given import columns, database, ledger, rows, sums
 
 D1, D2 = date(2026, 1, 1), date(2026, 1, 2)
 
@@ -32,16 +32,6 @@ def job_day(day: date, job: str, version: str = "v1", **sums: float | None) -> d
         "all_allocated_chip_s": 0.0,
         "productive_chip_s": 0.0,
         **sums,
-    }
-
-
-def ledger(day: date, job: str, category: str, chip_s: float, version: str = "v1") -> dict:
-    return {
-        "day": day,
-        "job_id": job,
-        "metric_version": version,
-        "category": category,
-        "chip_s": chip_s,
     }
 
 
@@ -89,34 +79,15 @@ def slice_row(
     workload: str | None,
     framework: str | None,
     generation: str | None,
-    sums: tuple[float, float, float, float | None],
-    version: str = "v1",
+    chip_time: tuple[float, float, float, float | None],
 ) -> dict:
-    wanted, all_allocated, productive, ideal = sums
-    return {
-        "day": day,
-        "metric_version": version,
-        "workload_class": workload,
-        "framework": framework,
-        "chip_generation": generation,
-        "wanted_chip_s": wanted,
-        "all_allocated_chip_s": all_allocated,
-        "productive_chip_s": productive,
-        "ideal_chip_s": ideal,
-    }
+    slice_ = {"workload_class": workload, "framework": framework, "chip_generation": generation}
+    return {"day": day, "metric_version": "v1", **slice_, **sums(*chip_time)}
 
 
 def test_slices_vs_job_days() -> None:
     """Each slice row against the job-days it covers (a NULL slice column: all), the largest of
     its four differences beyond 0.125 of the larger side."""
-
-    def sums(wanted: float, all_allocated: float, productive: float, ideal: float | None) -> dict:
-        return {
-            "wanted_chip_s": wanted,
-            "all_allocated_chip_s": all_allocated,
-            "productive_chip_s": productive,
-            "ideal_chip_s": ideal,
-        }
 
     con = database(
         {

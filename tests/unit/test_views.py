@@ -47,6 +47,7 @@ from mpg.pipelines.views import VIEWS, bigquery_view_statements, create_views
 from mpg.schemas import CHECKPOINT_ADVICE, COST_RATES, PUBLISHED
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
+from tests.support.given import sums
 
 D1, D2 = date(2026, 1, 1), date(2026, 1, 2)
 JOBS = {  # job: workload_class, framework, chip_generation, chips_requested
@@ -199,15 +200,6 @@ def ratios(
         "rg": rg,
         "pg": pg,
         "mpg": None if pg is None else sg * rg * pg,
-    }
-
-
-def sums(wanted: float, all_allocated: float, productive: float, ideal: float | None) -> dict:
-    return {
-        "wanted_chip_s": wanted,
-        "all_allocated_chip_s": all_allocated,
-        "productive_chip_s": productive,
-        "ideal_chip_s": ideal,
     }
 
 
