@@ -23,6 +23,7 @@ from mpg.report.slices import SLICE_TITLES
 from mpg.report.theme import HALF_WIDTH, chip_hours, percent, tooltips, values
 
 _PANEL = 330
+_ROW, _MIN_HEIGHT = 20, 140  # px a job, and the least height of a panel
 _WHICH_COLORS = alt.Scale(
     domain=["observed", "predicted at observed", "advised"],
     range=["#5f6b77", "#e8a33d", "#2f8f3a"],
@@ -112,10 +113,12 @@ def checkpoint_chart(jobs: pl.DataFrame) -> alt.HConcatChart:
             ),
         )
     )
+    # A row per job, but never so few rows' height that the panels' axes crowd each other.
+    height = max(_MIN_HEIGHT, _ROW * rows.height)
     return alt.hconcat(
-        alt.layer(savings, saving_labels).properties(width=_PANEL),
-        alt.layer(interval_rule, interval_points).properties(width=_PANEL),
-        rg.properties(width=_PANEL),
+        alt.layer(savings, saving_labels).properties(width=_PANEL, height=height),
+        alt.layer(interval_rule, interval_points).properties(width=_PANEL, height=height),
+        rg.properties(width=_PANEL, height=height),
         spacing=12,
     )
 

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -216,12 +217,14 @@ def test_a_missing_extra_is_named_in_one_line(
 
 
 def test_the_worker_package_pins_the_launchers_versions(envs: Environments) -> None:
-    """The requirements mpg ships are what the launcher runs with, and the worker environment
+    """The requirements mpg ships are what the launcher runs with (Beam at its version, for a
+    worker built without Beam's container), and the worker environment
     built from them alone (with Beam) is consistent; it runs this checkout's code version, from
     the shipped wheel, and has none of the development tools."""
     pins = set(envs.requirements.read_text().splitlines())
     assert pins <= set(freeze(envs.launcher))
-    assert not any(p.lower().startswith(("apache-beam==", "pytest==")) for p in pins)
+    assert f"apache-beam=={metadata.version('apache-beam')}" in pins
+    assert not any(p.lower().startswith("pytest==") for p in pins)
     pip(envs.worker, "check")
     code = (
         "import importlib.util as u; from mpg.version import code_version; "

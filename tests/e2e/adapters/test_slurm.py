@@ -146,6 +146,20 @@ def test_named_timelines(final_root: tuple[Path, str, str]) -> None:
         assert timeline(root, job) == [("JOB_SUBMIT", "21:04:12", 1)]
 
 
+def test_the_same_input_imports_to_the_same_bytes(
+    final_root: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    """A second import of sacct.txt writes the first one's files byte for byte (the events in
+    time order, not in the order a grouping happened to give)."""
+    root, _, _ = final_root
+    again = tmp_path / "traces"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["import", "slurm", str(FINAL), "--out", str(again), *GPU_TYPES]) == 0
+    written = sorted(p.relative_to(root) for p in root.rglob("*.jsonl"))
+    assert written == sorted(p.relative_to(again) for p in again.rglob("*.jsonl"))
+    assert [(again / p).read_bytes() for p in written] == [(root / p).read_bytes() for p in written]
+
+
 def test_jobs_gpus_and_quarantine(final_root: tuple[Path, str, str]) -> None:
     root, summary, err = final_root
     assert summary.splitlines()[0] == (
