@@ -21,7 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests.emulators, for the object store
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests.support.emulators, for the object store
 
 from run_bench import WORK, _by_day, _stage
 
@@ -77,7 +77,7 @@ def _runs(daily: Path, history: list[str], root, out: str, full: str) -> dict[st
 def day_after(seed: int, jobs: int, days: int) -> dict[str, dict[str, dict]]:
     """The three runs on a local folder and on fake-gcs-server."""
     from mpg.storage import Storage
-    from tests.emulators import fake_gcs_server
+    from tests.support.emulators import fake_gcs_server
 
     daily, history, _, _ = _history(seed, jobs, days)
     base = WORK / "day-after"

@@ -16,7 +16,7 @@ Start-up: `mpg --help` and a mistyped option must answer as fast as Python impor
 pyarrow. So this module imports only the standard library and mpg's own light modules; the
 parser declares the options of the one command named on the command line (`COMMANDS` says where
 each command's options and code live), and the command imports Beam, Polars, Altair or rich
-only after checking them. tests/test_startup.py holds every command to that.
+only after checking them. tests/e2e/test_startup.py holds every command to that.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Dataflow's). Importing this one:
   interpreter's lock during finalization; a thread inside DuckDB (which takes it to check for
   signals) or any C++ library that catches all exceptions turns that into `std::terminate`:
   `terminate called after throwing an instance of ''`, `FATAL: exception not rethrown`, exit
-  134 (issue 22; tests/test_worker.py reproduces it without Beam). Their work is void anyway, so
+  134 (issue 22; tests/e2e/test_worker.py reproduces it without Beam). Their work is void anyway, so
   the process then skips finalization (`os._exit`) after flushing its output.
 - **sends Python warnings through logging**, so that Beam relays them to the launcher with the
   worker's other log records (`mpg.pipelines.worker_logs` decides where they are shown).

@@ -15,8 +15,8 @@ its tasks, so it is all-allocated only while every one holds its GPUs), the rele
 saying how it ended; each allocation is also one runtime `step` span of its attempt
 (`allocation_spans`). SG then shows queueing, requeues and preemptions; RG the share of allocated
 time in the attempt whose work was kept. Rows of several files are merged, so an incarnation read
-running in one day's output and ended in the next is one incarnation. docs/adapters.md (section
-slurm) says why each choice was made.
+running in one day's output and ended in the next is one incarnation. docs/adapters/slurm.md
+says why each choice was made.
 """
 
 from __future__ import annotations

@@ -82,8 +82,8 @@ class Sums:
     @property
     def mpg(self) -> float | None:
         """SG x RG x PG as every table publishes it (`mpg_goodput_ratios`, sql/publish/macros.sql,
-        to the bit: tests/test_metric_layer.py): 0 where wanted time is positive and nothing was
-        productive, else (ideal / wanted) x (productive / profiled), null where either is."""
+        to the bit: tests/unit/test_metric_layer.py): 0 where wanted time is positive and nothing
+        was productive, else (ideal / wanted) x (productive / profiled), null where either is."""
         if self.wanted > 0 and self.productive == 0:
             return 0.0
         per_wanted, per_profiled = (

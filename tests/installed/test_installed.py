@@ -28,10 +28,11 @@ import pytest
 
 from mpg.pipelines.packaging import build_wheel
 from mpg.version import code_version
-from tests.conftest import FIXTURES, run_mpg
-from tests.emulators import free_port, stop, wait_for_port
 from tests.installed.environments import ROOT, Environments, environments, freeze, pip, run
-from tests.snapshots import PER_RUN, published_state
+from tests.support.cli import run_mpg
+from tests.support.emulators import free_port, stop, wait_for_port
+from tests.support.files import FIXTURES
+from tests.support.snapshots import PER_RUN, published_state
 
 SAMPLE = ROOT / "data" / "sample_traces"
 ADAPTERS = FIXTURES / "adapters"
