@@ -1,6 +1,6 @@
 """The fix list, the attainable PG and the scorecard by hand: rows written into the published
-tables (tests/handmade.py) and read through `mpg report`'s own code (read_report_data, fixes,
-report_json), each expected figure worked out below.
+tables (tests/support/handmade.py) and read through `mpg report`'s own code (read_report_data,
+fixes, report_json), each expected figure worked out below.
 
 One day (2026-01-01), every job training / jax / tpu-v4 at $3.60 a chip-hour ($0.001 a
 chip-second), 1 chip each; lost = every ledger category but ideal. Chip-seconds:
