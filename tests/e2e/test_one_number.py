@@ -5,9 +5,9 @@ reconciliation adds up; and a definition changed in its one file changes every s
 The fleet is tests/support/report_fleet.py's (the committed sample and its hostile and ranked
 jobs, over 2026-11-20 .. 2026-11-22): the cost catalog prices gpu-h100 and tpu-v4 only, so it
 is a priced fleet with unpriced generations (the hostile job's tpu-v5p among them). The surfaces:
-`mpg report --json`, `mpg compare --json`, `mpg explain --json`, the views (cost_by_slice, worst_jobs,
-slice_scorecard) and `mpg run`'s closing summary. The independent route is plain Python over the
-published chip_time_cost and job_day_goodput rows.
+`mpg report --json`, `mpg compare --json`, `mpg explain --json`, the views (cost_by_slice,
+worst_jobs, slice_scorecard) and `mpg run`'s closing summary. The independent route is plain
+Python over the published chip_time_cost and job_day_goodput rows.
 """
 
 from __future__ import annotations
