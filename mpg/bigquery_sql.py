@@ -1,7 +1,7 @@
 """The DuckDB-only parts of the user-facing SQL, rewritten in the parsed statement for BigQuery.
 
 sqlglot transpiles most of DuckDB's dialect (FILTER, EXCLUDE, VALUES, NULLS FIRST). Four things
-it does not, which the analysts' views (sql/views/) use:
+it does not, which the analysts' views (sql/views/) use, and one it should not:
 
 - **macros**: DuckDB's `mpg_ratio`, `mpg_goodput_ratios` and `mpg_profiled_sum`
   (sql/publish/macros.sql, their one definition) have no BigQuery counterpart a view could call
@@ -14,6 +14,9 @@ it does not, which the analysts' views (sql/views/) use:
   sets, each with the plain columns: `GROUPING SETS ((x, a, b), (x, a), (x, b), (x))`.
 - **`any_value(x)`**, which sqlglot writes `ANY_VALUE(x IGNORE NULLS)` (DuckDB's skips NULLs):
   BigQuery's ANY_VALUE takes no IGNORE NULLS clause and skips NULLs by itself, so it is dropped.
+- **`mpg_exact(x)`**, an amount as a DECIMAL(38, 9) so that DuckDB's sums of it are exact and in
+  no order, is `x` itself in BigQuery: BigQuery sums FLOAT64 in its own order (and its emulator
+  cannot keep a NUMERIC's scale in a view: it rounds to thousandths).
 
     >>> statement = sqlglot.parse_one(
     ...     "select day, unnest(struct_pack(share := mpg_ratio(a, b))) from t "
@@ -25,44 +28,121 @@ it does not, which the analysts' views (sql/views/) use:
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from functools import cache
 
 import sqlglot
 from sqlglot import exp
 
-from mpg.sqlfiles import load_sql
+from mpg.sqlfiles import MACRO_FILES, load_sql
 
-MACROS_FILE = "publish/macros.sql"
+# The view naming the current metric version (sql/publish/current_version.sql).
+CURRENT_VERSION_VIEW = "current_metric_version"
+
+
+@dataclass(frozen=True)
+class _Macro:
+    params: tuple[str, ...]
+    body: exp.Expression
+    table: bool  # a table macro (AS TABLE), called in a FROM
 
 
 @cache
-def _macros() -> dict[str, tuple[tuple[str, ...], exp.Expression]]:
-    """Each macro of MACROS_FILE: its parameters and its body, by lower-case name."""
+def _macros() -> dict[str, _Macro]:
+    """Each macro of the layer's files (MACRO_FILES), by lower-case name."""
     found = {}
-    for statement in sqlglot.parse(load_sql(MACROS_FILE), read="duckdb"):
-        assert isinstance(statement, exp.Create) and statement.kind == "MACRO", statement
-        signature = statement.this
-        params = tuple(p.name for p in signature.expressions)
-        found[signature.this.name.lower()] = (params, statement.expression)
+    for name in MACRO_FILES:
+        for statement in sqlglot.parse(load_sql(name), read="duckdb"):
+            assert isinstance(statement, exp.Create) and statement.kind == "MACRO", statement
+            signature = statement.this
+            params = tuple(p.name for p in signature.expressions)
+            table = isinstance(statement.expression, exp.Query)
+            found[signature.this.name.lower()] = _Macro(params, statement.expression, table)
     return found
 
 
-def _inline(node: exp.Expression) -> exp.Expression:
-    """A call of a macro as its body, the arguments (parenthesised) in place of the parameters;
-    macros the body calls are inlined in turn."""
-    if not isinstance(node, exp.Anonymous) or node.name.lower() not in _macros():
-        return node
-    params, body = _macros()[node.name.lower()]
-    if len(params) != len(node.expressions):
-        raise ValueError(f"{node.name} takes {len(params)} arguments: {node.sql('duckdb')}")
-    args = dict(zip(params, node.expressions, strict=True))
+def _called(node: exp.Expression, table: bool) -> tuple[_Macro, dict[str, exp.Expression]] | None:
+    """The macro `node` calls (an anonymous function of the layer's, of the kind asked for)
+    and its arguments by parameter name; None for anything else."""
+    if not isinstance(node, exp.Anonymous):
+        return None
+    macro = _macros().get(node.name.lower())
+    if macro is None or macro.table != table:
+        return None
+    if len(macro.params) != len(node.expressions):
+        raise ValueError(f"{node.name} takes {len(macro.params)} arguments: {node.sql('duckdb')}")
+    return macro, dict(zip(macro.params, node.expressions, strict=True))
+
+
+def _body(macro: _Macro, args: dict[str, exp.Expression]) -> exp.Expression:
+    """A macro's body with the arguments (parenthesised) in place of its parameters."""
 
     def put(part: exp.Expression) -> exp.Expression:
         if isinstance(part, exp.Column) and not part.table and part.name in args:
             return exp.paren(args[part.name].copy(), copy=False)
         return part
 
-    return body.copy().transform(put).transform(_inline)
+    return macro.body.copy().transform(put)
+
+
+# Macros that are their one argument in BigQuery (see the module's docstring).
+_AS_IS = frozenset({"mpg_exact"})
+
+
+def _inline(node: exp.Expression) -> exp.Expression:
+    """A call of a scalar macro as its body; macros the body calls are inlined in turn."""
+    called = _called(node, table=False)
+    if called is None:
+        return node
+    if node.name.lower() in _AS_IS:
+        (argument,) = called[1].values()
+        return exp.paren(argument.copy(), copy=False).transform(_inline)
+    return _body(*called).transform(_inline)
+
+
+# The layer's facts for the current metric version are a view of their own (sql/views/
+# job_day_facts.sql); in BigQuery another view reads that view rather than repeating the facts'
+# body (their CTEs, joins and forty sums) inside every roll-up: one definition, a third of the
+# statements' size.
+FACTS_MACRO, FACTS_VIEW = "mpg_job_days", "job_day_facts"
+_FACTS_OF_A_PERIOD = (
+    f"select * from {FACTS_VIEW} "
+    "where (p_first is null or day >= p_first) and (p_last is null or day <= p_last)"
+)
+
+
+def _of_the_current_version(argument: exp.Expression) -> bool:
+    """`(select metric_version from current_metric_version)`: how views name the version."""
+    query = argument.unnest()
+    while isinstance(query, exp.Subquery):
+        query = query.this.unnest()
+    return isinstance(query, exp.Select) and any(
+        t.name == CURRENT_VERSION_VIEW for t in query.find_all(exp.Table)
+    )
+
+
+def _inline_table(node: exp.Expression, facts_view: bool = True) -> exp.Expression:
+    """A table macro in a FROM (`from mpg_rollup(...) as r`) as a subquery of its body, aliased
+    as the call was (or by the macro's name), without its ORDER BY (a subquery's rows have no
+    order); table macros the body calls are inlined in turn. Where `facts_view`, the facts of
+    the current version read FACTS_VIEW."""
+    if not isinstance(node, exp.Table):
+        return node
+    called = _called(node.this, table=True)
+    if called is None:
+        return node
+    macro, args = called
+    if (
+        facts_view
+        and node.this.name.lower() == FACTS_MACRO
+        and _of_the_current_version(args["p_version"])
+    ):
+        body = _body(_Macro(macro.params, sqlglot.parse_one(_FACTS_OF_A_PERIOD), True), args)
+    else:
+        body = _body(macro, args).transform(lambda n: _inline_table(n, facts_view))
+    body.set("order", None)
+    alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.this.name))
+    return exp.Subquery(this=body, alias=alias.copy())
 
 
 def _struct_columns(select: exp.Expression) -> exp.Expression:
@@ -83,22 +163,36 @@ def _struct_columns(select: exp.Expression) -> exp.Expression:
     return select
 
 
+def _sets(item: exp.Expression) -> list[list[exp.Expression]]:
+    """The grouping sets a GROUP BY item stands for: a CUBE's every subset (largest first), a
+    GROUPING SETS' sets (a CUBE in it spelled out too), a tuple or a column one set."""
+    if isinstance(item, exp.Cube):
+        dimensions = item.expressions
+        return [
+            list(kept)
+            for size in range(len(dimensions), -1, -1)
+            for kept in itertools.combinations(dimensions, size)
+        ]
+    if isinstance(item, exp.GroupingSets):
+        return [found for part in item.expressions for found in _sets(part)]
+    if isinstance(item, exp.Tuple):
+        return [list(item.expressions)]
+    return [[item]]
+
+
 def _cube_as_grouping_sets(group: exp.Expression) -> exp.Expression:
-    """`GROUP BY x, CUBE (a, b)` as the same groups in GROUPING SETS; a GROUP BY that is only a
-    CUBE stays as it is."""
+    """`GROUP BY x, CUBE (a, b)` (or `x, GROUPING SETS (CUBE (a, b), (c))`) as the same groups
+    in one GROUPING SETS, each with the plain columns; a GROUP BY that is only a CUBE stays."""
     if not isinstance(group, exp.Group):
         return group
-    cubes = [e for e in group.expressions if isinstance(e, exp.Cube)]
-    plain = [e for e in group.expressions if not isinstance(e, exp.Cube)]
-    if not cubes or not plain:
+    sets_of = [e for e in group.expressions if isinstance(e, exp.Cube | exp.GroupingSets)]
+    plain = [e for e in group.expressions if not isinstance(e, exp.Cube | exp.GroupingSets)]
+    if not sets_of or not plain:
         return group
-    if len(cubes) > 1 or any(not isinstance(e, exp.Column) for e in plain):
+    if len(sets_of) > 1 or any(not isinstance(e, exp.Column) for e in plain):
         raise ValueError(f"only columns beside one CUBE are spelled out: {group.sql('duckdb')}")
-    dimensions = cubes[0].expressions
     sets = [
-        exp.Tuple(expressions=[e.copy() for e in (*plain, *kept)])
-        for size in range(len(dimensions), -1, -1)
-        for kept in itertools.combinations(dimensions, size)
+        exp.Tuple(expressions=[e.copy() for e in (*plain, *kept)]) for kept in _sets(sets_of[0])
     ]
     return exp.Group(expressions=[exp.GroupingSets(expressions=sets)])
 
@@ -109,11 +203,12 @@ def _plain_any_value(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def for_bigquery(statement: exp.Expression) -> exp.Expression:
-    """`statement` (parsed from DuckDB's dialect) with macros inlined, struct unnests as columns,
-    mixed cubes as grouping sets and a plain ANY_VALUE: ready to be written in BigQuery's
-    dialect."""
-    inlined = statement.transform(_inline)
+def for_bigquery(statement: exp.Expression, facts_view: bool = True) -> exp.Expression:
+    """`statement` (parsed from DuckDB's dialect) with macros inlined (the current version's
+    facts read from FACTS_VIEW, unless `facts_view` is False: in that view itself), struct
+    unnests as columns, mixed cubes as grouping sets and a plain ANY_VALUE: ready to be written
+    in BigQuery's dialect."""
+    inlined = statement.transform(lambda n: _inline_table(n, facts_view)).transform(_inline)
     return (
         inlined.transform(_struct_columns)
         .transform(_cube_as_grouping_sets)

@@ -170,8 +170,19 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="recompute everything from the trace files (default: only what new files change)",
     )
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
+    _add_summary_argument(run)
     _add_log_level_argument(run)
     _add_bigquery_arguments(run)
+
+
+def _add_summary_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--summary",
+        choices=["scorecard", "days"],
+        default="scorecard",
+        help="what to print at the end: the last 7 days' totals and a scorecard per slice "
+        "(default), or the fleet and each chip generation per day",
+    )
 
 
 def add_backfill_arguments(back: argparse.ArgumentParser) -> None:
@@ -184,6 +195,7 @@ def add_backfill_arguments(back: argparse.ArgumentParser) -> None:
     back.add_argument(
         "--chunk-days", type=int, default=31, help="days per published step (default 31)"
     )
+    _add_summary_argument(back)
     _add_log_level_argument(back)
     _add_bigquery_arguments(back)
 
@@ -252,15 +264,13 @@ def pipeline_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
     return beam_args(given)
 
 
-def _fmt(value: object) -> str:
-    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-def format_headline(result: RunResult, seconds: float) -> str:
+def format_headline(result: RunResult, seconds: float, summary: str = "scorecard") -> str:
+    """What a run prints: what it did, its summary (`summary`: mpg.summary), the record
+    counts, the checks and where the rest went."""
     from mpg.pipelines.store import REPORT
     from mpg.storage import Storage
+    from mpg.summary import days_lines, scorecard_lines
 
-    rows = result.headline.to_pylist()
     lines = [
         f"mpg run {result.run_id}: {result.files} trace files in {seconds:.1f} s "
         f"-> {result.database}"
@@ -277,19 +287,10 @@ def format_headline(result: RunResult, seconds: float) -> str:
     if result.skipped:
         lines.append(f"  skipped {len(result.skipped)} files not named *.jsonl[.gz]")
     lines.append("")
-    lines.append(
-        f"{'day':<11} {'ver':<4} {'chip generation':<16} {'chip-hours':>11} "
-        f"{'SG':>6} {'RG':>6} {'PG':>6} {'MPG':>6}"
-    )
-    for r in rows:
-        scope = r["chip_generation"] or "fleet"
-        lines.append(
-            f"{r['day']!s:<11} {r['metric_version']:<4} {scope:<16} "
-            f"{r['wanted_chip_s'] / 3600:>11.1f} {_fmt(r['sg']):>6} {_fmt(r['rg']):>6} "
-            f"{_fmt(r['pg']):>6} {_fmt(r['mpg']):>6}"
-        )
-    if not rows:
-        lines.append("(no job has wanted time in this input)")
+    if summary == "days":
+        lines += days_lines(result.days.to_pylist())
+    else:
+        lines += scorecard_lines(result.scorecard.to_pylist())
     lines.append("")
     lines.append("records read = accepted + duplicates + quarantined")
     for c in result.counts.to_pylist():
@@ -364,7 +365,7 @@ def run_command(args: argparse.Namespace, passthrough: list[str]) -> int:
     started = time.monotonic()
     with progress.reporting("run"):
         result = run(opts)
-    print(format_headline(result, time.monotonic() - started))
+    print(format_headline(result, time.monotonic() - started, args.summary))
     _warn_of_lost_sources(result)
     return 0
 
@@ -411,7 +412,7 @@ def backfill_command(args: argparse.Namespace, passthrough: list[str]) -> int:
     for r in results:
         days = sorted({day for _, day in r.changed_days})
         print(f"mpg backfill {r.run_id}: {r.plan}: job tables changed on {len(days)} days")
-    print(format_headline(results[-1], time.monotonic() - started))
+    print(format_headline(results[-1], time.monotonic() - started, args.summary))
     return 0
 
 

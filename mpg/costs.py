@@ -141,6 +141,50 @@ def cost_rates(costs: CostCatalog, chips: ChipCatalog, config: OutputConfig) -> 
     )
 
 
+def rates_change(previous: pa.Table, rates: pa.Table) -> str | None:
+    """What changed between two COST_RATES tables, in words (None: nothing), so that a run can
+    say what it re-priced: each generation whose price or power moved, and the PUE.
+
+    >>> from mpg.catalog import load_catalog
+    >>> old = cost_rates(load_cost_catalog(), load_catalog(), OutputConfig())
+    >>> new = cost_rates(load_cost_catalog(), load_catalog(),
+    ...                  OutputConfig(prices=(("tpu-v5p", 4.2), ("tpu-v4", 3.0))))
+    >>> rates_change(old, new)
+    'price of tpu-v4 $3.22 -> $3.00, of tpu-v5p none -> $4.20 a chip-hour'
+    """
+    if previous.equals(rates):
+        return None
+    before = {r["chip_generation"]: r for r in previous.to_pylist()}
+    changes = []
+    for label, column, unit in (
+        ("price", "usd_per_chip_hour", "a chip-hour"),
+        ("power", "watts_per_chip", "W a chip"),
+    ):
+        moved = [
+            (r["chip_generation"], before.get(r["chip_generation"], {}).get(column), r[column])
+            for r in rates.to_pylist()
+            if before.get(r["chip_generation"], {}).get(column) != r[column]
+        ]
+        if moved:
+            shown = ", of ".join(
+                f"{g} {_rate(a, column)} -> {_rate(b, column)}" for g, a, b in moved
+            )
+            changes.append(f"{label} of {shown} {unit}")
+    pue = (
+        previous.column("pue")[0].as_py() if previous.num_rows else None,
+        rates.column("pue")[0].as_py() if rates.num_rows else None,
+    )
+    if pue[0] != pue[1]:
+        changes.append(f"PUE {pue[0]} -> {pue[1]}")
+    return "; ".join(changes) or "their sources"
+
+
+def _rate(value: float | None, column: str) -> str:
+    if value is None:
+        return "none"
+    return f"${value:,.2f}" if column == "usd_per_chip_hour" else f"{value:,.0f}"
+
+
 def chip_time_cost(ledger: pa.Table, job_days: pa.Table, rates: pa.Table) -> pa.Table:
     """CHIP_TIME_COST from `chip_time_ledger` and `job_day_goodput` rows (any days, any metric
     versions) and COST_RATES, by `sql/publish/chip_time_cost.sql` on an in-memory DuckDB.

@@ -22,7 +22,7 @@ import duckdb
 
 from mpg.errors import StoreError, UserError
 from mpg.locations import POINTER, is_remote, local_path
-from mpg.sqlfiles import load_sql
+from mpg.sqlfiles import create_macros
 
 
 class NoPublishedTablesError(UserError):
@@ -81,8 +81,9 @@ def require_published(out: str | Path) -> None:
 
 @contextmanager
 def open_published(out: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to `out`'s current snapshot, with the goodput macros
-    (sql/publish/macros.sql) that readers' queries call; DuckDB's errors become StoreError."""
+    """A read-only connection to `out`'s current snapshot, with the semantic layer's macros
+    (`mpg.sqlfiles.MACRO_FILES`) that readers' queries call, as this code defines them; DuckDB's
+    errors become StoreError."""
     from mpg.pipelines.snapshot import read_current
     from mpg.pipelines.store import DATABASE, OutputStore
 
@@ -94,7 +95,7 @@ def open_published(out: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     local = not store.remote and Path(database).is_file()
     if local and _database_snapshot(database) == current.run_id:
         with reading(database), duckdb.connect(database, read_only=True) as con:
-            con.execute(load_sql("publish/macros.sql"))
+            create_macros(con)
             yield con
         return
     from mpg.pipelines.database import add_views, view_tables

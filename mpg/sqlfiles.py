@@ -34,11 +34,35 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # sqlglot (~0.2 s to import) is needed only to transpile or rewrite a statement
+    import duckdb
     from sqlglot import exp
 
 # The dialect of every file under sql/ but those under sql/bigquery/.
 _DIALECTS = {"bigquery": "bigquery"}
 _DEFAULT_DIALECT = "duckdb"
+
+
+# The semantic layer's macros, in the order they build on one another (docs/metrics.md): the
+# scalar ones (every ratio, the main loss, exact sums), then the table macros every surface reads
+# (the ledger's and the job-days' facts, their roll-ups, the ranked jobs, the scorecard, the
+# advice's savings in dollars).
+MACRO_FILES: tuple[str, ...] = (
+    "publish/macros.sql",
+    "semantic/ledger.sql",
+    "semantic/job_days.sql",
+    "semantic/rollup.sql",
+    "semantic/jobs.sql",
+    "semantic/scorecard.sql",
+    "semantic/advice.sql",
+)
+
+
+def create_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The layer's macros on `con`, as temporary macros: a reader's own code defines every
+    figure it reads (they shadow those stored in a published file, which analysts' shells
+    use)."""
+    for name in MACRO_FILES:
+        con.execute(load_sql(name))
 
 
 @cache
@@ -58,11 +82,23 @@ def parse_sql(
     """Statement `name`, parsed, with the tables named in `tables` replaced (keeping their
     aliases) and the parameters named in `literals` replaced by string literals."""
     import sqlglot
+
+    statement = sqlglot.parse_one(load_sql(name), read=_dialect_of(name))
+    return substitute(statement, tables or {}, literals or {})
+
+
+def substitute(
+    statement: exp.Expression,
+    tables: Mapping[str, exp.Table],
+    literals: Mapping[str, str] | None = None,
+) -> exp.Expression:
+    """`statement` with the tables named in `tables` replaced (keeping their aliases) and the
+    parameters named in `literals` replaced by string literals."""
     from sqlglot import exp
 
-    tables, literals = tables or {}, literals or {}
+    literals = literals or {}
 
-    def substitute(node: exp.Expression) -> exp.Expression:
+    def put(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and not node.db and node.name in tables:
             table = tables[node.name].copy()
             table.set("alias", node.args.get("alias"))
@@ -71,7 +107,7 @@ def parse_sql(
             return exp.Literal.string(literals[node.name])
         return node
 
-    return sqlglot.parse_one(load_sql(name), read=_dialect_of(name)).transform(substitute)
+    return statement.transform(put)
 
 
 def render_sql(

@@ -246,7 +246,8 @@ def _backfill_chunk(
     return RunResult(
         run_id=run_id,
         out=store.uri,
-        headline=done.headline,
+        scorecard=done.scorecard,
+        days=done.days,
         counts=done.counts,
         files=0,
         skipped=[],

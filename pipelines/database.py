@@ -21,13 +21,14 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from sqlglot import exp
 
+from mpg.bigquery_sql import CURRENT_VERSION_VIEW
 from mpg.errors import StoreError
 from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.views import create_views
 from mpg.schemas import PUBLISHED, TABLE_KEYS
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import load_sql, render_sql
+from mpg.sqlfiles import create_macros, load_sql, render_sql
 
 # The oldest DuckDB that can open `mpg.duckdb`: analysts' CLIs and BI tools lag the library.
 READABLE_BY = "v1.0.0"
@@ -37,7 +38,8 @@ def current_view_statements(
     version: str, dialect: str, table: Callable[[str], exp.Table] = exp.to_table
 ) -> list[str]:
     """One `<table>_current` view per metric-versioned table (sql/publish/current_views.sql),
-    for `dialect`, with tables named by `table`.
+    and the `current_metric_version` view naming it (sql/publish/current_version.sql), for
+    `dialect`, with tables named by `table`.
 
     `version` goes into the view as a literal (no engine binds a parameter in a view), placed
     by sqlglot in the parsed statement, never by formatting text; and it must be a name of
@@ -45,18 +47,27 @@ def current_view_statements(
     """
     if version not in METRIC_VERSIONS:
         raise ValueError(f"not a metric version: {version!r}")
+    literals = {"current_version": version}
     return [
+        *(
+            render_sql(
+                "publish/current_views.sql",
+                dialect,
+                tables={
+                    "versioned_table": table(name),
+                    "versioned_table_current": table(f"{name}_current"),
+                },
+                literals=literals,
+            )
+            for name, schema in PUBLISHED.items()
+            if "metric_version" in schema.names
+        ),
         render_sql(
-            "publish/current_views.sql",
+            "publish/current_version.sql",
             dialect,
-            tables={
-                "versioned_table": table(name),
-                "versioned_table_current": table(f"{name}_current"),
-            },
-            literals={"current_version": version},
-        )
-        for name, schema in PUBLISHED.items()
-        if "metric_version" in schema.names
+            tables={CURRENT_VERSION_VIEW: table(CURRENT_VERSION_VIEW)},
+            literals=literals,
+        ),
     ]
 
 
@@ -110,8 +121,8 @@ def copy_tables(
 
 
 def add_views(con: duckdb.DuckDBPyConnection, current_version: str) -> None:
-    """The goodput macros, the `*_current` views and the analysts' views."""
-    con.execute(load_sql("publish/macros.sql"))
+    """The semantic layer's macros, the `*_current` views and the analysts' views."""
+    create_macros(con)
     for statement in current_view_statements(current_version, "duckdb"):
         con.execute(statement)
     create_views(con)
@@ -125,7 +136,10 @@ def view_tables(con: duckdb.DuckDBPyConnection, store: OutputStore, files: pa.Ta
         rows.select(*[f'"{c}"' for c in PUBLISHED[table].names]).create_view(table)
 
 
-def read_headline(con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, pa.Table]:
-    """The headline (fleet and per-generation ratios per day) and the record counts."""
-    headline = con.sql(load_sql("report/headline.sql")).to_arrow_table()
-    return headline, con.table("record_counts").order("source").to_arrow_table()
+def read_summary(con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """What a run prints when it ends: the scorecard of the last days published
+    (sql/report/run_summary.sql), the fleet and each chip generation per day
+    (sql/report/headline.sql, `mpg run --summary days`) and the record counts."""
+    scorecard = con.sql(load_sql("report/run_summary.sql")).to_arrow_table()
+    days = con.sql(load_sql("report/headline.sql")).to_arrow_table()
+    return scorecard, days, con.table("record_counts").order("source").to_arrow_table()

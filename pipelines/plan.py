@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from mpg.costs import rates_change
 from mpg.pipelines.buckets import PLANNED
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.snapshot import Snapshot
@@ -34,7 +35,7 @@ from mpg.pipelines.state import (
 )
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import PreviousBucket
-from mpg.schemas import DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, SOURCES, concat
+from mpg.schemas import COST_RATES, DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, SOURCES, concat
 from mpg.transforms.reconcile import bucket_of_hash
 
 _INDEX_COLUMNS = [
@@ -57,12 +58,15 @@ class RunPlan:
     reason: str
     delta: FileDelta
     key: StateKey
+    # What changed in the rates (DIR/mpg.toml's prices, power, PUE) since the current snapshot,
+    # in words: every published day's costs are priced again from the stored ledger.
+    repricing: str | None = None
 
     @property
     def up_to_date(self) -> bool:
-        """Nothing to ingest, retract or republish (a run that does not publish to BigQuery
-        leaves it as it is)."""
-        if self.previous is None or self.delta.new or self.delta.retracted:
+        """Nothing to ingest, retract, re-price or republish (a run that does not publish to
+        BigQuery leaves it as it is)."""
+        if self.previous is None or self.delta.new or self.delta.retracted or self.repricing:
             return False
         kept = self.key
         if not kept.bigquery:
@@ -71,8 +75,11 @@ class RunPlan:
 
     def bigquery_days(self, changed: list[datetime.date]) -> set[datetime.date] | None:
         """The days to load into BigQuery: those whose rows changed when the dataset holds the
-        current snapshot already; None (every table whole) otherwise."""
+        current snapshot already; None (every table whole) otherwise, or when every day's costs
+        were priced again."""
         if self.current is None or self.current.key.bigquery != self.key.bigquery:
+            return None
+        if self.repricing:
             return None
         return set(changed)
 
@@ -94,9 +101,11 @@ def plan_run(
     version: str | None,
     key: StateKey,
     full: bool,
+    rates: pa.Table,
 ) -> RunPlan:
     """Compare the trace root with the current snapshot under `key` (whose coverage is then the
-    current one's, less the versions this run computes for every day)."""
+    current one's, less the versions this run computes for every day), and the run's rates
+    (COST_RATES) with those the current snapshot's costs were priced at."""
     why = None
     if current is not None:
         coverage = tuple((v, c) for v, c in current.key.coverage if v not in key.metric_versions)
@@ -111,9 +120,25 @@ def plan_run(
     gone = len(delta.retracted) - delta.changed
     added = len(delta.new) - delta.changed
     reason = f"{added} new, {delta.changed} changed and {gone} removed trace files"
+    repricing = _repricing(store, current, rates)
     if not delta.new and not delta.retracted:
         reason = _republished(current.key, key)
-    return RunPlan(current, version, current, reason, delta, key)
+    if repricing:
+        reason = (
+            f"re-priced every published day from the stored ledger (DIR/mpg.toml: {repricing})"
+            if not delta.new and not delta.retracted
+            else f"{reason}; re-priced every published day ({repricing})"
+        )
+    return RunPlan(current, version, current, reason, delta, key, repricing)
+
+
+def _repricing(store: OutputStore, current: Snapshot, rates: pa.Table) -> str | None:
+    """What changed in the rates since `current` was priced (None: nothing)."""
+    files = store.read_parquet(current.state["files"], DATA_FILES)
+    previous = files.filter(pc.equal(files.column("table"), "cost_rates")).column("path")
+    if len(previous) == 0:
+        return None
+    return rates_change(store.read_parquet(previous[0].as_py(), COST_RATES), rates)
 
 
 def _republished(old: StateKey, new: StateKey) -> str:

@@ -32,7 +32,7 @@ from mpg import progress
 from mpg.pipelines import runlog
 from mpg.pipelines.analyst_objects import Kept, keep_analyst_objects
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
-from mpg.pipelines.database import add_views, copy_tables, read_headline, table_files, writing
+from mpg.pipelines.database import add_views, copy_tables, read_summary, table_files, writing
 from mpg.pipelines.finish import Staged, data_files_after
 from mpg.pipelines.iceberg import TableChange, commit_tables
 from mpg.pipelines.snapshot import Snapshot, switch
@@ -51,7 +51,8 @@ _WRITTEN_HERE = ("validation_results", "runs")
 class Published:
     record: runlog.RunRecord  # ended "published"
     snapshot: Snapshot
-    headline: pa.Table
+    scorecard: pa.Table  # sql/report/run_summary.sql
+    days: pa.Table  # sql/report/headline.sql
     counts: pa.Table
     expectations: int
     warnings: int
@@ -152,7 +153,7 @@ def publish(
             results, report = _validate(con, store, staged, record)
             whole["validation_results"] = _write_whole(store, run_id, "validation_results", results)
             _insert(con, "validation_results", results)
-            headline, counts = read_headline(con)
+            scorecard, days, counts = read_summary(con)
             step.done(pc.sum(counts.column("accepted")).as_py() or 0)
             record = record.ended("published", counts=counts)
             runs = runlog.runs_table(store, record, _previous_runs(store, staged.files))
@@ -188,7 +189,9 @@ def publish(
     runlog.prune_records(store, runs)
     collect_garbage(store, [snapshot, *([previous] if previous else [])], keep_staging=None)
     warnings = pc.sum(pc.invert(results.column("success"))).as_py() or 0
-    return Published(record, snapshot, headline, counts, results.num_rows, warnings, load, analyst)
+    return Published(
+        record, snapshot, scorecard, days, counts, results.num_rows, warnings, load, analyst
+    )
 
 
 def _write_whole(store: OutputStore, run_id: str, table: str, rows: pa.Table) -> str | None:

@@ -1,4 +1,4 @@
-"""What `mpg run` and `mpg backfill` report back: the headline of what they published."""
+"""What `mpg run` and `mpg backfill` report back: the summary of what they published."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ import pyarrow as pa
 
 from mpg.pipelines.analyst_objects import Kept
 from mpg.pipelines.bigquery_target import BigQueryLoad
-from mpg.pipelines.database import read_headline, view_tables
+from mpg.pipelines.database import add_views, read_summary, view_tables
 from mpg.pipelines.snapshot import Snapshot
 from mpg.pipelines.store import DATABASE, OutputStore
 from mpg.schemas import DATA_FILES, RECORD_COUNTS
-from mpg.sqlfiles import load_sql
 
 
 @dataclass(frozen=True)
 class RunResult:
     run_id: str
     out: str  # the output folder's URI
-    headline: pa.Table  # sql/report/headline.sql
+    scorecard: pa.Table  # sql/report/run_summary.sql: the last 7 days published, worst first
+    days: pa.Table  # sql/report/headline.sql: the fleet and each generation per day
     counts: pa.Table  # RECORD_COUNTS
     files: int
     skipped: list[str]
@@ -53,18 +53,20 @@ class RunResult:
         files: int,
         skipped: list[str],
     ) -> RunResult:
-        """A run with nothing to do: the headline is the current snapshot's."""
-        headline, counts = snapshot_headline(store, current)
-        return cls(run_id, store.uri, headline, counts, files, skipped, plan="up to date")
+        """A run with nothing to do: the summary is the current snapshot's."""
+        scorecard, days, counts = snapshot_summary(store, current)
+        return cls(run_id, store.uri, scorecard, days, counts, files, skipped, plan="up to date")
 
 
-def snapshot_headline(store: OutputStore, snapshot: Snapshot | None) -> tuple[pa.Table, pa.Table]:
-    """The headline of a published snapshot, read from its data files (the database file may be
+def snapshot_summary(
+    store: OutputStore, snapshot: Snapshot | None
+) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The summary of a published snapshot, read from its data files (the database file may be
     held locked by an analyst's read-write session)."""
     if snapshot is None:
-        return pa.table({}), RECORD_COUNTS.empty_table()
+        return pa.table({}), pa.table({}), RECORD_COUNTS.empty_table()
     files = store.read_parquet(snapshot.state["files"], DATA_FILES)
-    with duckdb.connect() as con:
+    with duckdb.connect(config={"threads": 1}) as con:  # sums in one order, as publishing's
         view_tables(con, store, files)
-        con.execute(load_sql("publish/macros.sql"))
-        return read_headline(con)
+        add_views(con, snapshot.key.current_metric_version)
+        return read_summary(con)

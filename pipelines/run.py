@@ -167,17 +167,18 @@ def run(opts: RunOptions) -> RunResult:
         current_metric_version=opts.current_metric_version,
         bigquery="" if opts.bigquery is None else opts.bigquery.location,
     )
+    rates = cost_rates(load_cost_catalog(), load_catalog(), read_config(opts.out))
     with writing(store, record.run_id) as held, recorded(store, record, opts.log_level):
         current = held.current
         with progress.phase("plan", unit="files", total=len(files)) as step:
-            plan = plan_run(store, files, current, held.version, key, opts.full)
+            plan = plan_run(store, files, current, held.version, key, opts.full, rates)
             step.done(len(files))
         if plan.up_to_date:
             progress.summary(0)
             ended = record.ended("up-to-date", message="no new, changed or removed trace files")
             runlog.write_record(store, ended)
             return RunResult.nothing_new(store, ended.run_id, current, len(files), skipped)
-        staged, read = _compute(opts, plan, store, record.run_id)
+        staged, read = _compute(opts, plan, store, record.run_id, rates)
         changed = sorted({d for _, d in staged.changed_days})
         published = publish(
             store,
@@ -201,7 +202,8 @@ def _result(
     return RunResult(
         run_id=published.record.run_id,
         out=store.uri,
-        headline=published.headline,
+        scorecard=published.scorecard,
+        days=published.days,
         counts=published.counts,
         files=files,
         skipped=skipped,
@@ -226,9 +228,11 @@ class Prepared:
     rates: pa.Table  # COST_RATES of this run
 
 
-def prepare(opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str) -> Prepared:
+def prepare(
+    opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str, rates: pa.Table
+) -> Prepared:
     """Everything the update pipeline is built from: the jobs to rewrite, the bucket count,
-    the previous snapshot's files and ends of data, the prices."""
+    the previous snapshot's files and ends of data, the prices (`rates`, COST_RATES)."""
     previous = plan.previous
     work = job_work(store, previous, plan.delta.retracted)
     buckets = opts.buckets or work.buckets(plan.delta.new, opts.records_per_bucket)
@@ -238,7 +242,6 @@ def prepare(opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str) ->
         else DATA_FILES.empty_table()
     )
     catalog = load_catalog()
-    rates = cost_rates(load_cost_catalog(), catalog, read_config(opts.out))
     repriced = _repriced(store, files, rates)
     records = RecordStore(
         store, run_id, buckets, previous.state["jobs"] if previous else None,
@@ -272,11 +275,11 @@ def prepare(opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str) ->
 
 
 def _compute(
-    opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str
+    opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str, rates: pa.Table
 ) -> tuple[Staged, int]:
     """Run the update pipeline and merge its results into the new snapshot's state; returns it
     and the lines the run read."""
-    prepared = prepare(opts, plan, store, run_id)
+    prepared = prepare(opts, plan, store, run_id, rates)
     with progress.phase("pipeline") as step:
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
             build_update(p, prepared.update)

@@ -3,9 +3,9 @@
 Each file is one `CREATE OR REPLACE VIEW` named after the file; `VIEWS` lists them in the order
 they build on one another. The views keep working in any DuckDB that opens the file (the `duckdb`
 shell of an analyst, `mpg sql`): a view is stored as its SQL and bound again by the reader, so the
-macros it calls (`mpg_ratio`, `mpg_goodput_ratios`, `mpg_profiled`, `mpg_profiled_sum`) are
-stored in the database too, as persistent copies of the temporary ones in
-sql/publish/macros.sql, their one definition.
+macros it calls (the semantic layer's: `mpg_ratio`, `mpg_goodput_ratios`, ..., `mpg_job_days`,
+`mpg_rollup`, `mpg_jobs`, `mpg_scorecard`; `mpg.sqlfiles.MACRO_FILES`) are stored in the
+database too, as persistent copies of the temporary ones in their files, their one definition.
 
 BigQuery gets the same views (`bigquery_view_statements`), transpiled by sqlglot from the same
 files with the macros inlined and the DuckDB-only constructs rewritten (`mpg.bigquery_sql`), and
@@ -23,32 +23,36 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from mpg.bigquery_sql import for_bigquery
-from mpg.sqlfiles import load_sql, parse_sql, sql_text
+from mpg.bigquery_sql import CURRENT_VERSION_VIEW, FACTS_VIEW, for_bigquery
+from mpg.sqlfiles import MACRO_FILES, load_sql, parse_sql, sql_text, substitute
 
 # In dependency order: a view comes after those it reads (docs/views.md describes each).
 VIEWS: tuple[str, ...] = (
     "job_size_classes",
+    "job_day_facts",
     "job_days_sized",
     "fleet_mpg_by_day",
+    "rollup_by_day",
     "goodput_by_size_class",
     "ledger_by_slice",
-    "job_lifetime",
     "worst_jobs",
+    "job_lifetime",
     "cost_by_slice",
+    "slice_scorecard",
     "checkpoint_advice_by_slice",
 )
 
 
 def persistent_macro_statements() -> list[str]:
-    """sql/publish/macros.sql without TEMPORARY, so the macros are stored with the views that
-    call them; changed in the parsed statements (sqlglot), not by editing text."""
+    """The layer's macros (MACRO_FILES) without TEMPORARY, so the macros are stored with the
+    views that call them; changed in the parsed statements (sqlglot), not by editing text."""
     statements = []
-    for statement in sqlglot.parse(load_sql("publish/macros.sql"), read="duckdb"):
-        assert statement is not None
-        for temporary in list(statement.find_all(exp.TemporaryProperty)):
-            temporary.pop()
-        statements.append(sql_text(statement, "duckdb"))
+    for name in MACRO_FILES:
+        for statement in sqlglot.parse(load_sql(name), read="duckdb"):
+            assert statement is not None
+            for temporary in list(statement.find_all(exp.TemporaryProperty)):
+                temporary.pop()
+            statements.append(sql_text(statement, "duckdb"))
     return statements
 
 
@@ -63,15 +67,17 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
 def bigquery_view_statements(
     table: Callable[[str], exp.Table], published: Iterable[str]
 ) -> list[str]:
-    """Every view of `VIEWS` as a BigQuery `CREATE OR REPLACE VIEW`, in order, each table or view
-    it names (`published` tables, their `*_current` views and the views of `VIEWS`) written as
+    """Every view of `VIEWS` as a BigQuery `CREATE OR REPLACE VIEW`, in order, its macros
+    inlined (`mpg.bigquery_sql`) and each table or view it names (`published` tables, their
+    `*_current` views, `current_metric_version` and the views of `VIEWS`) written as
     `table(name)`."""
-    names = {*published, *(f"{t}_current" for t in published), *VIEWS}
+    names = {*published, *(f"{t}_current" for t in published), CURRENT_VERSION_VIEW, *VIEWS}
     statements = []
     for name in VIEWS:
-        parsed = parse_sql(f"views/{name}.sql", tables={n: table(n) for n in names})
-        ctes = {cte.alias for cte in parsed.find_all(exp.CTE)}
+        inlined = for_bigquery(parse_sql(f"views/{name}.sql"), facts_view=name != FACTS_VIEW)
+        ctes = {cte.alias for cte in inlined.find_all(exp.CTE)}
         if ctes & names:
             raise AssertionError(f"views/{name}.sql names a CTE as a table: {ctes & names}")
-        statements.append(sql_text(for_bigquery(parsed), "bigquery"))
+        named = substitute(inlined, {n: table(n) for n in names})
+        statements.append(sql_text(named, "bigquery"))
     return statements

@@ -432,7 +432,9 @@ STEP_TIME_STATS = _schema(
     _req("p90_step_s", pa.float64()),
     _req("p99_step_s", pa.float64()),
     _req("max_step_s", pa.float64()),
-    _opt("ideal_step_s", pa.float64()),  # ml-goodput-measurement's ideal step time
+    # ml-goodput-measurement's "ideal step time" (its baseline of a typical step; not the
+    # ledger's ideal, which is the roofline's): renamed from ideal_step_s (issue 19)
+    _opt("baseline_step_s", pa.float64()),
     _opt("step_time_deviation_s", pa.float64()),  # ml-goodput-measurement's step_time_deviation
     _req("slow_step_chip_s", pa.float64()),
     _req("productive_chip_s", pa.float64()),

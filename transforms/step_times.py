@@ -100,14 +100,14 @@ def _quantile(q: float) -> pl.Expr:
 
 def _per_job_day(steps: pl.DataFrame, sweep: ChipTimeSweep) -> pl.DataFrame:
     keys = ["job_id", "day"]
-    ideal = steps.group_by(keys).agg(_ml_goodput_ideal(pl.col("step_s")).alias("ideal_step_s"))
+    ideal = steps.group_by(keys).agg(_ml_goodput_ideal(pl.col("step_s")).alias("baseline_step_s"))
     productive = charged_by(sweep.charged, keys).select(
         *keys, pl.col("kept_step").alias("productive_chip_s")
     )
     return (
         steps.join(ideal, on=keys, maintain_order="left")
         .join(sweep.jobs.select("job_id", "chips_requested"), on="job_id", maintain_order="left")
-        .with_columns((pl.col("step_s") - pl.col("ideal_step_s")).abs().alias("deviation"))
+        .with_columns((pl.col("step_s") - pl.col("baseline_step_s")).abs().alias("deviation"))
         .group_by(keys, maintain_order=True)
         .agg(
             pl.col("chips_requested").first(),
@@ -117,7 +117,7 @@ def _per_job_day(steps: pl.DataFrame, sweep: ChipTimeSweep) -> pl.DataFrame:
             _quantile(0.9).alias("p90_step_s"),
             _quantile(0.99).alias("p99_step_s"),
             pl.col("step_s").max().alias("max_step_s"),
-            pl.col("ideal_step_s").first(),
+            pl.col("baseline_step_s").first(),
             _ml_goodput_deviation(pl.col("deviation")).alias("step_time_deviation_s"),
             # Sorted before summing: the same bits whatever order the steps came in.
             (pl.col("step_s") - pl.col("step_s").median())

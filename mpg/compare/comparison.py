@@ -2,9 +2,10 @@
 
 The decomposition (mpg.compare.decompose) with the ledger categories whose share of wanted
 chip-time moved most, for the fleet and for each of the top contributing slices; and the change
-in dollars lost split by the same parts (mpg.compare.dollars), with the priced chip-time's
-ledger in dollars. The terminal (mpg.compare.render) and the fleet report embed this same
-object; `to_json` is `--json`.
+in the semantic layer's dollars lost split into volume, mix and the parts of the loss
+(mpg.compare.dollars), with the priced chip-time's ledger in dollars. Every sum, ratio, share and
+part in dollars is SQL's (sql/compare/, over the layer's `mpg_rollup`). The terminal
+(mpg.compare.render) and the fleet report embed this same object; `to_json` is `--json`.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from mpg.compare.dollars import (
     DOLLAR_PART_NAMES,
     DollarChange,
     DollarParts,
+    DollarsUnavailableError,
     dollar_change,
-    sum_categories,
 )
 from mpg.compare.period import Period
-from mpg.compare.read import PeriodData, read_periods
+from mpg.compare.read import SLICE_KIND, read_periods, slice_key
 from mpg.config import metric_version_to_read
 from mpg.errors import UserError
 
@@ -54,28 +55,23 @@ class PartOfSlice:
 
 @dataclass(frozen=True)
 class CategoryMove:
-    """A ledger category's share of wanted chip-time in each period."""
+    """A ledger category's share of wanted chip-time in each period, and its change (a slice
+    with no job-days in a period has a share 0 there): sql/compare/ledger_moves.sql."""
 
     category: str
     base_share: float
     current_share: float
-
-    @property
-    def change(self) -> float:
-        return self.current_share - self.base_share
+    change: float
 
 
 @dataclass(frozen=True)
 class DollarMove:
-    """A ledger category's dollars (priced chip-time) in each period."""
+    """A ledger category's dollars (priced chip-time) in each period, and their change."""
 
     category: str
     base_usd: float
     current_usd: float
-
-    @property
-    def change(self) -> float:
-        return self.current_usd - self.base_usd
+    change: float
 
 
 @dataclass(frozen=True)
@@ -86,27 +82,15 @@ class Comparison:
     decomposition: Decomposition
     fleet_moves: tuple[CategoryMove, ...]  # largest |change| first
     slice_moves: Mapping[Slice, tuple[CategoryMove, ...]]  # for the top slices
-    # The change in dollars lost; None where a period's priced chip-time has no MPG, and then
+    # The change in dollars lost; None where a period has no priced chip-time, and then
     # `dollars_unavailable` says why.
     dollars: DollarChange | None = None
     dollars_unavailable: str | None = None
+    dollar_moves: tuple[DollarMove, ...] = ()  # the categories whose dollars moved most
 
     @property
     def top_dollar_slices(self) -> tuple[tuple[Slice, DollarParts], ...]:
         return self.dollars.slices[:TOP_SLICES] if self.dollars else ()
-
-    @property
-    def dollar_moves(self) -> tuple[DollarMove, ...]:
-        """The TOP_CATEGORIES ledger categories whose dollars changed most (priced chip-time)."""
-        if self.dollars is None:
-            return ()
-        base, current = self.dollars.base.by_category, self.dollars.current.by_category
-        moves = [
-            DollarMove(c, base.get(c, 0.0), current.get(c, 0.0))
-            for c in sorted(base.keys() | current.keys())
-        ]
-        moved = [m for m in moves if m.change != 0]
-        return tuple(sorted(moved, key=lambda m: (-abs(m.change), m.category))[:TOP_CATEGORIES])
 
     @property
     def top_slices(self) -> tuple[SliceChange, ...]:
@@ -176,67 +160,56 @@ def compare_periods(
     version = metric_version_to_read(out, metric_version)
     data = read_periods(out, base, current, version)
     try:
-        decomposition = decompose(data.base.sums, data.current.sums)
+        decomposition = decompose(data.base, data.current)
     except UndefinedMPGError as exc:
         raise UserError(f"cannot compare {base} with {current}: {exc}") from exc
-    fleet_ledger = {
-        "base": sum_categories(data.base.ledger.values()),
-        "current": sum_categories(data.current.ledger.values()),
-    }
-    top = decomposition.slices[:TOP_SLICES]
-    dollars, unavailable = _dollars(data)
+    moves = data.ledger_moves
+    dollars, unavailable = None, None
+    try:
+        dollars = dollar_change(data.dollar_parts, moves)
+    except DollarsUnavailableError as exc:
+        unavailable = f"dollars lost cannot be compared: {exc}"
     return Comparison(
         metric_version=version,
         base_period=base,
         current_period=current,
         decomposition=decomposition,
-        fleet_moves=category_moves(
-            fleet_ledger["base"], fleet_ledger["current"], decomposition.base, decomposition.current
-        ),
+        fleet_moves=category_moves(moves, "fleet"),
         slice_moves={
-            c.slice: category_moves(
-                data.base.ledger.get(c.slice, {}),
-                data.current.ledger.get(c.slice, {}),
-                c.base,
-                c.current,
-            )
-            for c in top
+            c.slice: category_moves(moves, c.slice) for c in decomposition.slices[:TOP_SLICES]
         },
         dollars=dollars,
         dollars_unavailable=unavailable,
+        dollar_moves=tuple(
+            DollarMove(m["category"], m["base_usd"], m["current_usd"], m["usd_change"])
+            for m in sorted(
+                (m for m in moves if m["slice_kind"] == "fleet" and m["usd_rank"] is not None),
+                key=lambda m: m["usd_rank"],
+            )[:TOP_CATEGORIES]
+        )
+        if dollars
+        else (),
     )
 
 
-def _dollars(data: PeriodData) -> tuple[DollarChange | None, str | None]:
-    """The change in dollars lost, or None and why it cannot be had."""
-    try:
-        return dollar_change(data.base, data.current), None
-    except UndefinedMPGError as exc:
-        return None, (
-            f"dollars lost cannot be compared: counting only chip-time whose generation has a "
-            f"price, {exc}"
+def category_moves(moves: list[dict[str, Any]], where: Slice | str) -> tuple[CategoryMove, ...]:
+    """The TOP_CATEGORIES categories whose share of wanted chip-time moved most in the fleet
+    (`where` "fleet") or a slice, as ledger_moves.sql ranks them (those that did not move left
+    out)."""
+    mine = [
+        m
+        for m in moves
+        if m["share_rank"] is not None
+        and (
+            m["slice_kind"] == "fleet"
+            if where == "fleet"
+            else m["slice_kind"] == SLICE_KIND and slice_key(m) == where
         )
-
-
-def category_moves(
-    base: Mapping[str, float], current: Mapping[str, float], base_sums: Sums, current_sums: Sums
-) -> tuple[CategoryMove, ...]:
-    """The TOP_CATEGORIES categories whose share of wanted chip-time moved most (a period without
-    wanted time counts as share 0), leaving out those that did not move."""
-    moves = [
-        CategoryMove(
-            category,
-            _share(base.get(category, 0.0), base_sums.wanted),
-            _share(current.get(category, 0.0), current_sums.wanted),
-        )
-        for category in sorted(base.keys() | current.keys())
     ]
-    moved = [m for m in moves if m.change != 0]
-    return tuple(sorted(moved, key=lambda m: (-abs(m.change), m.category))[:TOP_CATEGORIES])
-
-
-def _share(chip_s: float, wanted: float) -> float:
-    return chip_s / wanted if wanted > 0 else 0.0
+    return tuple(
+        CategoryMove(m["category"], m["base_share"], m["current_share"], m["change"])
+        for m in sorted(mine, key=lambda m: m["share_rank"])[:TOP_CATEGORIES]
+    )
 
 
 def _ratios_json(sums: Sums) -> dict[str, float | None]:
@@ -273,10 +246,11 @@ def _dollars_json(comparison: Comparison) -> dict[str, Any]:
     return {
         **{
             name: {
-                "usd": period.usd,
-                "mpg_usd": period.mpg,
+                "wanted_usd": period.usd,
                 "lost_usd": period.lost,
+                **{f"lost_{p}_usd": v for p, v in period.lost_parts.items()},
                 "unpriced_chip_s": period.unpriced_chip_s,
+                "reconciliation": period.reconciliation,
                 "usd_by_category": dict(sorted(period.by_category.items())),
             }
             for name, period in (("base", dollars.base), ("current", dollars.current))
@@ -287,7 +261,12 @@ def _dollars_json(comparison: Comparison) -> dict[str, Any]:
             {**dict(zip(SLICE_COLUMNS, key, strict=True)), "parts": _dollar_parts_json(parts)}
             for key, parts in dollars.slices
         ],
-    }
+        "moves": [
+            {"category": m.category, "base_usd": m.base_usd, "current_usd": m.current_usd,
+             "change": m.change}
+            for m in comparison.dollar_moves
+        ],
+    }  # fmt: skip
 
 
 def _move_json(move: CategoryMove) -> dict[str, Any]:

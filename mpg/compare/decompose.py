@@ -10,9 +10,13 @@ productive time is profiled alike). So `ΔMPG = K̄ ΔM* + M̄* ΔK` (bars: the 
 coverage part. The parts add up to the change exactly; docs/compare.md has the derivation, the
 edge cases and a worked example.
 
-    >>> base = {("training", "jax", "tpu-v5e"): Sums(100, 80, 40, 20, 40)}
-    >>> now = {("training", "jax", "tpu-v5e"): Sums(100, 80, 20, 10, 20)}
-    >>> d = decompose(base, now)
+The fleet's and each slice's sums and ratios are the semantic layer's (`mpg_rollup`, read by
+mpg.compare.read): nothing here computes a ratio of sums; the decomposition only combines them.
+
+    >>> x = ("training", "jax", "tpu-v5e")
+    >>> before = Sums(100, 80, 40, 20, 40, sg=0.8, rg=0.5, pg=0.5, pg_coverage=1.0, mpg=0.2)
+    >>> after = Sums(100, 80, 20, 10, 20, sg=0.8, rg=0.25, pg=0.5, pg_coverage=1.0, mpg=0.1)
+    >>> d = decompose(PeriodSums(before, {x: before}), PeriodSums(after, {x: after}))
     >>> round(d.change, 12), round(d.totals.rg, 12), round(d.totals.mix, 12)
     (-0.1, -0.1, 0.0)
 """
@@ -31,6 +35,13 @@ FLEET_PART_NAMES = (*PART_NAMES, "coverage")
 # How the terminal and the report name each part.
 PART_LABELS = {"mix": "mix", "sg": "SG", "rg": "RG", "pg": "PG", "coverage": "PG coverage"}
 
+# What the mix part is, in words, wherever it is shown.
+MIX_IN_WORDS = (
+    "Mix is the part of the change that comes from where the chip-time went, each slice's own "
+    "SG, RG and PG held: more of the fleet's wanted chip-time going to slices whose MPG is "
+    "above the fleet's raises fleet MPG, to slices below it lowers it, though no slice changed."
+)
+
 # How far the parts may be from the change in floating point before it is a bug, not rounding.
 ADD_UP_TOLERANCE = 1e-12
 
@@ -39,66 +50,33 @@ class UndefinedMPGError(ValueError):
     """A period whose fleet MPG is undefined (no wanted, allocated or profiled chip-time)."""
 
 
-def _ratio(numerator: float, denominator: float) -> float | None:
-    return numerator / denominator if denominator > 0 else None
-
-
 @dataclass(frozen=True)
 class Sums:
-    """Chip-seconds of a slice (or the fleet) over a period; `ideal` and `profiled` over the
-    job-days that have a PG only."""
+    """A slice's (or the fleet's) chip-seconds over a period and their ratios, as the semantic
+    layer rolls them up (`mpg_rollup`: ratios of sums by `mpg_goodput_ratios`); `ideal` and
+    `profiled` cover the job-days that have a PG only. Ratios are None where undefined."""
 
     wanted: float
     all_allocated: float
     productive: float
     ideal: float
     profiled: float
-
-    def __add__(self, other: Sums) -> Sums:
-        return Sums(
-            self.wanted + other.wanted,
-            self.all_allocated + other.all_allocated,
-            self.productive + other.productive,
-            self.ideal + other.ideal,
-            self.profiled + other.profiled,
-        )
-
-    @property
-    def sg(self) -> float | None:
-        return _ratio(self.all_allocated, self.wanted)
-
-    @property
-    def rg(self) -> float | None:
-        return _ratio(self.productive, self.all_allocated)
-
-    @property
-    def pg(self) -> float | None:
-        return _ratio(self.ideal, self.profiled)
-
-    @property
-    def pg_coverage(self) -> float | None:
-        return _ratio(self.profiled, self.productive)
-
-    @property
-    def mpg(self) -> float | None:
-        """SG x RG x PG as every table publishes it (`mpg_goodput_ratios`, sql/publish/macros.sql,
-        to the bit: tests/unit/test_metric_layer.py): 0 where wanted time is positive and nothing
-        was productive, else (ideal / wanted) x (productive / profiled), null where either is."""
-        if self.wanted > 0 and self.productive == 0:
-            return 0.0
-        per_wanted, per_profiled = (
-            _ratio(self.ideal, self.wanted),
-            _ratio(self.productive, self.profiled),
-        )
-        return None if per_wanted is None or per_profiled is None else per_wanted * per_profiled
-
-    @property
-    def a(self) -> float:
-        """SG x RG as one ratio, productive / wanted (wanted is positive for any slice)."""
-        return self.productive / self.wanted
+    sg: float | None
+    rg: float | None
+    pg: float | None
+    pg_coverage: float | None
+    mpg: float | None
 
 
-ZERO = Sums(0.0, 0.0, 0.0, 0.0, 0.0)
+ZERO = Sums(0.0, 0.0, 0.0, 0.0, 0.0, None, None, None, None, None)
+
+
+@dataclass(frozen=True)
+class PeriodSums:
+    """One period: the fleet's sums and each slice's (slices without job-days are absent)."""
+
+    fleet: Sums
+    slices: Mapping[Slice, Sums]
 
 
 @dataclass(frozen=True)
@@ -198,15 +176,14 @@ def split_m(m0: Ratios, m1: Ratios) -> tuple[float, float, float]:
     return parts[0], parts[1], parts[2]
 
 
-def decompose(base: Mapping[Slice, Sums], current: Mapping[Slice, Sums]) -> Decomposition:
-    """Split `MPG(current) - MPG(base)` of the fleet made of these slices (slices without wanted
-    chip-time in a period may be absent from its mapping) into per-slice Parts and the fleet's
+def decompose(base: PeriodSums, current: PeriodSums) -> Decomposition:
+    """Split `MPG(current) - MPG(base)` of the fleet into per-slice Parts and the fleet's
     coverage part; raises UndefinedMPGError where a period's fleet MPG is undefined, and
     AssertionError if the parts fail to add up to the change (a bug)."""
-    fleet0, fleet1 = fleet_sums(base, "base"), fleet_sums(current, "current")
+    fleet0, fleet1 = defined_fleet(base, "base"), defined_fleet(current, "current")
     g_mean = _mean_pg(fleet0, fleet1)
-    keys = sorted(base.keys() | current.keys())
-    pairs = {key: (base.get(key, ZERO), current.get(key, ZERO)) for key in keys}
+    keys = sorted(base.slices.keys() | current.slices.keys())
+    pairs = {key: (base.slices.get(key, ZERO), current.slices.get(key, ZERO)) for key in keys}
     ratios = {key: _ratios(s0, s1, g_mean) for key, (s0, s1) in pairs.items()}
     m_star = [
         sum(p[i].wanted / fleet.wanted * ratios[k][i].product for k, p in pairs.items())
@@ -265,14 +242,15 @@ def _correction(fleet: Sums, m_star: float) -> float:
     return mpg / m_star
 
 
-def fleet_sums(slices: Mapping[Slice, Sums], period: str) -> Sums:
-    fleet = sum(slices.values(), ZERO)
-    if fleet.mpg is None:
-        missing = "wanted" if fleet.wanted <= 0 else "profiled productive"
+def defined_fleet(period: PeriodSums, name: str) -> Sums:
+    """The period's fleet sums; UndefinedMPGError where its MPG is undefined (no wanted chip-time,
+    or productive chip-time of which none is profiled)."""
+    if period.fleet.mpg is None:
+        missing = "wanted" if period.fleet.wanted <= 0 else "profiled productive"
         raise UndefinedMPGError(
-            f"the {period} period has no {missing} chip-time: its MPG is undefined"
+            f"the {name} period has no {missing} chip-time: its MPG is undefined"
         )
-    return fleet
+    return period.fleet
 
 
 def _mean_pg(fleet0: Sums, fleet1: Sums) -> float:

@@ -1,30 +1,19 @@
-"""The change in dollars lost between two periods, split exactly into the parts of the MPG change.
+"""The change in dollars lost between two periods, split exactly into parts.
 
-Dollars lost are what MPG says did not become ideal work, in dollars: `D = U x (1 - G)`, where
-`U` is the period's wanted chip-time in dollars (`chip_time_cost`: chip-hours x price) and `G` is
-fleet MPG with every chip-second weighted by its price, that is the published formula (ratios of
-sums) over each slice's chip-time sums times its price. A slice is one chip generation's, so one
-price scales all its sums: its own SG, RG, PG and MPG are unchanged, and with one price for the
-whole fleet `G` is fleet MPG and `D = price x wanted x (1 - MPG)`. Where every priced productive
-chip-second has a profile, `D` is the ledger's dollars of every category but `ideal`.
+Dollars lost are the semantic layer's: the dollars of every ledger category but ideal, over the
+chip-time whose generation has a price (sql/semantic/job_days.sql), the figure the report, the
+views, `mpg explain` and `mpg run` give for the same period. Per slice (one chip generation's,
+so one price), `D = U x (s + r + p + u)`: its dollars wanted times the shares of them lost to
+scheduling, runtime, program and unprofiled time. Its change splits exactly as a product of
+two, and the fleet's is the sum of its slices':
 
-So `ΔD = ΔU (1 - Ḡ) - Ū ΔG` exactly (bars: the two periods' mean), and `ΔG` splits as fleet MPG
-does (mpg.compare.decompose, on the price-weighted sums) into each slice's mix, SG, RG and PG
-parts and the fleet's coverage part. In dollars:
+    volume = dU x F               the slice's dollars wanted moved, lost at the fleet's mean rate
+    mix    = dU x (rate_s - F)    ... at its own mean rate instead of the fleet's
+    scheduling, runtime, program, unprofiled = mean(U) x the change of that share
 
-    volume_s = ΔU_s (1 - Ḡ)     the slice's dollars wanted grew, lost at the fleet's mean rate
-    mix_s, sg_s, rg_s, pg_s = -Ū x (the slice's part of ΔG)      coverage = -Ū x coverage of ΔG
-
-and they add up to `ΔD` (checked on every comparison). A positive part is more dollars lost.
-Slices whose generation has no price are left out and their wanted chip-time reported beside
-(`unpriced_chip_s`), never guessed; a price of 0 costs nothing and loses nothing.
-
-    >>> x = ("training", "jax", "tpu-v5e")
-    >>> base = PeriodSlices({x: Sums(3600, 3600, 3600, 1800, 3600)}, {}, {}, {x: 10.0})
-    >>> now = PeriodSlices({x: Sums(7200, 7200, 3600, 1800, 3600)}, {}, {}, {x: 10.0})
-    >>> d = dollar_change(base, now)  # $10 an hour; MPG 0.5, then twice the hours at RG 0.5
-    >>> d.base.lost, d.current.lost, d.parts.volume, d.parts.rg
-    (5.0, 15.0, 6.25, 3.75)
+(d: current less base; F: the fleet's dollars lost over dollars wanted, the two periods' mean).
+sql/compare/dollar_parts.sql computes every part; this module reads them, and checks that they
+add up to the change in the layer's own totals.
 """
 
 from __future__ import annotations
@@ -32,19 +21,21 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from mpg.compare.decompose import PART_NAMES, Slice, Sums, decompose, fleet_sums
-from mpg.compare.read import PeriodSlices
+from mpg.compare.decompose import Slice
+from mpg.figures import LOSS_PARTS, reconciliation
 
-# The parts of a change in dollars lost: how much was wanted, then the parts of the MPG change.
-DOLLAR_PART_NAMES = ("volume", *PART_NAMES, "coverage")
+# The parts of a change in dollars lost: how much was wanted (volume, mix), then each part of
+# the loss whose share moved.
+DOLLAR_PART_NAMES = ("volume", "mix", *LOSS_PARTS)
 DOLLAR_PART_LABELS = {
-    "volume": "volume",
-    "mix": "mix",
-    "sg": "SG",
-    "rg": "RG",
-    "pg": "PG",
-    "coverage": "PG coverage",
+    "volume": "volume: more or fewer dollars wanted, lost at the fleet's rate",
+    "mix": "mix: the dollars wanted moved to slices that lose more (or less) of them",
+    "scheduling": "scheduling: waiting for chips",
+    "runtime": "runtime: held chips, no kept progress",
+    "program": "program: slower than the ideal",
+    "unprofiled": "unprofiled: kept work with no profile",
 }
 # Parts may miss the change by this share of the dollars wanted before it is a bug.
 ADD_UP_RELATIVE = 1e-12
@@ -52,44 +43,48 @@ ADD_UP_RELATIVE = 1e-12
 
 @dataclass(frozen=True)
 class DollarParts:
-    """A slice's (or the fleet's) share of the change in dollars lost; `coverage` is the
-    fleet's only."""
+    """A slice's (or the fleet's) share of the change in dollars lost, in dollars."""
 
     volume: float = 0.0
     mix: float = 0.0
-    sg: float = 0.0
-    rg: float = 0.0
-    pg: float = 0.0
-    coverage: float = 0.0
+    scheduling: float = 0.0
+    runtime: float = 0.0
+    program: float = 0.0
+    unprofiled: float = 0.0
 
     @property
     def total(self) -> float:
         return sum(getattr(self, n) for n in DOLLAR_PART_NAMES)
 
-    def __add__(self, other: DollarParts) -> DollarParts:
-        return DollarParts(*(getattr(self, n) + getattr(other, n) for n in DOLLAR_PART_NAMES))
-
 
 @dataclass(frozen=True)
 class DollarPeriod:
-    """One period in dollars: wanted (`usd`), MPG weighted by price, dollars lost, the wanted
-    chip-seconds without a price, and the ledger's dollars per category (chip_time_cost)."""
+    """One period in dollars, as the layer totals it: dollars wanted and lost (priced chip-time),
+    the wanted chip-seconds without a price, and each ledger category's dollars."""
 
     usd: float
-    mpg: float
+    lost: float
     unpriced_chip_s: float
     by_category: Mapping[str, float]
+    lost_parts: Mapping[str, float]  # by LOSS_PARTS: what the period's dollars lost are made of
 
     @property
-    def lost(self) -> float:
-        return self.usd * (1 - self.mpg)
+    def reconciliation(self) -> str:
+        """`$X lost = scheduling $a + ... ; N unpriced chip-hours not in it` (mpg.figures)."""
+        return reconciliation(
+            {
+                "lost_usd": self.lost,
+                "unpriced_chip_s": self.unpriced_chip_s,
+                **{f"lost_{p}_usd": v for p, v in self.lost_parts.items()},
+            }
+        )
 
 
 @dataclass(frozen=True)
 class DollarChange:
     base: DollarPeriod
     current: DollarPeriod
-    parts: DollarParts  # the fleet's: the slices' summed, and coverage
+    parts: DollarParts  # the fleet's: its slices' summed
     slices: tuple[tuple[Slice, DollarParts], ...]  # largest |total| first
 
     @property
@@ -97,67 +92,52 @@ class DollarChange:
         return self.current.lost - self.base.lost
 
 
-def sum_categories(ledgers: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    """Slices' ledgers (category -> chip-seconds or dollars) added up per category."""
-    total: dict[str, float] = {}
-    for ledger in ledgers:
-        for category, value in ledger.items():
-            total[category] = total.get(category, 0.0) + value
-    return total
+class DollarsUnavailableError(ValueError):
+    """A period without priced chip-time: its dollars lost are unknown, so is their change."""
 
 
-def _priced(period: PeriodSlices) -> tuple[dict[Slice, Sums], float]:
-    """The slices with a positive price, their sums in dollars; and the unpriced chip-seconds."""
-    priced, unpriced = {}, 0.0
-    for key, sums in period.sums.items():
-        price = period.prices.get(key)
-        if price is None:
-            unpriced += sums.wanted
-        elif price > 0:
-            per_s = price / 3600
-            priced[key] = Sums(*(per_s * getattr(sums, f) for f in _SUM_FIELDS))
-    return priced, unpriced
+def _parts(row: Mapping[str, Any]) -> DollarParts:
+    return DollarParts(*(row[name] for name in DOLLAR_PART_NAMES))
 
 
-_SUM_FIELDS = ("wanted", "all_allocated", "productive", "ideal", "profiled")
-
-
-def dollar_period(period: PeriodSlices, name: str) -> DollarPeriod:
-    """One period in dollars; raises UndefinedMPGError where its priced chip-time has no MPG
-    (nothing priced, or no priced profile), naming the period `name` ("base", "current")."""
-    priced, unpriced = _priced(period)
-    fleet = fleet_sums(priced, name)
-    assert fleet.mpg is not None
-    categories = sum_categories(period.ledger_usd.values())
-    return DollarPeriod(fleet.wanted, fleet.mpg, unpriced, categories)
-
-
-def dollar_change(base: PeriodSlices, current: PeriodSlices) -> DollarChange:
-    """The change in dollars lost from `base` to `current`, split into parts that add up to it.
-    Raises UndefinedMPGError where a period's priced chip-time has no MPG."""
-    period0, period1 = dollar_period(base, "base"), dollar_period(current, "current")
-    mpg_parts = decompose(_priced(base)[0], _priced(current)[0])
-    g0, g1 = period0.mpg, period1.mpg
-    u0, u1 = period0.usd, period1.usd
-    lost_rate, u_mean = 1 - (g0 + g1) / 2, (u0 + u1) / 2
-    slices = tuple(
-        (
-            c.slice,
-            DollarParts(
-                (c.current.wanted - c.base.wanted) * lost_rate,
-                *(-u_mean * getattr(c.parts, n) for n in PART_NAMES),
-            ),
-        )
-        for c in mpg_parts.slices
+def _period(
+    fleet: Mapping[str, Any], moves: Iterable[Mapping[str, Any]], period: str
+) -> DollarPeriod:
+    return DollarPeriod(
+        usd=fleet[f"{period}_wanted_usd"],
+        lost=fleet[f"{period}_lost_usd"],
+        unpriced_chip_s=fleet[f"{period}_unpriced_chip_s"],
+        by_category={
+            m["category"]: m[f"{period}_usd"] for m in moves if m["slice_kind"] == "fleet"
+        },
+        lost_parts={p: fleet[f"{period}_lost_{p}_usd"] for p in LOSS_PARTS},
     )
-    fleet = sum((p for _, p in slices), DollarParts(coverage=-u_mean * mpg_parts.totals.coverage))
+
+
+def dollar_change(parts: list[dict[str, Any]], moves: list[dict[str, Any]]) -> DollarChange:
+    """The change in dollars lost from the rows of sql/compare/dollar_parts.sql (and each ledger
+    category's dollars, sql/compare/ledger_moves.sql); DollarsUnavailableError where a period has no
+    priced chip-time, AssertionError where the parts miss the change (a bug)."""
+    fleet = next(r for r in parts if r["slice_kind"] == "fleet")
+    for period in ("base", "current"):
+        if not fleet[f"{period}_wanted_usd"]:
+            raise DollarsUnavailableError(
+                f"the {period} period has no priced chip-time: its dollars lost are unknown "
+                "(set [prices] in DIR/mpg.toml)"
+            )
+    assert fleet["available"]
     result = DollarChange(
-        base=period0,
-        current=period1,
-        parts=fleet,
-        slices=tuple(sorted(slices, key=lambda s: (-abs(s[1].total), s[0]))),
-    )
-    gap = abs(fleet.total - result.change)
-    assert gap <= ADD_UP_RELATIVE * max(1.0, u0 + u1), f"parts miss the change by ${gap}"
+        base=_period(fleet, moves, "base"),
+        current=_period(fleet, moves, "current"),
+        parts=_parts(fleet),
+        slices=tuple(
+            ((r["workload_class"], r["framework"], r["chip_generation"]), _parts(r))
+            for r in parts
+            if r["slice_kind"] != "fleet"
+        ),
+    )  # fmt: skip
+    gap = abs(result.parts.total - result.change)
+    scale = max(1.0, result.base.usd + result.current.usd)
+    assert gap <= ADD_UP_RELATIVE * scale, f"parts miss the change in dollars lost by ${gap}"
     assert math.isfinite(result.change)
     return result

@@ -1,7 +1,9 @@
 """Reading two periods of the published tables for `mpg compare`.
 
-Figures come from `DIR/mpg.duckdb`, opened read-only (mpg.published), through
-the queries in `sql/compare/` with the metric version and the days bound as parameters.
+Figures come from `DIR/mpg.duckdb`, opened read-only (mpg.published), through the queries in
+`sql/compare/`, which read the semantic layer's roll-up (`mpg_rollup`) with the metric version
+and the days bound as parameters: the fleet's and each slice's sums and ratios, the ledger
+categories that moved, and the parts of the change in dollars lost.
 """
 
 from __future__ import annotations
@@ -9,14 +11,17 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from mpg.compare.decompose import Slice, Sums
+from mpg.compare.decompose import PeriodSums, Slice, Sums
 from mpg.compare.period import Period, check_periods
 from mpg.errors import UserError
 from mpg.published import open_published
 from mpg.sqlfiles import load_sql
+
+SLICE_KIND = "workload_class+framework+chip_generation"  # mpg_rollup's name of a finest slice
 
 
 class NoDataError(UserError):
@@ -24,56 +29,66 @@ class NoDataError(UserError):
 
 
 @dataclass(frozen=True)
-class PeriodSlices:
-    """One period: each slice's chip-time sums, its ledger in chip-seconds and in dollars (priced
-    chip-time only) per category, and its price (USD per chip-hour; None: no price)."""
-
-    sums: dict[Slice, Sums]
-    ledger: dict[Slice, dict[str, float]]
-    ledger_usd: dict[Slice, dict[str, float]]
-    prices: dict[Slice, float | None]
-
-
-@dataclass(frozen=True)
 class PeriodData:
-    base: PeriodSlices
-    current: PeriodSlices
+    base: PeriodSums
+    current: PeriodSums
+    ledger_moves: list[dict[str, Any]]  # sql/compare/ledger_moves.sql
+    dollar_parts: list[dict[str, Any]]  # sql/compare/dollar_parts.sql
 
 
-def read_period(
-    con: duckdb.DuckDBPyConnection, period: Period, metric_version: str
-) -> PeriodSlices:
-    """One period's slices from an open published database (sql/compare/)."""
+def _rows(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> list[dict[str, Any]]:
+    cursor = con.execute(load_sql(f"compare/{name}.sql"), params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _sums(row: dict[str, Any]) -> Sums:
+    return Sums(
+        row["wanted_chip_s"],
+        row["all_allocated_chip_s"],
+        row["productive_chip_s"],
+        row["ideal_chip_s"],
+        row["profiled_chip_s"],
+        row["sg"],
+        row["rg"],
+        row["pg"],
+        row["pg_coverage"],
+        row["mpg"],
+    )
+
+
+def slice_key(row: dict[str, Any]) -> Slice:
+    return row["workload_class"], row["framework"], row["chip_generation"]
+
+
+def read_period(con: duckdb.DuckDBPyConnection, period: Period, metric_version: str) -> PeriodSums:
+    """One period's fleet and slices from an open published database."""
     params = {"metric_version": metric_version, "first": period.first, "last": period.last}
-    sums = {
-        (workload, framework, generation): Sums(*chip_s)
-        for workload, framework, generation, *chip_s in con.execute(
-            load_sql("compare/slice_sums.sql"), params
-        ).fetchall()
-    }
-    ledger: dict[Slice, dict[str, float]] = {}
-    ledger_usd: dict[Slice, dict[str, float]] = {}
-    prices: dict[Slice, float | None] = {}
-    rows = con.execute(load_sql("compare/ledger_by_slice.sql"), params).fetchall()
-    for workload, framework, generation, category, chip_s, usd, price in rows:
-        key = (workload, framework, generation)
-        ledger.setdefault(key, {})[category] = chip_s
-        if usd is not None:
-            ledger_usd.setdefault(key, {})[category] = usd
-        if prices.get(key) is None:
-            prices[key] = price
-    return PeriodSlices(sums, ledger, ledger_usd, prices)
+    rows = _rows(con, "period_slices", params)
+    fleet = next(_sums(r) for r in rows if r["slice_kind"] == "fleet")
+    return PeriodSums(
+        fleet, {slice_key(r): _sums(r) for r in rows if r["slice_kind"] == SLICE_KIND}
+    )
 
 
 def read_periods(out: Path, base: Period, current: Period, metric_version: str) -> PeriodData:
-    """Both periods' slices, after checking that every day of each has published job-day rows."""
+    """Both periods, after checking that every day of each has published job-day rows."""
     check_periods(base, current)
+    both = {
+        "metric_version": metric_version,
+        "base_first": base.first,
+        "base_last": base.last,
+        "current_first": current.first,
+        "current_last": current.last,
+    }
     with open_published(out) as con:
         for name, period in (("base", base), ("current", current)):
             _check_days(con, name, period, metric_version)
         return PeriodData(
             base=read_period(con, base, metric_version),
             current=read_period(con, current, metric_version),
+            ledger_moves=_rows(con, "ledger_moves", both),
+            dollar_parts=_rows(con, "dollar_parts", both),
         )
 
 

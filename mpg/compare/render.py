@@ -1,7 +1,9 @@
 """Draw a `Comparison` in the terminal with rich: the fleet's change, its parts, the top slices.
 
 Slice names come from logs, so they enter rich as `Text`, never as markup. Parts are in MPG points
-(hundredths of MPG) so that small changes read as numbers, not strings of zeros.
+(hundredths of MPG) so that small changes read as numbers, not strings of zeros. Tables print at
+their natural width (mpg.terminal.print_whole): piped to a file (80 columns), no column is dropped
+and no figure cut short.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from mpg.compare.comparison import CategoryMove, Comparison
-from mpg.compare.decompose import PART_LABELS, SLICE_COLUMNS, Parts, Sums
+from mpg.compare.decompose import MIX_IN_WORDS, PART_LABELS, SLICE_COLUMNS, Parts, Sums
 from mpg.compare.dollars import DOLLAR_PART_LABELS, DOLLAR_PART_NAMES, DollarParts
+from mpg.figures import usd, usd_change
+from mpg.terminal import print_whole
 
 TOP_PER_COLUMN = 3  # values of each slice column shown; --json has them all
 
@@ -29,8 +33,7 @@ def _ratio(value: float | None) -> str:
 def _table(title: str, *columns: str) -> Table:
     table = Table(box=box.SIMPLE_HEAD, title=Text(title), title_justify="left", pad_edge=False)
     for i, name in enumerate(columns):
-        # numbers never wrap; the first column (a slice's name) may, on a narrow terminal
-        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i > 0)
+        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=True)
     return table
 
 
@@ -57,52 +60,49 @@ def _parts_cells(parts: Parts) -> list[str]:
     return [_points(v) for v in (parts.mix, parts.sg, parts.rg, parts.pg, parts.total)]
 
 
-def _usd(value: float, sign: bool = False) -> str:
-    return f"{value:+,.2f}" if sign else f"{value:,.2f}"
-
-
 def _dollar_cells(parts: DollarParts) -> list[str]:
-    return [_usd(getattr(parts, n), sign=True) for n in DOLLAR_PART_NAMES[:-1]] + [
-        _usd(parts.total, sign=True)
-    ]
+    return [usd_change(getattr(parts, n)) for n in DOLLAR_PART_NAMES] + [usd_change(parts.total)]
 
 
 def render_dollars(comparison: Comparison, console: Console) -> None:
-    """Dollars lost in each period, the parts of their change, the slices that moved them and
-    the ledger categories whose dollars moved; or why they cannot be compared."""
+    """Dollars lost in each period with their parts, the parts of their change, the slices
+    that moved them and the ledger categories whose dollars moved; or why they cannot be
+    compared."""
     d = comparison.dollars
     if d is None:
         console.print(Text(f"Dollars: {comparison.dollars_unavailable}"))
         return
     console.print(
         Text(
-            f"Dollars lost (dollars wanted x (1 - MPG weighted by price)): "
-            f"${_usd(d.base.lost)} -> ${_usd(d.current.lost)} ({_usd(d.change, sign=True)} USD)",
+            f"Dollars lost (every ledger category but ideal, priced chip-time): "
+            f"{usd(d.base.lost)} -> {usd(d.current.lost)} ({usd_change(d.change)})",
             style="bold",
         )
     )
-    parts = _table("Where the change in dollars lost came from (USD)", "part", "USD")
+    for name, period in (("base", d.base), ("current", d.current)):
+        console.print(Text(f"  {name}: {period.reconciliation}"))
+    parts = _table("Where the change in dollars lost came from", "part", "USD")
     for name in DOLLAR_PART_NAMES:
-        parts.add_row(DOLLAR_PART_LABELS[name], _usd(getattr(d.parts, name), sign=True))
-    parts.add_row("total", _usd(d.parts.total, sign=True))
-    console.print(parts)
+        parts.add_row(DOLLAR_PART_LABELS[name], usd_change(getattr(d.parts, name)))
+    parts.add_row("total", usd_change(d.parts.total))
+    print_whole(console, parts)
     unpriced = (d.base.unpriced_chip_s, d.current.unpriced_chip_s)
     if any(unpriced):
         console.print(
             Text(
-                f"Unpriced (no price for their chip generation, left out): "
+                f"Unpriced (no price for their chip generation, not in any dollar figure): "
                 f"{unpriced[0] / 3600:,.1f} chip-h in base, {unpriced[1] / 3600:,.1f} in current"
             )
         )
     top = _table(
-        "Top slices by dollars lost (USD)", "slice", "volume", "mix", "SG", "RG", "PG", "total"
-    )
+        "Top slices by change in dollars lost (USD)",
+        "slice", "volume", "mix", "scheduling", "runtime", "program", "unprofiled", "total",
+    )  # fmt: skip
     for key, slice_parts in comparison.top_dollar_slices:
         top.add_row(Text(" / ".join(key)), *_dollar_cells(slice_parts))
-    console.print(top)
+    print_whole(console, top)
     moves = ", ".join(
-        f"{m.category} ${_usd(m.base_usd)} -> ${_usd(m.current_usd)}"
-        for m in comparison.dollar_moves
+        f"{m.category} {usd(m.base_usd)} -> {usd(m.current_usd)}" for m in comparison.dollar_moves
     )
     console.print(Text(f"Ledger dollars that moved most: {moves or 'none moved'}"))
 
@@ -120,7 +120,7 @@ def render(comparison: Comparison, console: Console) -> None:
     periods = _table("Fleet", "period", "wanted chip-h", "SG", "RG", "PG", "PG coverage", "MPG")
     periods.add_row(*_ratios_row(f"base {comparison.base_period}", d.base))
     periods.add_row(*_ratios_row(f"current {comparison.current_period}", d.current))
-    console.print(periods)
+    print_whole(console, periods)
 
     totals = _table("Where the change came from (MPG points)", "part", "points")
     t = d.totals
@@ -133,14 +133,15 @@ def render(comparison: Comparison, console: Console) -> None:
         ("total", t.total),
     ):
         totals.add_row(name, _points(value))
-    console.print(totals)
+    print_whole(console, totals)
+    console.print(Text(MIX_IN_WORDS))
     console.print(Text(f"Fleet ledger shares that moved most: {_moves(comparison.fleet_moves)}"))
 
     dims = _table("By slice column (MPG points)", "", "mix", "SG", "RG", "PG", "total")
     for column in SLICE_COLUMNS:
         for value, parts in comparison.by_dimension(column)[:TOP_PER_COLUMN]:
             dims.add_row(Text(f"{column} = {value}"), *_parts_cells(parts))
-    console.print(dims)
+    print_whole(console, dims)
 
     top = _table(
         "Top contributing slices (MPG points)",
@@ -160,7 +161,7 @@ def render(comparison: Comparison, console: Console) -> None:
             _ratio(c.current.mpg),
             *_parts_cells(c.parts),
         )
-    console.print(top)
+    print_whole(console, top)
     largest = Text("Largest parts: ")
     for i, p in enumerate(comparison.top_parts):
         largest.append(f"{', ' if i else ''}{PART_LABELS[p.part]} of ")

@@ -44,6 +44,7 @@ class CheckpointAdvice:
     rg_predicted: float | None
     rg_advised: float | None
     chip_hours_saved: float
+    usd_saved: float | None  # at its generation's price (mpg_advice); None: no price
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,10 @@ def advice_table(advice: CheckpointAdvice) -> Table:
     table.add_row(f"blocking saves, mean s (of {advice.saves})", _n(advice.mean_save_s), "")
     table.add_row(f"restarts, mean s (of {advice.restarts})", _n(advice.mean_restart_s), "")
     table.add_row("advice (docs/metrics.md)", "", advice.advice)
-    table.add_row("chip-hours saved over the job's life", "", _n(advice.chip_hours_saved, ",.2f"))
+    dollars = "" if advice.usd_saved is None else f" (${advice.usd_saved:,.2f})"
+    table.add_row(
+        "chip-hours saved over the job's life", "", _n(advice.chip_hours_saved, ",.2f") + dollars
+    )
     return table
 
 

@@ -8,6 +8,7 @@ still gives the published ledger.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,8 @@ from mpg.config import metric_version_to_read
 from mpg.errors import StoreError, UserError
 from mpg.explain.advice import checkpoint_advice, step_times
 from mpg.explain.attempts import summarise_attempts
-from mpg.explain.ledger import by_category, compare_ledgers, job_days, ratios, waterfall
-from mpg.explain.model import Explanation, JobHeader, Scope, from_epoch_us, to_epoch_us
+from mpg.explain.ledger import compare_ledgers, job_days, ratios, waterfall
+from mpg.explain.model import Explanation, JobHeader, Lost, Scope, from_epoch_us, to_epoch_us
 from mpg.explain.provenance import figure_records
 from mpg.explain.store import read_published, read_stored_job
 from mpg.transforms.account import DAY_US, goodput_tables, sweep_chip_time
@@ -84,15 +85,14 @@ def explain_job(out: Path, job_id: str, day: dt.date | None, metric_version: str
         day=day,
         days=days,
         waterfall=waterfall(
-            summary,
-            by_category(ledger),
-            figure_records(sweep, scope, stored.data_end if is_open else None),
+            summary, ledger, figure_records(sweep, scope, stored.data_end if is_open else None)
         ),
         ratios=ratios(summary),
         per_day=job_days(day_rows.filter(pl.col("day").is_in(shown)), published.ledger),
         attempts=summarise_attempts(sweep, scope),
         records_read=stored.records,
         differences=compare_ledgers(published.ledger, pl.from_arrow(recomputed), shown),
+        lost=Lost(**{f.name: summary[f.name] for f in dataclasses.fields(Lost)}),
         checkpoint_advice=checkpoint_advice(published.checkpoint_advice),
         step_times=step_times(published.step_times, shown),
     )

@@ -27,35 +27,39 @@ RELATIVE_TOLERANCE = 1e-9
 
 
 def waterfall(
-    summary: dict[str, Any], ledger: dict[str, float], records: dict[str, Provenance]
+    summary: dict[str, Any], ledger: pl.DataFrame, records: dict[str, Provenance]
 ) -> tuple[Figure, ...]:
-    """The steps from wanted to ideal for one published goodput row and its ledger by category."""
-    wanted = summary["wanted_chip_s"]
+    """The steps from wanted to ideal for one published goodput row (sql/explain/job_goodput.sql)
+    and its ledger rows (sql/explain/job_ledger.sql), each with its share of wanted chip-time as
+    SQL gives it (None where nothing was wanted)."""
+    rows = {r["category"]: r for r in ledger.iter_rows(named=True)}
 
-    def figure(name: str, chip_s: float, is_total: bool) -> Figure:
+    def figure(name: str, chip_s: float, share: float | None, is_total: bool) -> Figure:
         # A zero figure has no records behind it, even where spans of its kind were all outranked.
         behind = records.get(name, ()) if chip_s else ()
-        return Figure(name, is_total, chip_s, chip_s / wanted, behind)
+        return Figure(name, is_total, chip_s, share, behind)
 
-    def loss(name: str) -> Figure:
-        return figure(name, ledger.get(name, 0.0), is_total=False)
+    def total(name: str) -> Figure:
+        return figure(name, summary[f"{name}_chip_s"], summary[f"{name}_share"], is_total=True)
+
+    def loss(name: str, is_total: bool = False) -> Figure:
+        row = rows.get(name, {"chip_s": 0.0, "share": 0.0 if summary["wanted_chip_s"] else None})
+        return figure(name, row["chip_s"], row["share"], is_total)
 
     steps = [
-        figure("wanted", wanted, is_total=True),
+        total("wanted"),
         loss("scheduling"),
-        figure("all_allocated", summary["all_allocated_chip_s"], is_total=True),
+        total("all_allocated"),
         *(loss(c) for c in RUNTIME_LOSSES),
-        figure("productive", summary["productive_chip_s"], is_total=True),
+        total("productive"),
     ]
     if summary["ideal_chip_s"] is None:
-        steps.append(
-            figure("productive_unprofiled", ledger.get("productive_unprofiled", 0.0), True)
-        )
+        steps.append(loss("productive_unprofiled", is_total=True))
     else:
         steps.append(loss("program_loss"))
-        if "productive_unprofiled" in ledger:
+        if "productive_unprofiled" in rows:
             steps.append(loss("productive_unprofiled"))
-        steps.append(figure("ideal", summary["ideal_chip_s"], is_total=True))
+        steps.append(total("ideal"))
     return tuple(steps)
 
 

@@ -82,13 +82,14 @@ class Figure:
     """One row of the waterfall: a total, or a loss taken from the total above it.
 
     Totals are wanted, all_allocated, productive and ideal (or productive_unprofiled where no
-    shown day has a PG); losses are ledger categories. `share` is of wanted chip-time.
+    shown day has a PG); losses are ledger categories. `share` is of wanted chip-time (SQL's:
+    None where nothing was wanted).
     """
 
     name: str
     is_total: bool
     chip_s: float
-    share: float
+    share: float | None
     records: Provenance
 
 
@@ -101,6 +102,31 @@ class Ratios:
     pg: float | None
     pg_coverage: float | None
     mpg: float | None
+
+
+@dataclass(frozen=True)
+class Lost:
+    """What the job lost on the shown days, as the semantic layer counts it for every surface
+    (sql/semantic/job_days.sql): every ledger category but ideal, in chip-seconds and, where its
+    chip generation has a price, in dollars, each in four parts; its main loss; and, over its
+    whole life, its rank among the fleet's jobs (the one ranking of worst jobs)."""
+
+    lost_chip_s: float
+    lost_scheduling_chip_s: float
+    lost_runtime_chip_s: float
+    lost_program_chip_s: float
+    lost_unprofiled_chip_s: float
+    main_loss: str | None
+    usd_per_chip_hour: float | None
+    unpriced_chip_s: float
+    wanted_usd: float | None
+    lost_usd: float | None
+    lost_scheduling_usd: float | None
+    lost_runtime_usd: float | None
+    lost_program_usd: float | None
+    lost_unprofiled_usd: float | None
+    rank: int | None  # over the job's whole life; None for one day
+    jobs_ranked: int | None
 
 
 @dataclass(frozen=True)
@@ -219,6 +245,7 @@ class Explanation:
     attempts: tuple[Attempt, ...]
     records_read: int
     differences: tuple[Difference, ...]
+    lost: Lost
     # Beside the ledger (issue 15): the job's checkpoint advice (whole life; None for a job
     # without one) and its step times on the shown days.
     checkpoint_advice: CheckpointAdvice | None = None

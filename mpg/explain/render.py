@@ -7,6 +7,7 @@ Job ids, file names and states come from logs, so every such string enters rich 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from rich import box
@@ -16,12 +17,13 @@ from rich.text import Text
 
 from mpg.explain.advice import advice_table, step_times_table
 from mpg.explain.model import Attempt, Explanation, Figure, Provenance, format_ranges
+from mpg.figures import chip_hours_reconciliation, percent, reconciliation
+from mpg.terminal import print_whole
 
 # How much of a figure's provenance the terminal shows; --json has all of it.
 MAX_RANGES_PER_FILE = 8
 MAX_FILES = 4
 _BAR_MIN, _BAR_MAX = 10, 50
-_UNBOUNDED = 1_000_000  # columns, to measure a table's natural width
 
 
 def _time(t: dt.datetime | None) -> str:
@@ -53,8 +55,9 @@ def lines_text(records: Provenance) -> str:
 
 def _bar(figure: Figure, level: float, width: int) -> Text:
     """A total from zero, a loss hanging from the level above it; at least one cell if not zero."""
-    low = 0.0 if figure.is_total else level - figure.share
-    high = figure.share if figure.is_total else level
+    share = figure.share or 0.0
+    low = 0.0 if figure.is_total else level - share
+    high = share if figure.is_total else level
     start, end = round(low * width), round(high * width)
     if figure.chip_s and end == start:
         start, end = (start, start + 1) if start < width else (start - 1, start)
@@ -97,11 +100,11 @@ def _waterfall(e: Explanation, width: int) -> Table:
         table.add_row(
             Text(("= " if figure.is_total else "- ") + figure.name),
             Text(_hours(figure.chip_s)),
-            Text(f"{figure.share:.1%}"),
+            Text(percent(figure.share)),
             _bar(figure, level, width),
             Text(f"{label} {_ratio(value)}" if label else ""),
         )
-        level = figure.share if figure.is_total else level - figure.share
+        level = (figure.share or 0.0) if figure.is_total else level - (figure.share or 0.0)
     return table
 
 
@@ -178,6 +181,23 @@ def _header(e: Explanation) -> Text:
     return text
 
 
+def _lost(e: Explanation) -> Text:
+    """What the job lost, reconciled with its parts (mpg.figures, as every surface writes it),
+    its main loss and its rank among the fleet's jobs."""
+    row = dataclasses.asdict(e.lost)
+    text = Text(f"Lost: {reconciliation(row)}", style="bold")
+    text.append(f"\n  {chip_hours_reconciliation(row)}", style="")
+    main = e.lost.main_loss
+    text.append(f"\n  main loss: {main or 'none'}", style="")
+    if e.lost.rank is not None:
+        text.append(
+            f" · rank {e.lost.rank} of {e.lost.jobs_ranked} jobs by dollars lost (the worst_jobs "
+            "view's ranking)",
+            style="",
+        )
+    return text
+
+
 def _consistency(e: Explanation) -> Text:
     if e.matches:
         return Text(
@@ -194,33 +214,21 @@ def _consistency(e: Explanation) -> Text:
     return text
 
 
-def _print_whole(console: Console, table: Table) -> None:
-    """A table at least as wide as its content: on a narrow terminal rich would otherwise cut
-    cells short ("2026-11-...", "0.9..."), and a number cut short reads as another number.
-    Lines longer than the terminal wrap instead; only the provenance column may fold."""
-    natural = console.measure(table, options=console.options.update_width(_UNBOUNDED)).maximum
-    width = console.width  # print(width=) would only narrow it
-    console.width = max(width, natural)
-    try:
-        console.print(table)
-    finally:
-        console.width = width
-
-
 def render(e: Explanation, console: Console) -> None:
     """Print the explanation, sized to the console's width, no figure cut short."""
     width = max(_BAR_MIN, min(_BAR_MAX, console.width - 60))
     console.print(_header(e))
-    _print_whole(console, _waterfall(e, width))
+    print_whole(console, _waterfall(e, width))
     console.print(Text(f"MPG = SG x RG x PG = {_ratio(e.ratios.mpg)}", style="bold"))
+    console.print(_lost(e))
     if e.day is None:
-        _print_whole(console, _days(e))
-    _print_whole(console, _attempts(e))
+        print_whole(console, _days(e))
+    print_whole(console, _attempts(e))
     for attempt in e.attempts:
         console.print(_outcome(attempt))
     console.print(_provenance(e))
     if e.checkpoint_advice is not None:
-        _print_whole(console, advice_table(e.checkpoint_advice))
+        print_whole(console, advice_table(e.checkpoint_advice))
     if e.step_times:
-        _print_whole(console, step_times_table(e.step_times))
+        print_whole(console, step_times_table(e.step_times))
     console.print(_consistency(e))

@@ -16,13 +16,14 @@ from collections.abc import Callable
 import altair as alt
 import polars as pl
 
+from mpg.figures import usd
 from mpg.report.blocks import Block, Chart, Figure, Figures, Note, Section, Table
 from mpg.report.data import CHECKPOINT_JOBS, STEP_OUTLIERS, ReportData
 from mpg.report.facts import absent_note
 from mpg.report.slices import SLICE_TITLES
 from mpg.report.theme import HALF_WIDTH, chip_hours, percent, tooltips, values
 
-_PANEL = 330
+_PANEL = 280  # three panels and their axes within FULL_WIDTH (1280 px windows)
 _ROW, _MIN_HEIGHT = 20, 140  # px a job, and the least height of a panel
 _WHICH_COLORS = alt.Scale(
     domain=["observed", "predicted at observed", "advised"],
@@ -64,6 +65,7 @@ def checkpoint_chart(jobs: pl.DataFrame) -> alt.HConcatChart:
         alt.Tooltip("observed_interval_steps:Q", format=",.0f", title="steps between saves"),
         alt.Tooltip("advised_interval_steps:Q", format=",d", title="advised steps"),
         alt.Tooltip("chip_hours_saved:Q", format=",.2f", title="chip-h saved"),
+        alt.Tooltip("usd_saved:Q", format="$,.2f", title="USD saved (no price: none)"),
     )
     savings = base.mark_bar(color="#2f8f3a").encode(
         y=_job_axis(order),
@@ -189,9 +191,21 @@ def checkpoint_section(data: ReportData) -> Section:
                     ),
                     Figure(
                         "chip-hours saved",
-                        chip_hours(jobs["chip_hours_saved"].sum()),
-                        f"over the analysed lives of the {jobs.height} jobs below, at their "
-                        "advised interval",
+                        chip_hours(first["chip_hours_saved_in_period"]),
+                        f"over the analysed lives of the {first['jobs_advised']:,} advised jobs, "
+                        f"{chip_hours(first['chip_hours_saved_a_day'])} a calendar day of their "
+                        f"{first['days_analysed']}",
+                    ),
+                    Figure(
+                        "dollars saved",
+                        usd(first["usd_saved_in_period"]),
+                        "at their generations' prices"
+                        + (
+                            f"; {chip_hours(first['unpriced_chip_hours_saved'])} chip-hours of "
+                            "jobs without a price not in it"
+                            if first["unpriced_chip_hours_saved"]
+                            else ""
+                        ),
                     ),
                 )
             ),

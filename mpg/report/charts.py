@@ -107,9 +107,7 @@ def ledger_area_chart(data: ReportData) -> alt.Chart:
 
 
 def _waterfall_rows(data: ReportData) -> pl.DataFrame:
-    wanted = data.ledger_waterfall["chip_h"][0]
-    share = pl.col("chip_h") / wanted if wanted else pl.lit(None, pl.Float64)
-    return data.ledger_waterfall.with_columns(share.alias("share")).with_columns(
+    return data.ledger_waterfall.with_columns(
         pl.struct("chip_h", "share")
         .map_elements(
             lambda r: [chip_hours(r["chip_h"]), percent(r["share"], 1)],
@@ -143,9 +141,9 @@ def waterfall_chart(data: ReportData) -> alt.LayerChart:
         y="bar_start:Q", text="label:N"
     )
     layers = [bars, labels]
-    fleet = data.period_fleet.row(0, named=True)
+    fleet = data.fleet
     if fleet["mpg"] is not None:
-        at = fleet["mpg"] * fleet["wanted_chip_s"] / 3600
+        at = fleet["mpg_wanted_chip_s"] / 3600
         mark = pl.DataFrame(
             {
                 "at": [at],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 from pathlib import Path
 
 from mpg.arguments import add_metric_version_argument, add_out_argument, day
@@ -38,6 +39,11 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         nargs=2,
         metavar=("BASE", "CURRENT"),
         help="add why fleet MPG changed from BASE to CURRENT, each D1..D2 (as mpg compare)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print every figure of the page as JSON instead of writing it",
     )
 
 
@@ -94,8 +100,6 @@ def report_command(args: argparse.Namespace) -> int:
     from mpg import progress
     from mpg.compare.comparison import compare_periods
     from mpg.report.data import read_report_data
-    from mpg.report.layout import sections
-    from mpg.report.page import render_page
 
     with progress.reporting("report"):
         with progress.phase("query", unit="days") as step:
@@ -105,6 +109,14 @@ def report_command(args: argparse.Namespace) -> int:
                 comparison = compare_periods(args.out, *periods, version)
             days = (data.last - data.first).days + 1
             step.done(days)
+        if args.json:
+            from mpg.report.export import json_default, report_json
+
+            print(json.dumps(report_json(data, comparison), indent=2, default=json_default))
+            return 0
+        from mpg.report.layout import sections
+        from mpg.report.page import render_page
+
         with progress.phase("render", unit="charts") as step:
             parts = sections(data, comparison)
             title = f"Fleet goodput, {data.first} to {data.last}"

@@ -14,12 +14,13 @@ import altair as alt
 from mpg.compare.comparison import Comparison
 from mpg.compare.decompose import (
     FLEET_PART_NAMES,
+    MIX_IN_WORDS,
     PART_LABELS,
     PART_NAMES,
     SLICE_COLUMNS,
     SliceChange,
 )
-from mpg.compare.dollars import DOLLAR_PART_LABELS, DOLLAR_PART_NAMES
+from mpg.compare.dollars import DOLLAR_PART_NAMES
 from mpg.report.blocks import Chart, Note, Section
 from mpg.report.theme import FULL_WIDTH, HALF_WIDTH, tooltips
 
@@ -50,7 +51,7 @@ def dollar_waterfall_rows(comparison: Comparison) -> list[dict]:
     top = d.base.lost
     for name in DOLLAR_PART_NAMES:
         value = getattr(d.parts, name)
-        rows.append(_step(name, DOLLAR_PART_LABELS[name], value, top, top + value))
+        rows.append(_step(name, name, value, top, top + value))
         top += value
     rows.append(_step("current", "current $ lost", d.current.lost, 0.0, d.current.lost))
     return rows
@@ -197,7 +198,7 @@ def comparison_charts(comparison: Comparison) -> list[Chart]:
             "compare-waterfall",
             f"Why fleet MPG changed, {periods}",
             f"Fleet MPG went from {d.base_mpg:.2%} to {d.current_mpg:.2%}: the mix, SG, RG and PG "
-            "parts add up to the change exactly (mpg compare, docs/compare.md).",
+            "parts add up to the change exactly (mpg compare, docs/compare.md). " + MIX_IN_WORDS,
             _waterfall_chart(waterfall_rows(comparison), "fleet MPG", "%", "+.2%", _STEP_COLORS),
         ),
         Chart(
@@ -226,12 +227,13 @@ def dollar_blocks(comparison: Comparison) -> list[Chart | Note]:
         Chart(
             "compare-dollars",
             "Why dollars lost changed",
-            f"Dollars lost (dollars wanted x (1 - MPG weighted by price)) went from "
-            f"${d.base.lost:,.2f} to ${d.current.lost:,.2f}: volume (dollars wanted grew or "
-            "shrank, lost at the mean rate) and the mix, SG, RG, PG and coverage parts of MPG "
-            f"in dollars add up to the change exactly. Chip-time without a price is left out: "
-            f"{unpriced[0]:,.1f} chip-hours in the base period, {unpriced[1]:,.1f} in the "
-            "current one.",
+            f"Dollars lost (every ledger category but ideal, priced chip-time) went from "
+            f"{d.base.reconciliation} to {d.current.reconciliation}. Volume (the dollars wanted "
+            "grew or shrank, lost at the fleet's mean rate), mix (they moved to slices that "
+            "lose more or less of them) and the change in the share lost to scheduling, "
+            "runtime, program and unprofiled time add up to the change exactly. Chip-time "
+            f"without a price is left out: {unpriced[0]:,.1f} chip-hours in the base period, "
+            f"{unpriced[1]:,.1f} in the current one.",
             _waterfall_chart(
                 dollar_waterfall_rows(comparison), "dollars lost", "$,.0f", "+$,.2f", _DOLLAR_COLORS
             ),

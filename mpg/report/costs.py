@@ -2,10 +2,10 @@
 per slice, with what has no price said, never guessed.
 
 Dollars are chip-hours x the price of the job's chip generation; a generation without a price
-adds no dollars, and its chip-hours are counted apart and named. Dollars lost are `mpg compare`'s
-(mpg.compare.dollars): dollars wanted x (1 - MPG weighted by price). kWh are chip-hours x board
-power (TDP) x PUE: an estimate, never a measurement, and every figure or axis that shows them
-says so.
+adds no dollars, and its chip-hours are counted apart and named. Dollars lost are the semantic
+layer's (sql/semantic/job_days.sql: every ledger category but ideal), read from the period's
+roll-up, never summed here. kWh are chip-hours x board power (TDP) x PUE: an estimate, never a
+measurement, and every figure or axis that shows them says so.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from mpg.figures import chip_hours_reconciliation, reconciliation, usd
 from mpg.report.blocks import Block, Chart, Figure, Figures, Note, Section, Table
 from mpg.report.data import ReportData
 from mpg.report.slices import SLICE_TITLES
@@ -33,55 +34,45 @@ KWH = "kWh (estimate: board power x PUE)"
 _KWH_COLOR = "#6b8e23"
 
 
-def usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.0f}" if abs(value) >= 100 else f"${value:,.2f}"
-
-
-def _totals(data: ReportData) -> dict[str, float]:
-    days = data.ledger_days
-    return {
-        "chip_h": days["chip_h"].sum(),
-        "usd": days["usd"].sum(),
-        "kwh": days["kwh"].sum(),
-        "unpriced_chip_h": days["unpriced_chip_h"].sum(),
-        "unpowered_chip_h": days["unpowered_chip_h"].sum(),
-    }
-
-
-def dollars_figure(data: ReportData) -> Figure:
-    """The summary's dollars lost, as `mpg compare` counts them."""
-    if data.dollars is None:
-        return Figure("dollars lost", "n/a", "no priced chip-time with an MPG")
-    return Figure(
-        "dollars lost",
-        usd(data.dollars.lost),
-        f"of {usd(data.dollars.usd)} priced",
+def lost_line(data: ReportData) -> str:
+    """Dollars lost reconciled with their parts (mpg.figures.reconciliation), and the same in
+    chip-hours, for every job, priced or not."""
+    fleet = data.fleet
+    return (
+        f"Lost: {reconciliation(fleet, data.unpriced_generations())}. In chip-hours, "
+        f"{chip_hours_reconciliation(fleet)}. Lost is every ledger category but ideal "
+        "(docs/metrics.md)."
     )
 
 
+def dollars_figure(data: ReportData) -> Figure:
+    """The summary's dollars lost: the layer's (every ledger category but ideal, priced)."""
+    fleet = data.fleet
+    if fleet["lost_usd"] is None:
+        return Figure("dollars lost", "n/a", "no chip-time here has a price")
+    return Figure("dollars lost", usd(fleet["lost_usd"]), f"of {usd(fleet['wanted_usd'])} wanted")
+
+
 def _figures(data: ReportData) -> Figures:
-    t = _totals(data)
-    d = data.dollars
-    priced_h = t["chip_h"] - t["unpriced_chip_h"]
+    f = data.fleet
     return Figures(
         (
-            Figure("dollars wanted", usd(t["usd"]), f"{chip_hours(priced_h)} priced chip-hours"),
             Figure(
-                "dollars lost",
-                usd(d.lost) if d else "n/a",
-                "wanted $ x (1 - MPG in dollars)" if d else "no priced MPG",
+                "dollars wanted",
+                usd(f["wanted_usd"]),
+                f"{chip_hours(f['priced_chip_s'] / 3600)} priced chip-hours",
             ),
-            Figure("MPG in dollars", percent(d.mpg if d else None), "chip-time weighted by price"),
+            dollars_figure(data),
             Figure(
                 "unpriced chip-hours",
-                chip_hours(t["unpriced_chip_h"]),
-                f"{percent(t['unpriced_chip_h'] / t['chip_h'] if t['chip_h'] else None, 1)} "
-                "of wanted: no price, left out",
+                chip_hours(f["unpriced_chip_s"] / 3600),
+                f"{percent(f['unpriced_share'], 1)} of wanted: no price, left out",
             ),
             Figure(
                 "kWh (estimate)",
-                f"{t['kwh']:,.0f}",
-                f"board power x PUE; {chip_hours(t['unpowered_chip_h'])} chip-h of unknown power",
+                f"{f['kwh'] or 0:,.0f}",
+                f"board power x PUE; {chip_hours(f['unpowered_chip_s'] / 3600)} chip-h of "
+                "unknown power",
             ),
         )
     )
@@ -89,26 +80,17 @@ def _figures(data: ReportData) -> Figures:
 
 def _unpriced(data: ReportData) -> list[Block]:
     """Which chip generations have no price, with their chip-hours: said, never guessed."""
-    rows = (
-        data.slice_ledger.filter(pl.col("slice_kind") == "chip_generation")
-        .group_by("slice")
-        .agg(pl.col("chip_h").sum(), pl.col("unpriced_chip_h").sum())
-        .filter(pl.col("unpriced_chip_h") > 0)
-        .sort(["unpriced_chip_h", "slice"], descending=[True, False])
-    )
+    rows = data.slices.filter(
+        (pl.col("slice_kind") == "chip_generation") & (pl.col("unpriced_chip_s") > 0)
+    ).sort(["unpriced_chip_s", "slice"], descending=[True, False])
     if rows.is_empty():
         return [Note("Every chip generation in the period has a price.")]
-    wanted = data.ledger_days["chip_h"].sum()
     table = Table(
         "Chip generations without a price: left out of every dollar figure, not guessed (set "
         "[prices] in DIR/mpg.toml)",
         ("chip generation", "wanted chip-hours", "share of wanted"),
         tuple(
-            (
-                r["slice"],
-                chip_hours(r["unpriced_chip_h"]),
-                percent(r["unpriced_chip_h"] / wanted, 1),
-            )
+            (r["slice"], chip_hours(r["unpriced_chip_s"] / 3600), percent(r["wanted_share"], 1))
             for r in rows.iter_rows(named=True)
         ),
         frozenset({"wanted chip-hours", "share of wanted"}),
@@ -135,10 +117,8 @@ def cost_days_chart(data: ReportData) -> alt.VConcatChart:
             ),
         )
     )
-    kwh = (
-        data.ledger_days.group_by("day")
-        .agg(pl.col("kwh").sum(), pl.col("unpowered_chip_h").sum())
-        .sort("day")
+    kwh = data.slice_days.filter(pl.col("slice_kind") == "fleet").with_columns(
+        (pl.col("unpowered_chip_s") / 3600).alias("unpowered_chip_h")
     )
     energy = (
         alt.Chart(values(kwh), width=FULL_WIDTH, height=80)
@@ -158,16 +138,12 @@ def cost_days_chart(data: ReportData) -> alt.VConcatChart:
             ),
         )
     )
-    return alt.vconcat(area, energy, spacing=4) if kwh["kwh"].sum() else alt.vconcat(area)
+    return alt.vconcat(area, energy, spacing=4) if data.fleet["kwh"] else alt.vconcat(area)
 
 
 def category_totals(data: ReportData) -> pl.DataFrame:
     """The period's dollars and kWh per ledger category (priced, powered chip-time)."""
-    return with_category_order(
-        data.ledger_days.group_by("category")
-        .agg(pl.col("chip_h").sum(), pl.col("usd").sum(), pl.col("kwh").sum())
-        .sort("category")
-    )
+    return with_category_order(data.categories)
 
 
 def _category_bars(rows: pl.DataFrame, field: str, title: str, fmt: str) -> alt.LayerChart:
@@ -203,8 +179,7 @@ def cost_categories_chart(data: ReportData) -> alt.HConcatChart:
 def slice_cost_rows(data: ReportData) -> pl.DataFrame:
     """Each slice's dollars per category (priced chip-time), with its totals for labels."""
     rows = data.slice_ledger.filter(pl.col("usd") > 0)
-    totals = rows.group_by("slice_kind", "slice").agg(pl.col("usd").sum().alias("slice_usd"))
-    return with_category_order(rows.join(totals, on=["slice_kind", "slice"])).with_columns(
+    return with_category_order(rows).with_columns(
         pl.col("slice_kind").replace_strict(SLICE_TITLES).alias("slice_title")
     )
 
@@ -242,11 +217,9 @@ def cost_slices_chart(data: ReportData) -> alt.VConcatChart:
 
 
 def cost_section(data: ReportData) -> Section:
-    blocks: list[Block] = [_figures(data)]
-    if data.dollars is None:
-        blocks.append(Note(f"Dollars lost are not known: {data.dollars_unavailable}."))
+    blocks: list[Block] = [_figures(data), Note(lost_line(data), "lost")]
     blocks += _unpriced(data)
-    if data.ledger_days["usd"].sum():
+    if data.fleet["wanted_usd"]:
         blocks += [
             Chart(
                 "cost-days",
@@ -277,8 +250,8 @@ def cost_section(data: ReportData) -> Section:
         "Dollars and kWh",
         "The chip-time ledger priced (chip_time_cost): chip-hours x the price per chip-hour of "
         "the job's chip generation, and kWh = chip-hours x board watts / 1000 x PUE, an "
-        "estimate from board power, never a measurement. Dollars lost count as MPG does: "
-        "dollars wanted x (1 - MPG with each chip-hour weighted by its price), as mpg compare "
-        "does.",
+        "estimate from board power, never a measurement. Dollars lost are the dollars of every "
+        "ledger category but ideal (docs/metrics.md), the figure mpg compare, mpg explain, "
+        "mpg run and the views give for the same period and slice.",
         tuple(blocks),
     )

@@ -2,12 +2,15 @@
 version.
 
 Every query is a file under `sql/report/`, with the metric version and the period bound as
-parameters. The goodput and ledger queries cover the report's period; the folder's own facts
-(the run that published, what the data covers, its quality) cover everything published. A table
-that the mpg which wrote the folder did not publish is found absent through the connection
+parameters, and every figure in it comes from the semantic layer's macros (sql/semantic/:
+the period's roll-ups, the scorecard, the ranked jobs), so that the page, `mpg report --json`,
+`mpg compare`, `mpg explain`, `mpg run`'s summary and the views give one number for one thing.
+The goodput and ledger queries cover the report's period; the folder's own facts (the run that
+published, what the data covers, its quality) cover everything published. A table that the mpg
+which wrote the folder did not publish is found absent through the connection
 (`published_tables.sql`), and its section says so instead of failing. Owners are not in the
-published tables, so the worst jobs' owners come from their JOB_SUBMIT records in the record
-store.
+published tables, so the worst jobs' owners (and the fix list's scheduling evidence) come from
+their JOB_SUBMIT and task records in the record store.
 """
 
 from __future__ import annotations
@@ -15,25 +18,26 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
-from mpg.compare.decompose import UndefinedMPGError
-from mpg.compare.dollars import DollarPeriod, dollar_period
-from mpg.compare.period import Period
-from mpg.compare.read import read_period
 from mpg.errors import UserError
 from mpg.metrics import LEDGER_CATEGORIES
 from mpg.published import open_published, reading
-from mpg.report.theme import LOSSES
+from mpg.schemas import SCHEDULER_EVENTS
 from mpg.sqlfiles import load_sql
 
 WORST_JOBS = 15  # of the fleet
 WORST_JOBS_PER_SLICE = 10
+FIX_LIST = 10  # the jobs that lost most, each with one action
 CHECKPOINT_JOBS = 15  # ranked by chip-hours saved a day
 STEP_OUTLIERS = 15  # job-days ranked by slow-step share
+MIN_STEPS = 100  # kept steps a job-day needs to be ranked by its step times
 STRAGGLER_JOB_DAYS = 6  # job-days whose ranks are shown
+COVERAGE_DROP = 0.1  # a day's PG coverage this far below the day before's is flagged
 
 # The waterfall's steps down from wanted time: scheduling first (the chips never came), then the
 # runtime's losses, ending at the productive time that PG then discounts.
@@ -55,7 +59,7 @@ _FOLDER_QUERIES: dict[str, str] = {
 # The period's analyses (issue 15), each read only where its table was published.
 _ANALYSIS_QUERIES: dict[str, tuple[str, dict]] = {
     "checkpoint_jobs": ("checkpoint_advice", {"limit": CHECKPOINT_JOBS}),
-    "step_outliers": ("step_time_stats", {"limit": STEP_OUTLIERS}),
+    "step_outliers": ("step_time_stats", {"limit": STEP_OUTLIERS, "min_steps": MIN_STEPS}),
     "stragglers": ("step_rank_stragglers", {"limit": STRAGGLER_JOB_DAYS}),
 }
 
@@ -66,22 +70,24 @@ class EmptyPeriodError(UserError):
 
 @dataclass(frozen=True)
 class ReportData:
-    """The rows behind each chart (one frame per file of sql/report/), the period covered, the
-    folder's facts (None where their table is not published) and the names of the published
-    tables and views."""
+    """The rows behind each chart, table and figure (one frame per file of sql/report/), the
+    period covered, the folder's facts (None where their table is not published) and the names
+    of the published tables and views."""
 
     metric_version: str
     first: dt.date
     last: dt.date
-    period_fleet: pl.DataFrame
+    slices: pl.DataFrame  # period_rollup.sql: the fleet and each slice over the period
+    scorecard: pl.DataFrame  # scorecard.sql: the same, worst first, beside the previous period
     slice_days: pl.DataFrame
     size_class_days: pl.DataFrame
     ledger_days: pl.DataFrame
     ledger_waterfall: pl.DataFrame
     slice_ledger: pl.DataFrame
-    worst_jobs: pl.DataFrame  # one row per job, a column per category of LOSSES
-    dollars: DollarPeriod | None  # the period's dollars lost; None: `dollars_unavailable` says why
-    dollars_unavailable: str | None
+    categories: pl.DataFrame  # period_categories.sql
+    worst_jobs: pl.DataFrame  # worst_jobs.sql, with each job's owner
+    fix_list: pl.DataFrame  # fix_list.sql
+    coverage_drops: pl.DataFrame
     checkpoint_jobs: pl.DataFrame | None
     checkpoint_slices: pl.DataFrame | None
     step_outliers: pl.DataFrame | None
@@ -94,42 +100,64 @@ class ReportData:
     validation_warnings: pl.DataFrame | None
     tables: frozenset[str]
 
+    @property
+    def fleet(self) -> dict[str, Any]:
+        """The fleet's row of the period (period_rollup.sql)."""
+        return self.slices.filter(pl.col("slice_kind") == "fleet").row(0, named=True)
+
+    def unpriced_generations(self) -> list[tuple[str, float]]:
+        """The chip generations with chip-time but no price, and their chip-seconds, most
+        first."""
+        rows = self.slices.filter(
+            (pl.col("slice_kind") == "chip_generation") & (pl.col("unpriced_chip_s") > 0)
+        ).sort(["unpriced_chip_s", "slice"], descending=[True, False])
+        return list(zip(rows["slice"].to_list(), rows["unpriced_chip_s"].to_list(), strict=True))
+
 
 def _frame(con: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) -> pl.DataFrame:
     return pl.from_arrow(con.sql(load_sql(f"report/{name}.sql"), params=params).to_arrow_table())
 
 
+def _period(
+    con: duckdb.DuckDBPyConnection, out: Path, version: str, first: dt.date | None,
+    last: dt.date | None,
+) -> tuple[dt.date, dt.date]:  # fmt: skip
+    """The days of the period asked for that have published rows: the report's period."""
+    days = _frame(
+        con, "period_days", {"metric_version": version, "first": first, "last": last}
+    ).row(0, named=True)
+    if days["first_day"] is None:
+        raise EmptyPeriodError(
+            f"no published goodput in {out} (metric version {version}) "
+            f"from {first or 'the start'} to {last or 'the end'}"
+        )
+    return days["first_day"], days["last_day"]
+
+
 def read_report_data(
     out: Path, metric_version: str, first: dt.date | None, last: dt.date | None
 ) -> ReportData:
-    period = {"metric_version": metric_version, "first": first, "last": last}
     frames: dict[str, pl.DataFrame | None] = {}
     with open_published(out) as con:
         tables = frozenset(_frame(con, "published_tables")["table_name"].to_list())
+        first, last = _period(con, out, metric_version, first, last)
+        period = {"metric_version": metric_version, "first": first, "last": last}
         for name, params in [
-            ("period_fleet", period),
+            ("slices", period),
+            ("scorecard", period),
             ("slice_days", period),
             ("size_class_days", period),
             ("ledger_days", period),
             ("ledger_waterfall", {**period, "losses": list(WATERFALL_LOSSES)}),
             ("slice_ledger", period),
+            ("categories", period),
+            ("coverage_drops", {**period, "drop": COVERAGE_DROP}),
             (
                 "worst_jobs",
-                {
-                    **period,
-                    "losses": list(LOSSES),
-                    "fleet_limit": WORST_JOBS,
-                    "slice_limit": WORST_JOBS_PER_SLICE,
-                },
+                {**period, "fleet_limit": WORST_JOBS, "slice_limit": WORST_JOBS_PER_SLICE},
             ),
         ]:
-            frames[name] = _frame(con, name, params)
-        days = frames["slice_days"]["day"]
-        if days.is_empty():
-            raise EmptyPeriodError(
-                f"no published goodput in {out} (metric version {metric_version}) "
-                f"from {first or 'the start'} to {last or 'the end'}"
-            )
+            frames[name] = _frame(con, _FILES.get(name, name), params)
         for name, (table, more) in _ANALYSIS_QUERIES.items():
             params = {**period, **more}
             if name != "step_outliers":
@@ -137,58 +165,34 @@ def read_report_data(
             frames[name] = _frame(con, name, params) if table in tables else None
         for name, table in _FOLDER_QUERIES.items():
             frames[name] = _frame(con, name) if table in tables else None
-        dollars, unavailable = _period_dollars(con, Period(days.min(), days.max()), metric_version)
-    frames["worst_jobs"] = _with_owners(out, _one_row_per_job(frames["worst_jobs"]))
+        jobs = frames["worst_jobs"]
+        assert jobs is not None
+        scheduler = _scheduler_records(out, jobs["job_id"].to_list())
+        con.register("scheduler_records", scheduler)
+        frames["fix_list"] = _frame(con, "fix_list", {**period, "limit": FIX_LIST})
+        owners = _frame(con, "job_owners")
+        con.unregister("scheduler_records")
+    frames["worst_jobs"] = jobs.join(owners, on="job_id", how="left", maintain_order="left")
     return ReportData(
-        metric_version=metric_version,
-        first=days.min(),
-        last=days.max(),
-        tables=tables,
-        dollars=dollars,
-        dollars_unavailable=unavailable,
-        **frames,
+        metric_version=metric_version, first=first, last=last, tables=tables, **frames
     )
 
 
-def _period_dollars(
-    con: duckdb.DuckDBPyConnection, period: Period, metric_version: str
-) -> tuple[DollarPeriod | None, str | None]:
-    """The period's dollars lost as `mpg compare` counts them, or None and why not."""
-    try:
-        return dollar_period(read_period(con, period, metric_version), "report's"), None
-    except UndefinedMPGError as exc:
-        return None, f"counting only chip-time whose generation has a price, {exc}"
+# Frames read from a file of another name.
+_FILES = {"slices": "period_rollup", "categories": "period_categories"}
 
 
-def _one_row_per_job(rows: pl.DataFrame) -> pl.DataFrame:
-    """worst_jobs.sql's rows (one per job and category) as one row per job with a column of
-    chip-hours per category of LOSSES (0 where the job lost none of it), in fleet rank order."""
-    jobs = rows.drop("category", "chip_h").unique("job_id", maintain_order=True)
-    lost = rows.filter(pl.col("category").is_not_null())
-    if lost.is_empty():
-        wide = jobs.select("job_id")
-    else:
-        wide = lost.pivot(on="category", index="job_id", values="chip_h", aggregate_function="sum")
-    wide = wide.with_columns(
-        pl.lit(0.0).alias(c) for c in LOSSES if c not in wide.columns
-    ).with_columns(pl.col(c).fill_null(0.0) for c in LOSSES)
-    return jobs.join(wide.select("job_id", *LOSSES), on="job_id", how="left").sort("fleet_rank")
-
-
-def _with_owners(out: str | Path, jobs: pl.DataFrame) -> pl.DataFrame:
-    """`jobs` with an `owner` column (null where their JOB_SUBMIT names none), from the records
-    the run accepted (`mpg.pipelines.lookup`)."""
+def _scheduler_records(out: str | Path, job_ids: list[str]) -> pa.Table:
+    """The accepted scheduler events of some jobs, from the records the run accepted
+    (`mpg.pipelines.lookup`); none where the folder has no record store (tables written by
+    hand, tests/support/handmade.py)."""
     from mpg.pipelines.lookup import accepted_records
     from mpg.pipelines.snapshot import read_current
     from mpg.pipelines.store import OutputStore
 
-    owners = pl.DataFrame(schema={"job_id": pl.String, "owner": pl.String})
     store = OutputStore(str(out))
     snapshot, _ = read_current(store)
-    if snapshot is not None and not jobs.is_empty():
-        records = accepted_records(store, snapshot, jobs["job_id"].to_list())
-        with reading(store.uri), duckdb.connect() as con:
-            con.register("scheduler_records", records.scheduler)
-            found = con.sql(load_sql("report/job_owners.sql")).to_arrow_table()
-        owners = pl.from_arrow(found)
-    return jobs.join(owners, on="job_id", how="left", maintain_order="left")
+    if snapshot is None or "jobs" not in snapshot.state or not job_ids:
+        return SCHEDULER_EVENTS.empty_table()
+    with reading(store.uri):
+        return accepted_records(store, snapshot, job_ids).scheduler

@@ -8,14 +8,24 @@ expectation samples quote the logs, and trace paths are the user's.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import altair as alt
 import polars as pl
 
+from mpg import figures
 from mpg.report.blocks import Block, Chart, Facts, Figure, Figures, Note, Section, Table
-from mpg.report.costs import dollars_figure
-from mpg.report.data import ReportData
-from mpg.report.theme import HALF_WIDTH, chip_hours, percent, tooltips, values
+from mpg.report.costs import dollars_figure, lost_line
+from mpg.report.data import COVERAGE_DROP, ReportData
+from mpg.report.theme import (
+    CATEGORY_LABELS,
+    HALF_WIDTH,
+    SCORECARD_TITLES,
+    chip_hours,
+    percent,
+    tooltips,
+    values,
+)
 
 SOURCES = ("scheduler", "runtime", "profiles")
 
@@ -23,7 +33,7 @@ SOURCES = ("scheduler", "runtime", "profiles")
 def opening_line(data: ReportData) -> str:
     """The sentence above the charts: the metric version every figure below is of, and the fleet's
     goodput over the whole period (ratios of the period's chip-time sums, as every roll-up)."""
-    fleet = data.period_fleet.row(0, named=True)
+    fleet = data.fleet
     coverage = (
         "no job-day has a program profile, so PG and MPG are unknown"
         if fleet["pg"] is None
@@ -40,10 +50,10 @@ def opening_line(data: ReportData) -> str:
 def reconciliation(data: ReportData) -> str:
     """Why the ledger's ideal share of wanted is not fleet MPG: PG is measured on profiled
     productive time only, so ideal / wanted = MPG x PG coverage."""
-    f = data.period_fleet.row(0, named=True)
-    wanted, ideal = f["wanted_chip_s"], f["ideal_chip_s"]
-    unprofiled = (f["productive_chip_s"] - f["profiled_chip_s"]) / 3600
-    if not wanted:
+    f = data.fleet
+    unprofiled = f["productive_unprofiled_chip_s"] / 3600
+    ideal = (f["ideal_chip_s"] or 0.0) / 3600
+    if not f["wanted_chip_s"]:
         return "No chip-time was wanted in the period."
     if not f["productive_chip_s"]:
         return "No chip-time was productive in the period: the ledger ends at no ideal time."
@@ -53,38 +63,33 @@ def reconciliation(data: ReportData) -> str:
             f"so its {chip_hours(unprofiled)} productive chip-hours have no ideal time and fleet "
             "MPG is unknown."
         )
-    ideal_share = ideal / wanted
     if f["pg_coverage"] == 1:
         return (
-            f"The ledger below ends at {chip_hours(ideal / 3600)} ideal chip-hours, "
-            f"{percent(ideal_share)} of wanted: fleet MPG, since every productive chip-hour had a "
-            "profile."
+            f"The ledger below ends at {chip_hours(ideal)} ideal chip-hours, "
+            f"{percent(f['ideal_share'])} of wanted: fleet MPG, since every productive chip-hour "
+            "had a profile."
         )
     return (
-        f"The ledger below ends at {chip_hours(ideal / 3600)} ideal chip-hours, "
-        f"{percent(ideal_share)} of wanted, not fleet MPG's {percent(f['mpg'])}: PG is measured "
-        f"on the {percent(f['pg_coverage'], 1)} of productive chip-time that had a profile, and "
-        f"the other {chip_hours(unprofiled)} productive chip-hours (productive_unprofiled) have "
-        f"no ideal time. MPG counts them at the profiled PG, {percent(f['pg'])}; the ledger "
-        f"cannot. So ideal / wanted = MPG x PG coverage = {percent(f['mpg'])} x "
-        f"{percent(f['pg_coverage'], 1)}."
+        f"The ledger below ends at {chip_hours(ideal)} ideal chip-hours, "
+        f"{percent(f['ideal_share'])} of wanted, not fleet MPG's {percent(f['mpg'])}: PG is "
+        f"measured on the {percent(f['pg_coverage'], 1)} of productive chip-time that had a "
+        f"profile, and the other {chip_hours(unprofiled)} productive chip-hours "
+        f"(productive_unprofiled) have no ideal time. MPG counts them at the profiled PG, "
+        f"{percent(f['pg'])}; the ledger cannot. So ideal / wanted = MPG x PG coverage = "
+        f"{percent(f['mpg'])} x {percent(f['pg_coverage'], 1)}."
     )
 
 
 def summary_section(data: ReportData) -> Section:
-    f = data.period_fleet.row(0, named=True)
+    f = data.fleet
     coverage = f"of productive time; {percent(f['pg_coverage'], 1)} profiled"
-    figures = Figures(
+    tiles = Figures(
         (
             Figure("fleet MPG", percent(f["mpg"]), "SG x RG x PG"),
             Figure("SG", percent(f["sg"]), "scheduling: chips held / wanted"),
             Figure("RG", percent(f["rg"]), "runtime: productive / held"),
             Figure("PG", percent(f["pg"]), coverage),
-            Figure(
-                "ideal / wanted",
-                percent(f["ideal_chip_s"] / f["wanted_chip_s"] if f["wanted_chip_s"] else None),
-                "where the ledger ends",
-            ),
+            Figure("ideal / wanted", percent(f["ideal_share"]), "where the ledger ends"),
             Figure("wanted chip-hours", chip_hours(f["wanted_chip_s"] / 3600), f"{f['jobs']} jobs"),
             dollars_figure(data),
         )
@@ -93,8 +98,62 @@ def summary_section(data: ReportData) -> Section:
         "summary",
         "Summary",
         "",
-        (Note(opening_line(data), "opening"), figures, Note(reconciliation(data), "reconcile")),
+        (
+            Note(opening_line(data), "opening"),
+            tiles,
+            Note(lost_line(data), "lost"),
+            Note(reconciliation(data), "reconcile"),
+            *scorecard_tables(data),
+        ),
     )
+
+
+def _scorecard_row(r: dict[str, Any]) -> tuple[str, ...]:
+    ratios = (percent(r[m]) for m in ("mpg", "sg", "rg", "pg", "pg_coverage"))
+    return (
+        r["slice"],
+        *ratios,
+        "no price" if r["lost_usd"] is None else figures.usd(r["lost_usd"]),
+        chip_hours(r["lost_chip_s"] / 3600),
+        CATEGORY_LABELS.get(r["main_loss"], "-"),
+        figures.points(r["mpg_change"]),
+        figures.usd_change(r["lost_usd_change"]),
+    )
+
+
+def scorecard_tables(data: ReportData) -> list[Block]:
+    """The scorecard: per slice column, its slices worst first (dollars lost, then chip-hours
+    lost where unpriced), with MPG and its parts, PG coverage, dollars lost, the main loss and
+    the change against the previous period of equal length."""
+    fleet = data.scorecard.filter(pl.col("slice_kind") == "fleet").row(0, named=True)
+    previous = f"{fleet['previous_first']} to {fleet['previous_last']}"
+    if fleet["previous_complete"]:
+        against = f"change against {previous}"
+    else:
+        against = (
+            f"no change shown: the previous {fleet['period_days']} days ({previous}) are not all "
+            "published"
+        )
+    columns = (
+        "slice", "MPG", "SG", "RG", "PG", "PG coverage", "dollars lost", "chip-hours lost",
+        "main loss", "MPG change", "dollars lost change",
+    )  # fmt: skip
+    blocks: list[Block] = []
+    for kind, title in SCORECARD_TITLES.items():
+        rows = data.scorecard.filter(pl.col("slice_kind") == kind)
+        if rows.is_empty():
+            continue
+        cells = tuple(_scorecard_row(r) for r in rows.iter_rows(named=True))
+        blocks.append(
+            Table(
+                f"Per {title}, worst first (dollars lost; unpriced slices after, by chip-hours "
+                f"lost); {against}",
+                columns,
+                cells,
+                frozenset(columns[1:8]) | frozenset(columns[9:]),
+            )
+        )
+    return blocks
 
 
 def _when(value: dt.datetime | None) -> str:
@@ -217,8 +276,53 @@ def _warnings(summary: pl.DataFrame, warnings: pl.DataFrame) -> list[Block]:
     return [Table(f"{head}: the expectations not met (docs/quality.md)", columns, rows)]
 
 
-def quality_section(data: ReportData) -> Section:
+def coverage_blocks(data: ReportData) -> list[Block]:
+    """A drop in PG coverage, flagged: the share of productive chip-time with a profile, against
+    the previous period and from one day to the next (more than COVERAGE_DROP)."""
+    fleet = data.scorecard.filter(pl.col("slice_kind") == "fleet").row(0, named=True)
     blocks: list[Block] = []
+    change = fleet["pg_coverage_change"]
+    if change is not None and change < -COVERAGE_DROP:
+        blocks.append(
+            Note(
+                f"PG coverage fell from {percent(fleet['previous_pg_coverage'], 1)} "
+                f"({fleet['previous_first']} to {fleet['previous_last']}) to "
+                f"{percent(fleet['pg_coverage'], 1)}: PG and MPG rest on less profiled work than "
+                'before. Which jobs lost their profiles: mpg sql "select job_id, '
+                'productive_unprofiled_chip_s from worst_jobs order by 2 desc".',
+                "flag",
+            )
+        )
+    if data.coverage_drops.is_empty():
+        blocks.append(
+            Note(
+                f"PG coverage fell by no more than {COVERAGE_DROP:.0%} of productive chip-time "
+                "from one day to the next in the period."
+            )
+        )
+    else:
+        blocks.append(
+            Table(
+                f"Days on which PG coverage fell by more than {COVERAGE_DROP:.0%} of productive "
+                "chip-time from the day before: PG and MPG rest on less profiled work",
+                ("day", "PG coverage", "the day before", "change"),
+                tuple(
+                    (
+                        str(r["day"]),
+                        percent(r["pg_coverage"], 1),
+                        f"{percent(r['previous_pg_coverage'], 1)} ({r['previous_day']})",
+                        figures.points(r["change"]),
+                    )
+                    for r in data.coverage_drops.iter_rows(named=True)
+                ),
+                frozenset({"PG coverage", "change"}),
+            )
+        )
+    return blocks
+
+
+def quality_section(data: ReportData) -> Section:
+    blocks: list[Block] = coverage_blocks(data)
     blocks.append(
         absent_note("record_counts")
         if data.record_counts is None
@@ -245,8 +349,8 @@ def quality_section(data: ReportData) -> Section:
     return Section(
         "quality",
         "Data quality",
-        "What became of the records read, why some were quarantined, and the expectations the "
-        "published data did not meet. These cover everything published, not only the report's "
-        "period.",
+        "Whether PG's coverage fell in the period; then what became of the records read, why "
+        "some were quarantined, and the expectations the published data did not meet (these "
+        "cover everything published, not only the report's period).",
         tuple(blocks),
     )

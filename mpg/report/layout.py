@@ -1,9 +1,10 @@
 """The report's sections in page order, built from the data read (and the comparison, if asked).
 
-The order answers a reader's questions in turn: how good is the fleet (summary), what is this data
-(about), how goodput moved, where the chip-hours went, which slices and jobs lost them, what it
-cost (dollars and kWh), what to change (checkpoint advice, step-time outliers), whether the data
-can be trusted (quality), and, with --compare, what changed between two periods.
+The order answers a reader's questions in turn: how good is the fleet and which slices are worst
+(summary and scorecard), what to fix first (the fix list), what is this data (about), how goodput
+moved, where the chip-hours went, which slices and jobs lost them, what it cost (dollars and
+kWh), what to change (checkpoint advice, step-time outliers), whether the data can be trusted
+(quality), and, with --compare, what changed between two periods.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mpg.report.compare_charts import comparison_section
 from mpg.report.costs import cost_section
 from mpg.report.data import ReportData
 from mpg.report.facts import about_section, quality_section, summary_section
+from mpg.report.fixes import fix_section
 from mpg.report.slices import SLICE_TITLES, slice_charts, worst_jobs_charts
 
 
@@ -34,6 +36,7 @@ def sections(data: ReportData, comparison: Comparison | None = None) -> list[Sec
 def _sections(data: ReportData, comparison: Comparison | None) -> list[Section]:
     found = [
         summary_section(data),
+        fix_section(data),
         about_section(data),
         Section("goodput", "Fleet goodput", "", tuple(fleet_charts(data))),
         Section(

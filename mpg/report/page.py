@@ -54,14 +54,16 @@ p.intro, p.caption { color: #555; margin: 0.2em 0 0.8em; max-width: 1100px; }
 figure { margin: 0; width: min-content; }
 figure.wide { flex-basis: 100%; width: auto; }
 p.opening { font-size: 1.1em; max-width: 1100px; margin: 0.3em 0; }
-p.reconcile { background: #f6f7f9; border-left: 4px solid #5f6b77; padding: 0.6em 0.9em;
+p.reconcile, p.lost { background: #f6f7f9; border-left: 4px solid #5f6b77; padding: 0.6em 0.9em;
   max-width: 1100px; margin: 0.3em 0; }
 p.absent { color: #777; font-style: italic; margin: 0; }
-.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr));
-  gap: 0.8em; margin: 0.6em 0; width: 100%; }
-.figure { border: 1px solid #ddd; border-radius: 6px; padding: 0.5em 0.9em; }
+p.flag { background: #fdecea; border-left: 4px solid #d62728; padding: 0.6em 0.9em;
+  max-width: 1100px; margin: 0.3em 0; }
+.figures { display: flex; flex-wrap: wrap; gap: 0.8em; margin: 0.6em 0; width: 100%; }
+.figure { flex: 0 0 auto; min-width: 9.5em; border: 1px solid #ddd; border-radius: 6px;
+  padding: 0.5em 0.9em; }
 .figure .label { color: #555; font-size: 0.85em; }
-.figure .value { font-size: 1.7em; font-weight: 600; }
+.figure .value { font-size: 1.5em; font-weight: 600; white-space: nowrap; }
 .figure .note { color: #777; font-size: 0.8em; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.25em 1.2em; margin: 0; }
 dt { color: #555; } dd { margin: 0; overflow-wrap: anywhere; }

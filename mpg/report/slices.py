@@ -13,6 +13,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from mpg.figures import usd
 from mpg.report.blocks import Chart
 from mpg.report.charts import long_metrics
 from mpg.report.data import WORST_JOBS, WORST_JOBS_PER_SLICE, ReportData
@@ -36,10 +37,13 @@ SLICE_TITLES = {
     "workload_class": "workload class",
     "framework": "framework",
 }
-_PANEL_WIDTH = 215
-_BAR_WIDTH = 380
+_PANEL_WIDTH = 190
+_BAR_WIDTH = 350
+WORST_JOBS_WIDTH = FULL_WIDTH - 350
+LABEL_LIMIT = 300  # px of a worst job's label: its dollars lost and owner
 _JOB_TOOLTIP = tooltips(
     alt.Tooltip("job_id:N", title="job"),
+    alt.Tooltip("rank:Q", title="rank (dollars lost)"),
     "owner:N",
     "workload_class:N",
     "framework:N",
@@ -47,21 +51,50 @@ _JOB_TOOLTIP = tooltips(
     "chips_requested:Q",
     alt.Tooltip("wanted_chip_h:Q", format=",.1f", title="wanted chip-h"),
     alt.Tooltip("lost_chip_h:Q", format=",.1f", title="lost chip-h"),
-    alt.Tooltip("unprofiled_chip_h:Q", format=",.1f", title="productive chip-h, unprofiled"),
+    alt.Tooltip("lost_label:N", title="dollars lost"),
+    alt.Tooltip("unprofiled_chip_h:Q", format=",.1f", title="of which unprofiled chip-h"),
 )
 
 
+def job_rows(data: ReportData) -> pl.DataFrame:
+    """The ranked jobs as the charts draw them: chip-hours by category (LOSSES), dollars lost as
+    a label (no price: said)."""
+    jobs = data.worst_jobs
+    return jobs.select(
+        "job_id",
+        pl.col("owner").fill_null(""),
+        "rank",
+        "priced",
+        "priced_rank",
+        *(f"{kind}_rank" for kind in SLICE_TITLES),
+        "workload_class",
+        "framework",
+        "chip_generation",
+        "chips_requested",
+        (pl.col("wanted_chip_s") / 3600).alias("wanted_chip_h"),
+        (pl.col("lost_chip_s") / 3600).alias("lost_chip_h"),
+        (pl.col("productive_unprofiled_chip_s") / 3600).alias("unprofiled_chip_h"),
+        pl.col("lost_usd").map_elements(usd, return_dtype=pl.String).fill_null("no price")
+        .alias("lost_label"),
+        *((pl.col(f"{c}_chip_s") / 3600).alias(c) for c in LOSSES),
+    )  # fmt: skip
+
+
 def _jobs(data: ReportData) -> alt.Chart:
-    return alt.Chart(values(data.worst_jobs.with_columns(pl.col("owner").fill_null(""))))
+    return alt.Chart(values(job_rows(data)))
 
 
-def _worst_jobs_layers(ranked: alt.Chart, width: int, name: str) -> alt.LayerChart:
-    """Ranked jobs (a `rank` field, 1 the worst) as bars split by cause, owners beside them."""
+def _worst_jobs_layers(
+    ranked: alt.Chart, width: int, name: str, owners: bool = True
+) -> alt.LayerChart:
+    """Ranked jobs (a `shown_rank` field, 1 the worst) as bars of chip-hours split by cause,
+    each labelled with its dollars lost and (where `owners`, on a chart with room for them) its
+    owner; a label longer than LABEL_LIMIT px ends in an ellipsis."""
     y = alt.Y(
         "job_id:N",
-        sort=alt.EncodingSortField("rank", op="min"),
+        sort=alt.EncodingSortField("shown_rank", op="min"),
         title=None,
-        axis=alt.Axis(labelLimit=220),
+        axis=alt.Axis(labelLimit=200),
     )
     bars = (
         ranked.transform_fold(list(LOSSES), as_=["category", "chip_h"])
@@ -81,18 +114,25 @@ def _worst_jobs_layers(ranked: alt.Chart, width: int, name: str) -> alt.LayerCha
         )
         .properties(name=f"{name}_bars", width=width)
     )
-    owners = (
-        ranked.mark_text(align="left", dx=4, fontSize=11)
-        .encode(y=y, x="lost_chip_h:Q", text="owner:N", tooltip=_JOB_TOOLTIP)
+    labels = (
+        ranked.transform_calculate(
+            label="datum.lost_label + ' · ' + datum.owner" if owners else "datum.lost_label"
+        )
+        .mark_text(align="left", dx=4, fontSize=11, limit=LABEL_LIMIT if owners else 80)
+        .encode(y=y, x="lost_chip_h:Q", text="label:N", tooltip=_JOB_TOOLTIP)
         .properties(name=f"{name}_owners", width=width)
     )
-    return alt.layer(bars, owners)
+    return alt.layer(bars, labels)
 
 
-def worst_jobs_chart(data: ReportData) -> alt.LayerChart:
-    fleet = _jobs(data).transform_filter(f"datum.fleet_rank <= {WORST_JOBS}")
+def worst_jobs_chart(data: ReportData, priced: bool) -> alt.LayerChart:
+    """The first WORST_JOBS of the ranking among the priced jobs (or the unpriced ones)."""
+    jobs = _jobs(data).transform_filter(
+        f"{'' if priced else '!'}datum.priced && datum.priced_rank <= {WORST_JOBS}"
+    )
+    name = "worst" if priced else "unpriced"
     return _worst_jobs_layers(
-        fleet.transform_calculate(rank="datum.fleet_rank"), FULL_WIDTH - 300, "worst"
+        jobs.transform_calculate(shown_rank="datum.rank"), WORST_JOBS_WIDTH, name
     )
 
 
@@ -128,10 +168,8 @@ def _slice_bars(data: ReportData, kind: str, pick: alt.Parameter) -> alt.Chart:
     """Each slice's wanted chip-hours over the period, split by ledger category; a click picks
     the slice. (The totals are in the axis labels: a text layer beside the bars would make
     Altair declare the selection in both layers, which Vega refuses.)"""
-    rows = data.slice_ledger.filter(pl.col("slice_kind") == kind)
-    totals = rows.group_by("slice").agg(pl.col("chip_h").sum().alias("slice_chip_h"))
-    rows = with_category_order(rows.join(totals, on="slice")).with_columns(
-        (pl.col("chip_h") / pl.col("slice_chip_h")).alias("share"),
+    rows = with_category_order(data.slice_ledger.filter(pl.col("slice_kind") == kind))
+    rows = rows.with_columns(
         pl.format(
             "{} ({} chip-h)",
             "slice",
@@ -172,19 +210,18 @@ def slice_chart(data: ReportData, kind: str) -> alt.VConcatChart:
     """One slice column's section: four goodput panels, then each slice's chip-hours beside the
     worst jobs of the slice picked there."""
     pick = alt.selection_point(name=f"pick_{kind}", fields=["slice"], on="click", clear="dblclick")
+    # The picked slice's jobs by their rank within it (the one ranking, worst_jobs.sql), the
+    # fleet's while none is picked: the rows hold every slice's worst, so no query is needed.
     ranked = (
         _jobs(data)
         .transform_calculate(slice=f"datum.{kind}")
         .transform_filter(pick)
-        .transform_window(
-            rank="row_number()",
-            sort=[alt.SortField("lost_chip_h", "descending"), alt.SortField("job_id")],
-        )
-        .transform_filter(f"datum.rank <= {WORST_JOBS_PER_SLICE}")
+        .transform_calculate(shown_rank=f"pick_{kind}.slice ? datum.{kind}_rank : datum.rank")
+        .transform_filter(f"datum.shown_rank <= {WORST_JOBS_PER_SLICE}")
     )
     bottom = alt.hconcat(
         _slice_bars(data, kind, pick),
-        _worst_jobs_layers(ranked, _BAR_WIDTH, f"{kind}_worst").properties(
+        _worst_jobs_layers(ranked, _BAR_WIDTH, f"{kind}_worst", owners=False).properties(
             title=alt.Title(
                 # The picked slice's name, from the selection's own signal ({slice: [value]}).
                 alt.ExprRef(
@@ -211,22 +248,40 @@ def slice_charts(data: ReportData, kind: str) -> list[Chart]:
             f"Top: each {title}'s MPG, SG, RG and PG per day (each axis fits its values). "
             f"Bottom left: each {title}'s wanted chip-hours, split by ledger category; click a "
             f"bar to pick the {title} (double-click to clear). Bottom right: the "
-            f"{WORST_JOBS_PER_SLICE} jobs of the picked {title} that lost the most chip-hours "
-            "(the fleet's while none is picked).",
+            f"{WORST_JOBS_PER_SLICE} jobs of the picked {title} that lost the most dollars "
+            "(the fleet's while none is picked), their lost chip-hours by cause.",
             slice_chart(data, kind),
         )
     ]
 
 
 def worst_jobs_charts(data: ReportData) -> list[Chart]:
-    return [
-        Chart(
-            "worst-jobs",
-            "Jobs that lost the most chip-hours",
-            f"The {WORST_JOBS} jobs with the most wanted chip-hours that did not become ideal "
-            "work, split by cause, with the job's owner. Program loss counts where a profile "
-            "measured it; a job's productive chip-hours without a profile are in its tooltip, not "
-            "in its bar.",
-            worst_jobs_chart(data),
+    """The worst priced jobs by dollars lost; the worst jobs of generations without a price
+    (ranked after every priced one: their dollars are unknown) on a chart of their own, by
+    chip-hours lost, so that a large loss no price covers is not out of sight."""
+    priced = data.worst_jobs["priced"]
+    charts = []
+    if priced.any():
+        charts.append(
+            Chart(
+                "worst-jobs",
+                "Jobs that lost the most dollars",
+                f"The {WORST_JOBS} priced jobs that lost the most dollars, each bar the job's "
+                "lost chip-hours (every ledger category but ideal) split by cause, its dollars "
+                "lost and owner beside it. Unprofiled productive chip-hours are a cause of "
+                "their own: nobody measured that work's efficiency.",
+                worst_jobs_chart(data, priced=True),
+            )
         )
-    ]
+    if not priced.all():
+        charts.append(
+            Chart(
+                "worst-unpriced",
+                "Jobs without a price that lost the most chip-hours",
+                f"The {WORST_JOBS} jobs of chip generations with no price (set them in "
+                "DIR/mpg.toml) that lost the most chip-hours: the ranking puts them after every "
+                "priced job, since their dollars are unknown.",
+                worst_jobs_chart(data, priced=False),
+            )
+        )
+    return charts

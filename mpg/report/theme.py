@@ -1,5 +1,6 @@
-"""What every chart of the report shares: the ledger's colours, the widths that fill a 1400 px
-window, the day and ratio axes, and how a frame becomes a chart's inline data.
+"""What every chart of the report shares: the ledger's colours, the widths that fit a 1280 px
+window and fill a 1400 px one, the day and ratio axes, and how a frame becomes a chart's inline
+data.
 
 One colour per ledger category, declared here once, so that a category looks the same in the
 stacked area, the waterfall, the slices' bars and the worst jobs' bars: a reader learns it once.
@@ -15,10 +16,12 @@ from mpg.metrics import LEDGER_CATEGORIES
 METRICS = ("mpg", "sg", "rg", "pg")
 METRIC_TITLES = {"mpg": "MPG", "sg": "SG", "rg": "RG", "pg": "PG"}
 
-# The page is at most 1360 px wide (page.py); a full-width chart leaves room for its axis title
-# and a legend on its right, a half-width one sits beside another.
-FULL_WIDTH = 1060
-HALF_WIDTH = 500
+# The page is at most 1360 px wide (page.py) and must fit a 1280 px window too (1256 px inside
+# its margins): a full-width chart leaves room for its axis title and a legend on its right
+# (~210 px), a half-width one sits beside another. tests/e2e/test_report_browser.py measures every
+# chart in Chromium at 1280 and 1400 px.
+FULL_WIDTH = 1000
+HALF_WIDTH = 470
 
 # Grouped as the ledger reads: greens for productive time (ideal, program loss), grey for
 # productive time whose program efficiency is unknown, warm colours for runtime losses, blues for
@@ -41,11 +44,33 @@ LEDGER_COLORS: dict[str, str] = {
 if set(LEDGER_COLORS) != {"wanted", *LEDGER_CATEGORIES}:
     raise AssertionError("every ledger category needs a colour (mpg.report.theme)")
 
-# The categories a job's lost chip-time is made of: all but ideal and productive_unprofiled (whose
-# program loss is unknown), in the waterfall's order.
-LOSSES: tuple[str, ...] = tuple(
-    c for c in reversed(LEDGER_CATEGORIES) if c not in ("ideal", "productive_unprofiled")
-)
+# The categories a job's lost chip-time is made of: every one but ideal (sql/semantic/job_days.sql
+# defines "lost"), in the waterfall's order.
+LOSSES: tuple[str, ...] = tuple(c for c in reversed(LEDGER_CATEGORIES) if c != "ideal")
+
+
+# How a ledger category reads in a sentence or a table cell (a main loss, a part of a bar).
+CATEGORY_LABELS: dict[str, str] = {
+    "ideal": "ideal",
+    "program_loss": "program loss",
+    "productive_unprofiled": "unprofiled (no profile)",
+    "lost_progress": "lost progress",
+    "checkpoint_save": "checkpoint save",
+    "checkpoint_restore": "checkpoint restore",
+    "compile": "compilation",
+    "init": "init",
+    "data_wait": "data wait",
+    "runtime_idle": "runtime idle",
+    "scheduling": "scheduling",
+}
+
+# The slice columns of the scorecard, in the order shown, and how they are named.
+SCORECARD_TITLES = {
+    "chip_generation": "chip generation",
+    "workload_class": "workload class",
+    "framework": "framework",
+    "size_class": "job size (chips requested)",
+}
 
 
 def ledger_color(title: str | None = "ledger category", *, legend: bool = True) -> alt.Color:

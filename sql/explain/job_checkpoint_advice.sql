@@ -1,9 +1,10 @@
 -- One job's published checkpoint advice (over its whole life: the table has no per-day rows).
 -- grain: one row, or none for a job that is not training or has no runtime records.
 -- parameters: $job_id (VARCHAR).
--- input: table checkpoint_advice.
+-- columns: checkpoint_advice's, and its saving in dollars (mpg_advice: NULL without a price).
+-- input: the macro mpg_advice (sql/semantic/advice.sql).
 with advice as (
-    select * from checkpoint_advice
+    select * from mpg_advice(null, null)
     where job_id = $job_id
 ),
 

@@ -1,18 +1,29 @@
--- One job's published chip-time ledger, per day and over all its days.
+-- One job's published chip-time ledger, per day and over all its days, each category with its
+-- share of the wanted chip-time of the same day (or of all the job's days).
 -- grain: one row per day and category of the job (day set), plus one row per category for all
 -- its days (day NULL). Zero rows are absent, as in the table.
 -- parameters: $job_id (VARCHAR), $metric_version (VARCHAR).
--- input: table chip_time_ledger.
+-- input: table chip_time_ledger; the macro mpg_ratio.
 with ledger as (
     select day, category, chip_s
     from chip_time_ledger
     where job_id = $job_id and metric_version = $metric_version
 ),
 
-final as (
+categories as (
     select day, category, sum(chip_s) as chip_s
     from ledger
     group by grouping sets ((day, category), (category))
+),
+
+final as (
+    select
+        day,
+        category,
+        chip_s,
+        -- the ledger adds up to wanted time: a day's (or the lifetime's) rows sum to it
+        mpg_ratio(chip_s, sum(chip_s) over (partition by day)) as share
+    from categories
 )
 
 select * from final

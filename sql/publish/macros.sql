@@ -35,3 +35,41 @@ CREATE OR REPLACE TEMP MACRO mpg_profiled(productive, pg) AS
 
 CREATE OR REPLACE TEMP MACRO mpg_profiled_sum(productive, pg) AS
     coalesce(sum(mpg_profiled(productive, pg)), 0);
+
+-- The main loss of a job or slice: the ledger category other than ideal with the most chip-time
+-- (ties to the first named, in the waterfall's order: scheduling, then the runtime's losses,
+-- then program loss and unprofiled time); NULL where nothing was lost. Arguments are the ten
+-- categories' chip-seconds, named as the categories.
+CREATE OR REPLACE TEMP MACRO mpg_main_loss(
+    scheduling, runtime_idle, data_wait, init, compile, checkpoint_restore, checkpoint_save,
+    lost_progress, productive_unprofiled, program_loss
+) AS
+    CASE greatest(
+        scheduling, runtime_idle, data_wait, init, compile, checkpoint_restore, checkpoint_save,
+        lost_progress, productive_unprofiled, program_loss
+    )
+        WHEN 0 THEN NULL
+        WHEN scheduling THEN 'scheduling'
+        WHEN runtime_idle THEN 'runtime_idle'
+        WHEN data_wait THEN 'data_wait'
+        WHEN init THEN 'init'
+        WHEN compile THEN 'compile'
+        WHEN checkpoint_restore THEN 'checkpoint_restore'
+        WHEN checkpoint_save THEN 'checkpoint_save'
+        WHEN lost_progress THEN 'lost_progress'
+        WHEN productive_unprofiled THEN 'productive_unprofiled'
+        WHEN program_loss THEN 'program_loss'
+    END;
+
+-- An amount (chip-seconds, dollars, kWh) rounded to 1e-9 as a DECIMAL(38, 9), so that sums of it
+-- are integer arithmetic: the same bits whatever order the rows come in (DuckDB sums DOUBLEs in
+-- the order its threads meet them), so every surface that reads a roll-up gets the same figure,
+-- on every run. 1e-9 of a chip-second or a dollar is far below anything shown; the largest total
+-- it holds is 1e29. In BigQuery (mpg.bigquery_sql) it is the amount itself: BigQuery sums
+-- FLOAT64 in its own order.
+CREATE OR REPLACE TEMP MACRO mpg_exact(value) AS
+    CAST(value AS DECIMAL(38, 9));
+
+-- The exact sum of amounts (mpg_exact), as a DOUBLE.
+CREATE OR REPLACE TEMP MACRO mpg_sum(value) AS
+    CAST(sum(mpg_exact(value)) AS DOUBLE);

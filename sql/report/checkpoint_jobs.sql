@@ -8,11 +8,13 @@
 -- overlaps the period is shown whole.
 -- parameters: $first, $last (DATE or NULL for an open end): the report's period, inclusive;
 --   $limit (INTEGER).
--- input: table checkpoint_advice.
+-- Beside each job: its saving in dollars (usd_saved, mpg_advice: NULL where its generation has no
+-- price); over every advised job of the period, the chip-hours saved, their dollars (priced jobs),
+-- the chip-hours saved by unpriced ones, and days_analysed (the calendar days from the jobs' first
+-- day to their last) with chip_hours_saved_a_day, the saving per calendar day of them.
+-- input: the macro mpg_advice (sql/semantic/advice.sql).
 with advice as (
-    select *
-    from checkpoint_advice
-    where ($first is null or last_day >= $first) and ($last is null or first_day <= $last)
+    select * from mpg_advice($first, $last)
 ),
 
 ranked as (
@@ -20,6 +22,12 @@ ranked as (
         *,
         count(*) over () as jobs_in_period,
         count(*) filter (where advice = 'change') over () as jobs_advised,
+        -- what every advised job of the period would save (not only the $limit listed)
+        sum(chip_hours_saved) over () as chip_hours_saved_in_period,
+        sum(usd_saved) over () as usd_saved_in_period,
+        coalesce(sum(chip_hours_saved) filter (where usd_saved is null) over (), 0)
+            as unpriced_chip_hours_saved,
+        date_diff('day', min(first_day) over (), max(last_day) over ()) + 1 as days_analysed,
         row_number() over (
             order by chip_hours_saved desc, job_id
         ) as saving_rank
@@ -49,8 +57,15 @@ final as (
         rg_predicted,
         rg_advised,
         chip_hours_saved,
+        usd_per_chip_hour,
+        usd_saved,
         jobs_in_period,
-        jobs_advised
+        jobs_advised,
+        chip_hours_saved_in_period,
+        usd_saved_in_period,
+        unpriced_chip_hours_saved,
+        days_analysed,
+        chip_hours_saved_in_period / days_analysed as chip_hours_saved_a_day
     from ranked
     where saving_rank <= $limit and advice = 'change'
 )

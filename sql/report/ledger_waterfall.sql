@@ -2,21 +2,14 @@
 -- that is not ideal time takes its share off, and what is left is ideal time.
 -- grain: one row per bar: 'wanted' first, then each category of $losses in that order, then
 -- 'ideal'; each bar spans chip-hours [bar_end, bar_start] (the ledger adds up to wanted exactly,
--- so the last loss ends where ideal's bar tops out).
+-- so the last loss ends where ideal's bar tops out); share: the bar's part of wanted chip-time.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive;
 --   $losses (VARCHAR[]): every ledger category but ideal, in the order the bars step down.
--- input: table chip_time_ledger.
-with period as (
-    select *
-    from chip_time_ledger
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-categories as (
-    select category, sum(chip_s) / 3600 as chip_h
-    from period
+-- input: the macros mpg_ledger (sql/semantic/ledger.sql), mpg_sum, mpg_ratio.
+with categories as (
+    select category, mpg_sum(chip_s) / 3600 as chip_h
+    from mpg_ledger($metric_version, $first, $last)
     group by category
 ),
 
@@ -43,7 +36,7 @@ steps as (
     left join categories using (category)
 ),
 
-final as (
+bars as (
     select 0 as bar, 'wanted' as category, chip_h, chip_h as bar_start, 0.0 as bar_end
     from wanted
     union all
@@ -58,6 +51,12 @@ final as (
         0.0 as bar_end
     from wanted
     left join categories on categories.category = 'ideal'
+),
+
+final as (
+    select bars.*, mpg_ratio(bars.chip_h, wanted.chip_h) as share
+    from bars
+    cross join wanted
 )
 
 select * from final

@@ -3,25 +3,11 @@
 -- one of chip_generation, workload_class, framework (the other two "all").
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive.
--- input: table goodput_by_slice.
+-- input: the macro mpg_rollup (sql/semantic/rollup.sql), per day.
 with period as (
     select *
-    from goodput_by_slice
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-one_slice_column as (
-    select
-        *,
-        case
-            when chip_generation is null and workload_class is null and framework is null
-                then 'fleet'
-            when workload_class is null and framework is null then 'chip_generation'
-            when chip_generation is null and framework is null then 'workload_class'
-            when chip_generation is null and workload_class is null then 'framework'
-        end as slice_kind
-    from period
+    from mpg_rollup($metric_version, $first, $last, true)
+    where slice_kind in ('fleet', 'chip_generation', 'workload_class', 'framework')
 ),
 
 final as (
@@ -34,9 +20,10 @@ final as (
         rg,
         pg,
         pg_coverage,
-        mpg
-    from one_slice_column
-    where slice_kind is not null
+        mpg,
+        kwh,
+        unpowered_chip_s
+    from period
 )
 
 select * from final

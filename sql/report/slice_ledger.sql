@@ -2,38 +2,16 @@
 -- of one slice column at a time (chip generation, workload class, framework), as goodput_by_slice
 -- rolls them up. A slice's rows add up to its wanted chip-time.
 -- grain: one row per slice column, slice value and ledger category (categories with no chip-time
--- left out).
+-- left out); slice_chip_h, slice_usd: the slice's totals (its wanted chip-hours, its priced
+-- dollars), share: the category's part of the slice's wanted chip-hours.
 -- usd, kwh: chip_time_cost's over the chip-time whose generation has a price (a board power), NULL
 -- where none has; unpriced_chip_h: the chip-hours without a price.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE or NULL for an open end): the
 --   report's period, inclusive.
--- input: tables chip_time_ledger, chip_time_cost, job_day_goodput (each job-day's slice columns).
-with ledger as (
-    select *
-    from chip_time_ledger
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-costs as (
-    select day, job_id, category, usd, kwh
-    from chip_time_cost
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-job_days as (
-    select day, job_id, metric_version, chip_generation, workload_class, framework
-    from job_day_goodput
-    where metric_version = $metric_version
-        and ($first is null or day >= $first) and ($last is null or day <= $last)
-),
-
-sliced as (
-    select job_days.*, ledger.category, ledger.chip_s, costs.usd, costs.kwh
-    from ledger
-    inner join job_days using (day, job_id, metric_version)
-    left join costs using (day, job_id, category)
+-- input: the macros mpg_ledger (sql/semantic/ledger.sql: the ledger with its costs and each
+-- job-day's slice columns), mpg_sum, mpg_ratio.
+with sliced as (
+    select * from mpg_ledger($metric_version, $first, $last)
 ),
 
 one_slice_column as (
@@ -44,18 +22,28 @@ one_slice_column as (
     select 'framework' as slice_kind, framework as slice, * from sliced
 ),
 
-final as (
+categories as (
     select
         slice_kind,
         slice,
         category,
-        sum(chip_s) / 3600 as chip_h,
-        sum(usd) as usd,
-        sum(kwh) as kwh,
-        coalesce(sum(chip_s) filter (where usd is null), 0) / 3600 as unpriced_chip_h
+        mpg_sum(chip_s) / 3600 as chip_h,
+        mpg_sum(usd) as usd,
+        mpg_sum(kwh) as kwh,
+        coalesce(mpg_sum(case when usd is null then chip_s end), 0) / 3600 as unpriced_chip_h
     from one_slice_column
     group by slice_kind, slice, category
     having sum(chip_s) > 0
+),
+
+final as (
+    select
+        *,
+        sum(chip_h) over slice_rows as slice_chip_h,
+        sum(usd) over slice_rows as slice_usd,
+        mpg_ratio(chip_h, sum(chip_h) over slice_rows) as share
+    from categories
+    window slice_rows as (partition by slice_kind, slice)
 )
 
 select * from final

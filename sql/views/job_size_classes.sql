@@ -6,14 +6,17 @@
 -- (the labels do not sort as text).
 create or replace view job_size_classes as
 with classes as (
-    select * from (
-        values
-            (1, '1', 1, 1),
-            (2, '2-8', 2, 8),
-            (3, '9-64', 9, 64),
-            (4, '65-512', 65, 512),
-            (5, '513+', 513, null)
-    ) as t (rank, size_class, min_chips, max_chips)
+    -- one SELECT per class (not a VALUES list, which BigQuery's emulator cannot expand in a view
+    -- that another view's subquery reads)
+    select 1 as rank, '1' as size_class, 1 as min_chips, 1 as max_chips
+    union all
+    select 2, '2-8', 2, 8
+    union all
+    select 3, '9-64', 9, 64
+    union all
+    select 4, '65-512', 65, 512
+    union all
+    select 5, '513+', 513, null
 ),
 
 final as (

@@ -7,7 +7,7 @@
 -- usd, kwh: the category's dollars and kWh (chip_time_cost) over the chip-time whose generation has
 -- a price (a board power); unpriced_chip_s, unpowered_chip_s: the chip-time without one, never
 -- guessed (usd NULL where none of it is priced). kWh are an estimate from board power and PUE.
--- input: views chip_time_ledger_current, chip_time_cost_current, job_days_sized, job_size_classes
+-- input: views chip_time_ledger_current, chip_time_cost_current, job_day_facts, job_size_classes
 -- (its order); mpg_ratio (sql/publish/macros.sql, stored in the database).
 create or replace view ledger_by_slice as
 with ledger as (
@@ -19,7 +19,7 @@ costs as (
 ),
 
 job_days as (
-    select * from job_days_sized
+    select * from job_day_facts
 ),
 
 sized_ledger as (

@@ -69,8 +69,19 @@ def test_run_over_gzip_and_malformed_lines_prints_headline_and_counts(tmp_path: 
     )
     result = run_mpg("run", "--traces", traces, "--out", tmp_path / "out")
     assert result.returncode == 0, result.stderr
+    # The summary: both days (fewer than 7 published). serve-b (gpu-h100, $12.29 a chip-hour)
+    # wants 18,000 chip-s ($61.45) of which 2,640 are ideal: lost $52.44 = scheduling 120 chip-s
+    # ($0.41) + runtime 2,280 ($7.78) + program 10,560 ($36.05) + unprofiled 2,400 (day 2, $8.19);
+    # train-a's tpu-v5p has no price: its 22,800 chip-s (6.3 chip-hours) are named beside.
     assert (
-        "2026-11-20  v1   fleet                   10.3  0.633  0.764  0.280  0.135" in result.stdout
+        "  $52.44 lost = scheduling $0.41 + runtime $7.78 + program $36.05 + unprofiled $8.19; "
+        "6.3 unpriced chip-hours not in it (tpu-v5p 6.3: set their prices in DIR/mpg.toml)"
+    ) in result.stdout
+    assert "Period 2026-11-20 .. 2026-11-21 (the last 2 days published; " in result.stdout
+    assert "gpu-h100  " in result.stdout and "$52.44 program loss" in result.stdout
+    again = run_mpg("run", "--traces", traces, "--out", tmp_path / "out", "--summary", "days")
+    assert (
+        "2026-11-20  v1   fleet                   10.3  0.633  0.764  0.280  0.135" in again.stdout
     )
     # 36 spans, then a copy of the first (a duplicate), a partial second line and a broken one
     assert "  runtime           39 =        36 +      1 +      2" in result.stdout

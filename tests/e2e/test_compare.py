@@ -203,14 +203,14 @@ def priced_example(worked_example: Path, tmp_path: Path) -> Path:
 
 
 def test_dollars_by_hand(priced_example: Path) -> None:
-    """In dollars (chip-seconds x price): X base 1, 0.8, 0.4, 0.16 (wanted, all-allocated,
-    productive, ideal), current 1, 0.8, 0.2, 0.08; Y base 2, 2, 1.2, 0.6, current 6, 6, 3.6, 1.44.
-    Fleet: wanted $3 -> $7, ideal $0.76 -> $1.52, every job-day profiled, so dollars lost are
-    wanted - ideal: $2.24 -> $5.48, +$3.24; MPG weighted by price 19/75 -> 38/175 (mean 247/1050).
-    Parts, with ΔU = 4 and Ū = 5, and the MPG parts on dollar weights (X 1/3 -> 1/7, Y 2/3 ->
-    6/7): volume = ΔU (1 - Ḡ) = 1606/525 (Y's alone: X's dollars wanted did not move);
-    mix = -Ū Δw (m̄ - M̄): X -242/2205, Y -73/2205; RG (X) = -Ū w̄_X Δm_X = 5 x 5/21 x 0.08 = 2/21;
-    PG (Y) = 5 x 16/21 x 0.06 = 8/35; SG and coverage 0."""
+    """Dollars lost are every ledger category but ideal, in dollars (chip-seconds x price). X:
+    wanted $1 both periods; lost $0.84 = scheduling 0.20 + runtime 0.40 (runtime_idle) +
+    program 0.24, then $0.92 = 0.20 + 0.60 (runtime_idle 0.30, lost_progress 0.30) + 0.12. Y:
+    wanted $2 -> $6; lost $1.40 = runtime 0.80 + program 0.60, then $4.56 = 2.40 + 2.16. Fleet:
+    $2.24 -> $5.48, +$3.24; its mean rate of loss F = (2.24/3 + 5.48/7) / 2 = 803/1050.
+    X's dollars wanted did not move: no volume or mix; runtime 1 x (0.6 - 0.4) = +0.20, program
+    1 x (0.12 - 0.24) = -0.12. Y: volume 4 x 803/1050 = 1606/525, mix 4 x ((0.70 + 0.76) / 2 -
+    803/1050) = -73/525, program mean(U) 4 x (0.36 - 0.30) = +0.24, runtime 4 x 0 = 0."""
     result = run_mpg(
         "compare", "--out", priced_example, "--base", str(D1), "--current", str(D2), "--json"
     )
@@ -218,75 +218,97 @@ def test_dollars_by_hand(priced_example: Path) -> None:
     dollars = json.loads(result.stdout)["dollars"]
     exact = pytest.approx
     assert dollars["base"] == {
-        "usd": exact(3.0), "mpg_usd": exact(19 / 75), "lost_usd": exact(2.24),
-        "unpriced_chip_s": 0.0,
-        "usd_by_category": {"ideal": exact(0.76), "program_loss": exact(0.84),
-                            "runtime_idle": exact(1.2), "scheduling": exact(0.2)},
+        "wanted_usd": exact(3.0), "lost_usd": exact(2.24), "lost_scheduling_usd": exact(0.2),
+        "lost_runtime_usd": exact(1.2), "lost_program_usd": exact(0.84),
+        "lost_unprofiled_usd": 0.0, "unpriced_chip_s": 0.0,
+        "reconciliation": "$2.24 lost = scheduling $0.20 + runtime $1.20 + program $0.84 + "
+        "unprofiled $0.00",
+        "usd_by_category": {"ideal": exact(0.76), "lost_progress": 0.0,
+                            "program_loss": exact(0.84), "runtime_idle": exact(1.2),
+                            "scheduling": exact(0.2)},
     }  # fmt: skip
     assert dollars["current"] == {
-        "usd": exact(7.0), "mpg_usd": exact(38 / 175), "lost_usd": exact(5.48),
-        "unpriced_chip_s": 0.0,
+        "wanted_usd": exact(7.0), "lost_usd": exact(5.48), "lost_scheduling_usd": exact(0.2),
+        "lost_runtime_usd": exact(3.0), "lost_program_usd": exact(2.28),
+        "lost_unprofiled_usd": 0.0, "unpriced_chip_s": 0.0,
+        "reconciliation": "$5.48 lost = scheduling $0.20 + runtime $3.00 + program $2.28 + "
+        "unprofiled $0.00",
         "usd_by_category": {"ideal": exact(1.52), "lost_progress": exact(0.3),
                             "program_loss": exact(2.28), "runtime_idle": exact(2.7),
                             "scheduling": exact(0.2)},
     }  # fmt: skip
     assert dollars["change"] == exact(3.24)
-    x, y = (-242 / 2205, 0.0, 2 / 21, 0.0), (-73 / 2205, 0.0, 0.0, 8 / 35)  # mix, SG, RG, PG
     assert dollars["parts"] == exact({
-        "volume": 1606 / 525, "mix": x[0] + y[0], "sg": 0.0, "rg": 2 / 21, "pg": 8 / 35,
-        "coverage": 0.0, "total": 3.24,
+        "volume": 1606 / 525, "mix": -73 / 525, "scheduling": 0.0, "runtime": 0.2,
+        "program": 0.12, "unprofiled": 0.0, "total": 3.24,
     })  # fmt: skip
     by_slice = {(s["workload_class"], s["framework"], s["chip_generation"]): s["parts"]
                 for s in dollars["slices"]}  # fmt: skip
-    names = ("mix", "sg", "rg", "pg")
-    assert by_slice[X] == exact({"volume": 0.0, **dict(zip(names, x, strict=True)),
-                                 "coverage": 0.0, "total": x[0] + x[2]})  # fmt: skip
-    assert by_slice[Y] == exact({"volume": 1606 / 525, **dict(zip(names, y, strict=True)),
-                                 "coverage": 0.0, "total": 1606 / 525 + y[0] + y[3]})  # fmt: skip
+    assert by_slice[X] == exact({"volume": 0.0, "mix": 0.0, "scheduling": 0.0, "runtime": 0.2,
+                                 "program": -0.12, "unprofiled": 0.0, "total": 0.08})  # fmt: skip
+    assert by_slice[Y] == exact({"volume": 1606 / 525, "mix": -73 / 525, "scheduling": 0.0,
+                                 "runtime": 0.0, "program": 0.24, "unprofiled": 0.0,
+                                 "total": 3.16})  # fmt: skip
     assert list(by_slice) == [Y, X]  # largest |total| first
+    assert [m["category"] for m in dollars["moves"]] == ["runtime_idle", "program_loss", "ideal"]
 
 
 def test_dollars_terminal(priced_example: Path) -> None:
     result = run_mpg(
         "compare", "--out", priced_example, "--base", str(D1), "--current", str(D2),
-        env={"COLUMNS": "120"},
+        env={"COLUMNS": "80"},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "Dollars lost (dollars wanted x (1 - MPG weighted by price)): $2.24 -> $5.48 " in out
-    assert "(+3.24 USD)" in out
+    assert (
+        "Dollars lost (every ledger category but ideal, priced chip-time): $2.24 -> $5.48 "
+        "(+$3.24)" in " ".join(out.split())
+    )
+    assert (
+        "base: $2.24 lost = scheduling $0.20 + runtime $1.20 + program $0.84 + unprofiled $0.00"
+        in " ".join(out.split())
+    )
     parts = {
-        " ".join(line.split()[:-1]): line.split()[-1] for line in out.splitlines() if line.strip()
+        line.split(":")[0].strip(): line.split()[-1] for line in out.splitlines() if ":" in line
     }
-    assert [parts[p] for p in ("volume", "mix", "SG", "RG", "PG", "PG coverage", "total")] == [
-        "+3.06", "-0.14", "+0.00", "+0.10", "+0.23", "+0.00", "+3.24"
+    names = ("volume", "mix", "scheduling", "runtime", "program", "unprofiled")
+    assert [parts[p] for p in names] == [
+        "+$3.06", "-$0.14", "+$0.00", "+$0.20", "+$0.12", "+$0.00"
     ]  # fmt: skip
+    # piped at 80 columns, no column of the slices' table is dropped and no figure cut short
+    (y_row,) = [
+        line for line in out.splitlines() if line.startswith(" serving / py") and "$" in line
+    ]
+    assert y_row.split()[-7:] == ["+$3.06", "-$0.14", "+$0.00", "+$0.00", "+$0.24", "+$0.00",
+                                  "+$3.16"]  # fmt: skip
     assert (
         "Ledger dollars that moved most: runtime_idle $1.20 -> $2.70, program_loss $0.84 -> "
-        in (out)
+        in " ".join(out.split())
     )
     assert "Unpriced" not in out
 
 
 def test_dollars_leave_out_unpriced_slices(worked_example: Path, tmp_path: Path) -> None:
-    """Y (gpu-h100) without a price: dollars are X's alone (wanted $1 both periods, MPG 0.16 ->
-    0.08, lost $0.84 -> $0.92: all RG), and Y's 100 and 300 wanted chip-seconds are counted as
-    unpriced, not guessed."""
+    """Y (gpu-h100) without a price: dollars are X's alone (wanted $1 both periods, lost $0.84
+    -> $0.92: runtime +0.20, program -0.12), and Y's 100 and 300 wanted chip-seconds are counted
+    as unpriced, not guessed."""
     out = _priced_example(worked_example, tmp_path / "half", {"tpu-v5e": 36.0, "gpu-h100": None})
     comparison = compare_periods(out, BASE, CURRENT)
     d = comparison.dollars
     assert d is not None
     assert (d.base.lost, d.current.lost) == (pytest.approx(0.84), pytest.approx(0.92))
     assert (d.base.unpriced_chip_s, d.current.unpriced_chip_s) == (100.0, 300.0)
-    assert d.parts.rg == pytest.approx(0.08)
-    assert d.parts.total - d.parts.rg == pytest.approx(0.0, abs=1e-15)
+    assert (d.parts.runtime, d.parts.program) == (pytest.approx(0.2), pytest.approx(-0.12))
+    assert d.parts.total == pytest.approx(0.08)
+    assert [key for key, _ in d.slices] == [X]
     result = run_mpg(
         "compare", "--out", out, "--base", str(D1), "--current", str(D2), env={"COLUMNS": "200"}
     )
     assert (
-        "Unpriced (no price for their chip generation, left out): 0.0 chip-h in base, 0.1 in "
-        "current"
+        "Unpriced (no price for their chip generation, not in any dollar figure): 0.0 chip-h in "
+        "base, 0.1 in current"
     ) in result.stdout
+    assert "0.0 unpriced chip-hours not in it" in result.stdout  # 100 chip-seconds
 
 
 def test_without_prices_dollars_are_not_compared(worked_example: Path) -> None:
@@ -295,8 +317,8 @@ def test_without_prices_dollars_are_not_compared(worked_example: Path) -> None:
         "compare", "--out", worked_example, "--base", str(D1), "--current", str(D2), "--json"
     )
     reason = (
-        "dollars lost cannot be compared: counting only chip-time whose generation has a price, "
-        "the base period has no wanted chip-time: its MPG is undefined"
+        "dollars lost cannot be compared: the base period has no priced chip-time: its dollars "
+        "lost are unknown (set [prices] in DIR/mpg.toml)"
     )
     assert json.loads(result.stdout)["dollars"] == {"unavailable": reason}
     terminal = run_mpg(
@@ -480,27 +502,18 @@ def test_parts_add_up_on_a_simulated_fleet(fleet_out: Path) -> None:
 
 def _dollars_lost(out: Path, first: dt.date, last: dt.date) -> tuple[float, float, float]:
     """Plain Python over the published rows: (dollars wanted, dollars lost, unpriced wanted
-    chip-seconds) of the days first..last. Dollars wanted are chip_time_cost's usd summed; MPG in
-    dollars weighs each job-day's chip-seconds by its price (its cost rows' usd_per_chip_hour)."""
+    chip-seconds) of the days first..last: chip_time_cost's usd summed, over every category and
+    over every category but ideal; the wanted chip-seconds of job-days without a price."""
     costs = [r for r in _rows(out, "chip_time_cost") if first <= r["day"] <= last]
-    price = {(r["day"], r["job_id"]): r["usd_per_chip_hour"] for r in costs}
     usd = sum(r["usd"] for r in costs if r["usd"] is not None)
-    wanted = allocated = productive = ideal = profiled = unpriced = 0.0
-    for r in _rows(out, "job_day_goodput"):
-        if not first <= r["day"] <= last:
-            continue
-        p = price[(r["day"], r["job_id"])]
-        if p is None:
-            unpriced += r["wanted_chip_s"]
-            continue
-        wanted += p * r["wanted_chip_s"]
-        allocated += p * r["all_allocated_chip_s"]
-        productive += p * r["productive_chip_s"]
-        if r["pg"] is not None:
-            ideal += p * r["ideal_chip_s"]
-            profiled += p * r["productive_chip_s"]
-    mpg = allocated / wanted * productive / allocated * ideal / profiled
-    return usd, usd * (1 - mpg), unpriced
+    lost = sum(r["usd"] for r in costs if r["usd"] is not None and r["category"] != "ideal")
+    priced = {(r["day"], r["job_id"]) for r in costs if r["usd"] is not None}
+    unpriced = sum(
+        r["wanted_chip_s"]
+        for r in _rows(out, "job_day_goodput")
+        if first <= r["day"] <= last and (r["day"], r["job_id"]) not in priced
+    )
+    return usd, lost, unpriced
 
 
 def test_dollars_lost_on_a_simulated_fleet(fleet_out: Path) -> None:
@@ -508,7 +521,6 @@ def test_dollars_lost_on_a_simulated_fleet(fleet_out: Path) -> None:
     period's dollars wanted, dollars lost and unpriced chip-time match plain Python over the
     published rows, and the dollar parts add up to the change."""
     days = sorted({r["day"] for r in _rows(fleet_out, "job_day_goodput")})
-    # (day 2's priced job-days have no profile: no MPG in dollars there to compare)
     pairs = [((0, 1), (2, 3)), ((0, 2), (3, 5)), ((2, 2), (3, 3))]
     for (b0, b1), (c0, c1) in pairs:
         base, current = Period(days[b0], days[b1]), Period(days[c0], days[c1])
@@ -519,11 +531,12 @@ def test_dollars_lost_on_a_simulated_fleet(fleet_out: Path) -> None:
             assert got.usd == pytest.approx(usd, rel=1e-12)
             assert sum(got.by_category.values()) == pytest.approx(usd, rel=1e-12)
             assert got.lost == pytest.approx(lost, rel=1e-12)
+            assert sum(got.lost_parts.values()) == pytest.approx(lost, rel=1e-12)
             assert got.unpriced_chip_s == pytest.approx(unpriced, rel=1e-12)
             assert unpriced > 0 and usd > 0
         tolerance = 1e-12 * (d.base.usd + d.current.usd)
         assert abs(d.parts.total - d.change) <= tolerance
-        assert abs(sum(p.total for _, p in d.slices) + d.parts.coverage - d.change) <= tolerance
+        assert abs(sum(p.total for _, p in d.slices) - d.change) <= tolerance
 
 
 def _published_fleet_mpg(out: Path, first: dt.date, last: dt.date) -> float:
@@ -676,9 +689,7 @@ def _slice(row: dict) -> tuple[str, str, str]:
     return (row["workload_class"], row["framework"], row["chip_generation"])
 
 
-@pytest.mark.parametrize(
-    "module", ["mpg.compare.decompose", "mpg.compare.period", "mpg.compare.dollars"]
-)
+@pytest.mark.parametrize("module", ["mpg.compare.decompose", "mpg.compare.period"])
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert (result.failed, result.attempted > 0) == (0, True)

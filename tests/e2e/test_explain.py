@@ -505,7 +505,9 @@ def test_the_jobs_checkpoint_advice_and_step_times(
     }  # fmt: skip
     with duckdb.connect(str(outs["markup"] / "mpg.duckdb"), read_only=True) as con:
         (row,) = con.sql("from checkpoint_advice").to_arrow_table().to_pylist()
+    saved = advice.pop("usd_saved")  # the layer's (mpg_advice): at tpu-v4's $3.22 a chip-hour
     assert advice == {k: row[k] for k in advice}
+    assert saved == row["chip_hours_saved"] * 3.22
     (day,) = explained["step_times"]
     assert {k: day[k] for k in ("day", "steps", "median_step_s", "max_step_s", "slow_step_chip_s",
                                 "slow_step_share", "ranks", "straggler_rank")} == {

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.support.incremental import (
     BUCKETS,
@@ -51,9 +52,57 @@ def test_running_again_changes_nothing(pieces: Path, tmp_path: Path) -> None:
     before = published_state(out, skip=())
     again = update(traces, out)
     assert again.up_to_date
-    assert (again.headline, again.counts) == (first.headline, first.counts)
+    assert (again.scorecard, again.days, again.counts) == (
+        first.scorecard,
+        first.days,
+        first.counts,
+    )
     assert current_run(out) == current
     assert published_state(out, skip=()) == before
+    _a_price_changed_in_mpg_toml_reaches_the_next_ordinary_run(traces, out)
+
+
+def _a_price_changed_in_mpg_toml_reaches_the_next_ordinary_run(traces: Path, out: Path) -> None:
+    """No new file, a new price: the next ordinary run re-prices every published day from the
+    stored ledger (which it does not recompute), says so, and every view follows."""
+
+    def tables() -> dict[str, list[tuple]]:
+        with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+            return {
+                t: con.sql(f"select * from {t} order by all").fetchall()  # fixed names
+                for t in ("job_day_goodput", "chip_time_ledger", "chip_time_cost")
+            }
+
+    before = tables()
+    (out / "mpg.toml").write_text(
+        '[prices]\n"tpu-v5e" = 1.25\n"tpu-v4" = 2.0\n[energy]\npue = 1.5\n'
+    )
+    repriced = update(traces, out)
+    assert not repriced.up_to_date
+    assert repriced.plan == (
+        "re-priced every published day from the stored ledger (DIR/mpg.toml: price of tpu-v4 "
+        "$3.22 -> $2.00, of tpu-v5e none -> $1.25 a chip-hour; PUE 1.1 -> 1.5)"
+    )
+    after = tables()
+    assert after["job_day_goodput"] == before["job_day_goodput"]
+    assert after["chip_time_ledger"] == before["chip_time_ledger"]
+    prices = {"tpu-v5e": 1.25, "tpu-v4": 2.0, "gpu-h100": 12.29}  # gpu-h100: the catalog's
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
+        costs = con.sql("select chip_generation, chip_s, usd, pue from chip_time_cost").fetchall()
+        (lost,) = con.execute(
+            "select sum(lost_usd) from cost_by_slice where size_class is null and "
+            "workload_class is null and framework is null and chip_generation is null"
+        ).fetchall()[0]
+        ledger = con.sql(
+            "select g.chip_generation, l.category, l.chip_s from chip_time_ledger l join "
+            "job_day_goodput g using (day, job_id, metric_version) where l.category <> 'ideal'"
+        ).fetchall()
+    assert costs and all(pue == 1.5 for *_, pue in costs)
+    for generation, chip_s, usd, _ in costs:
+        assert usd == (chip_s / 3600 * prices[generation] if generation in prices else None)
+    by_hand = sum(chip_s / 3600 * prices[g] for g, _, chip_s in ledger if g in prices)
+    assert lost == pytest.approx(by_hand, rel=1e-12)
+    assert update(traces, out).up_to_date
 
 
 def test_a_touched_file_is_read_again_and_publishes_the_same_tables(
@@ -182,7 +231,7 @@ def test_a_read_write_duckdb_session_does_not_stop_a_run(pieces: Path, tmp_path:
     held = _ask(session)  # the session has the file open, and locked
     again = update(traces, out)
     assert again.up_to_date
-    assert (again.headline, again.counts) == (first.headline, first.counts)
+    assert (again.scorecard, again.counts) == (first.scorecard, first.counts)
     add(pieces, traces, names[1::2])
     assert update(traces, out).parsed == len(names[1::2])
     assert _ask(session) == held

@@ -17,7 +17,7 @@ import pytest
 
 from mpg.compare import Comparison, Sums, compare_periods, decompose, parse_period
 from mpg.compare.comparison import CategoryMove
-from mpg.compare.decompose import FLEET_PART_NAMES, PART_NAMES
+from mpg.compare.decompose import FLEET_PART_NAMES, PART_NAMES, PeriodSums
 from mpg.metrics import LEDGER_CATEGORIES
 from mpg.report.command import ReportFileError, write_report
 from mpg.report.compare_charts import comparison_section
@@ -186,7 +186,8 @@ def test_each_ledger_category_has_one_colour_on_the_whole_page(page: str) -> Non
 
 
 def _lost_by_job(out: Path) -> dict[str, dict[str, float]]:
-    """Per job, the chip-hours of each category of LOSSES over the whole period (the ledger)."""
+    """Per job, the chip-hours of each category of LOSSES (every one but ideal) over the whole
+    period (the ledger)."""
     lost: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(LOSSES, 0.0))
     for row in _rows(out, "chip_time_ledger_current"):
         if row["category"] in LOSSES:
@@ -194,49 +195,72 @@ def _lost_by_job(out: Path) -> dict[str, dict[str, float]]:
     return lost
 
 
-def _ranked(jobs: dict[str, dict[str, float]], limit: int) -> list[tuple[str, float]]:
-    totals = {job: sum(parts.values()) for job, parts in jobs.items()}
-    return sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:limit]
+def _usd_lost_by_job(out: Path) -> dict[str, float | None]:
+    """Per job, the dollars of every category but ideal (chip_time_cost), None where its
+    generation has no price."""
+    usd: dict[str, float | None] = {}
+    for row in _rows(out, "chip_time_cost_current"):
+        if row["usd"] is None:
+            usd.setdefault(row["job_id"], None)
+        elif row["category"] != "ideal":
+            usd[row["job_id"]] = (usd.get(row["job_id"]) or 0.0) + row["usd"]
+        else:
+            usd.setdefault(row["job_id"], 0.0)
+    return usd
 
 
-def test_worst_jobs_rank_every_lost_chip_hour_split_by_cause(out: Path, page: str) -> None:
-    """Lost is every ledger category but ideal and productive_unprofiled, program loss
-    included; each bar's parts are the job's ledger rows."""
+def _ranked(out: Path, jobs: set[str] | None = None) -> list[str]:
+    """The jobs by dollars lost, most first, those without a price after the priced ones by
+    chip-hours lost (an independent route to the ranking the page draws)."""
+    lost, usd = _lost_by_job(out), _usd_lost_by_job(out)
+    chosen = [j for j in lost if jobs is None or j in jobs]
+    return sorted(
+        chosen,
+        key=lambda j: (usd[j] is None, -(usd[j] or 0.0), -sum(lost[j].values()), j),
+    )
+
+
+def test_worst_jobs_rank_by_dollars_lost_split_by_cause(out: Path, page: str) -> None:
+    """Lost is every ledger category but ideal, program loss and unprofiled time included; jobs
+    rank by dollars lost, those of a generation without a price (the hostile job's tpu-v5p)
+    after every priced one; each bar's parts are the job's ledger rows."""
     lost = _lost_by_job(out)
-    rows = rows_with(specs_of(page)["worst-jobs"], "fleet_rank")
-    plotted = sorted((v for v in rows if v["fleet_rank"] <= 15), key=lambda v: v["fleet_rank"])
-    assert [(v["job_id"], v["lost_chip_h"]) for v in plotted] == [
-        (job, pytest.approx(hours, rel=1e-12)) for job, hours in _ranked(lost, 15)
-    ]
+    usd = _usd_lost_by_job(out)
+    rows = rows_with(specs_of(page)["worst-jobs"], "rank")
+    plotted = sorted((v for v in rows if v["rank"] <= 15), key=lambda v: v["rank"])
+    assert [v["job_id"] for v in plotted] == _ranked(out)[:15]
     for v in plotted:
+        assert v["lost_chip_h"] == pytest.approx(sum(lost[v["job_id"]].values()), rel=1e-12)
         assert {c: v[c] for c in LOSSES} == pytest.approx(lost[v["job_id"]], rel=1e-12, abs=1e-9)
-    # train-00018's program loss (29 383 chip-hours) puts it above the hostile job.
+        price = usd[v["job_id"]]
+        assert v["lost_label"] == ("no price" if price is None else f"${price:,.2f}")
+    # train-00018's program loss (29 383 chip-hours) on the priced gpu-h100 puts it first.
     assert plotted[0]["job_id"] == "train-00018"
     assert plotted[0]["program_loss"] > 29_000
     assert plotted[0]["owner"] == "eli"  # as its JOB_SUBMIT says
-    hostile = plotted[1]
-    assert (hostile["job_id"], hostile["owner"]) == (HOSTILE_JOB, HOSTILE_OWNER)
+    # The hostile job's 12 288 chip-hours are unpriced (tpu-v5p): ranked after the priced jobs,
+    # first of its generation's.
+    (hostile,) = [v for v in rows if v["job_id"] == HOSTILE_JOB]
+    assert hostile["rank"] == _ranked(out).index(HOSTILE_JOB) + 1
+    assert all(usd[j] is not None for j in _ranked(out)[: hostile["rank"] - 1])
+    assert (hostile["chip_generation_rank"], hostile["owner"]) == (1, HOSTILE_OWNER)
     assert hostile["lost_chip_h"] == HOSTILE_LOST_CHIP_H
     assert (hostile["scheduling"], hostile["runtime_idle"]) == (6 * 1024, 6 * 1024)
 
 
 @pytest.mark.parametrize("kind", ["chip_generation", "workload_class", "framework"])
 def test_each_slice_leads_to_its_worst_jobs(out: Path, page: str, kind: str) -> None:
-    """Each slice chart carries, for every value of its column, that value's 10 worst jobs: the
-    rows the picked slice's panel ranks (filter by the value, order by lost chip-hours then job
-    id, keep 10) are those recomputed here. The panel is filtered by the chart's selection."""
-    lost = _lost_by_job(out)
+    """Each slice chart carries, for every value of its column, that value's 10 worst jobs by
+    the one ranking, with their rank within it (the picked slice's panel shows ranks 1-10):
+    recomputed here. The panel is filtered by the chart's selection."""
     slice_of = {r["job_id"]: r[kind] for r in _rows(out, "job_day_goodput_current")}
     spec = specs_of(page)[f"by-{kind.replace('_', '-')}"]
-    rows = rows_with(spec, "fleet_rank")
+    rows = rows_with(spec, "rank")
     for value in set(slice_of.values()):
-        expected = _ranked({j: p for j, p in lost.items() if slice_of[j] == value}, 10)
-        mine = sorted(
-            (v for v in rows if v[kind] == value), key=lambda v: (-v["lost_chip_h"], v["job_id"])
-        )[:10]
-        assert [(v["job_id"], v["lost_chip_h"]) for v in mine] == [
-            (job, pytest.approx(hours, rel=1e-12)) for job, hours in expected
-        ], value
+        expected = _ranked(out, {j for j, v in slice_of.items() if v == value})[:10]
+        mine = sorted((v for v in rows if v[kind] == value), key=lambda v: v[f"{kind}_rank"])
+        assert [v["job_id"] for v in mine[:10]] == expected, value
+        assert [v[f"{kind}_rank"] for v in mine[:10]] == list(range(1, len(expected) + 1))
     assert [p["name"] for p in spec["params"]] == [f"pick_{kind}"]
     assert json.dumps({"filter": {"param": f"pick_{kind}"}}) in json.dumps(spec)
 
@@ -425,13 +449,15 @@ def test_a_hand_made_comparison_on_the_page() -> None:
     0.8 x 0.5 x 0.5 = 0.2 -> 0.8 x 0.25 x 0.5 = 0.1, all of it RG. Its name is markup, which
     reaches the page only escaped and comes back whole from the specs."""
     name = ("</script><script>alert(4)</script>", "jax", "<b>tpu</b>")
-    d = decompose({name: Sums(100, 80, 40, 20, 40)}, {name: Sums(100, 80, 20, 10, 20)})
+    before = Sums(100, 80, 40, 20, 40, sg=0.8, rg=0.5, pg=0.5, pg_coverage=1.0, mpg=0.2)
+    after = Sums(100, 80, 20, 10, 20, sg=0.8, rg=0.25, pg=0.5, pg_coverage=1.0, mpg=0.1)
+    d = decompose(PeriodSums(before, {name: before}), PeriodSums(after, {name: after}))
     comparison = Comparison(
         metric_version="v1",
         base_period=parse_period("2026-01-01"),
         current_period=parse_period("2026-01-02..2026-01-03"),
         decomposition=d,
-        fleet_moves=(CategoryMove("runtime_idle", 0.1, 0.3),),
+        fleet_moves=(CategoryMove("runtime_idle", 0.1, 0.3, 0.2),),
         slice_moves={},
     )
     page = render_page("compare", [comparison_section(comparison)])

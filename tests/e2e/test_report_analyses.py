@@ -13,11 +13,17 @@ from pathlib import Path
 import pytest
 
 from mpg.compare import compare_periods, parse_period
-from mpg.compare.dollars import DOLLAR_PART_LABELS, DOLLAR_PART_NAMES
+from mpg.compare.dollars import DOLLAR_PART_NAMES
 from mpg.report.advice import checkpoint_section
 from mpg.report.blocks import Figures, Table
 from mpg.report.costs import cost_section
-from mpg.report.data import CHECKPOINT_JOBS, STEP_OUTLIERS, ReportData, read_report_data
+from mpg.report.data import (
+    CHECKPOINT_JOBS,
+    MIN_STEPS,
+    STEP_OUTLIERS,
+    ReportData,
+    read_report_data,
+)
 from tests.support.cli import run_mpg
 from tests.support.report_fleet import (
     RANKED_JOB,
@@ -107,39 +113,27 @@ def test_unpriced_generations_are_named_with_their_chip_hours(out: Path, data: R
     )
 
 
-def _dollars_lost(out: Path) -> tuple[float, float]:
-    """Dollars wanted (chip_time_cost's usd summed) and dollars lost = wanted x (1 - MPG with each
-    job-day's chip-seconds weighted by its price), in plain Python over the published rows."""
-    price = {(r["day"], r["job_id"]): r["usd_per_chip_hour"] for r in _costs(out)}
+def test_dollars_lost_are_every_category_but_ideal_in_dollars(out: Path, data: ReportData) -> None:
+    """Plain Python over chip_time_cost: dollars wanted are every priced row's usd, dollars lost
+    those of every category but ideal; the page's figures and reconciliation say the same."""
     usd = sum(r["usd"] for r in _costs(out) if r["usd"] is not None)
-    w = a = p = i = pr = 0.0
-    for r in published_rows(out, "job_day_goodput_current"):
-        per_h = price[(r["day"], r["job_id"])]
-        if per_h:
-            w += per_h * r["wanted_chip_s"]
-            a += per_h * r["all_allocated_chip_s"]
-            p += per_h * r["productive_chip_s"]
-            if r["pg"] is not None:
-                i += per_h * r["ideal_chip_s"]
-                pr += per_h * r["productive_chip_s"]
-    return usd, usd * (1 - a / w * p / a * i / pr)
-
-
-def test_dollars_lost_are_wanted_dollars_times_one_minus_mpg_in_dollars(
-    out: Path, data: ReportData
-) -> None:
-    usd, lost = _dollars_lost(out)
-    assert data.dollars is not None
-    assert (data.dollars.usd, data.dollars.lost) == (_approx(usd), _approx(lost))
+    lost = sum(r["usd"] for r in _costs(out) if r["usd"] is not None and r["category"] != "ideal")
+    fleet = data.fleet
+    assert (fleet["wanted_usd"], fleet["lost_usd"]) == (_approx(usd), _approx(lost))
     figures = {f.label: f.value for b in cost_section(data).blocks if isinstance(b, Figures)
                for f in b.figures}  # fmt: skip
-    assert figures["dollars wanted"] == f"${usd:,.0f}"
-    assert figures["dollars lost"] == f"${lost:,.0f}"
-    # and mpg compare gives the same figure for the same days
-    comparison = compare_periods(out, parse_period(BASE), parse_period("2026-11-21..2026-11-22"))
-    assert comparison.dollars is not None
-    whole = comparison.dollars.base.usd + comparison.dollars.current.usd
-    assert whole == _approx(usd)
+    assert figures["dollars wanted"] == f"${usd:,.2f}"
+    assert figures["dollars lost"] == f"${lost:,.2f}"
+    parts = [fleet[f"lost_{p}_usd"] for p in ("scheduling", "runtime", "program", "unprofiled")]
+    assert sum(parts) == _approx(lost)
+    reconcile = [b.text for b in cost_section(data).blocks if getattr(b, "kind", "") == "lost"]
+    assert reconcile[0].startswith(
+        f"Lost: ${lost:,.2f} lost = scheduling ${parts[0]:,.2f} + runtime ${parts[1]:,.2f} + "
+        f"program ${parts[2]:,.2f} + unprofiled ${parts[3]:,.2f}; "
+    )
+    # the dollars of the categories but ideal (the category bars) add up to it too
+    categories = {r["category"]: r["usd"] for r in data.categories.iter_rows(named=True)}
+    assert sum(v for c, v in categories.items() if c != "ideal") == _approx(lost)
 
 
 def _titles(node: object) -> list[str]:
@@ -201,7 +195,13 @@ def test_checkpoint_slices_are_the_views_roll_up(out: Path, data: ReportData) ->
 
 
 def test_step_outliers_rank_the_largest_slow_step_shares(out: Path, specs: dict) -> None:
-    stats = [r for r in published_rows(out, "step_time_stats") if r["slow_step_share"] is not None]
+    """Job-days of at least MIN_STEPS kept steps, ranked by their slow steps' share."""
+    stats = [
+        r
+        for r in published_rows(out, "step_time_stats")
+        if r["slow_step_share"] is not None and r["steps"] >= MIN_STEPS
+    ]
+    assert len(stats) < len(published_rows(out, "step_time_stats"))  # some are too short
     ranked = sorted(
         stats, key=lambda r: (-r["slow_step_share"], -r["slow_step_chip_s"], r["job_id"], r["day"])
     )[:STEP_OUTLIERS]
@@ -231,11 +231,7 @@ def test_the_comparison_draws_the_change_in_dollars_lost(out: Path, specs: dict)
     d = comparison.dollars
     assert d is not None
     drawn = rows_with(specs["compare-dollars"], "bar_start", "label")
-    assert [r["label"] for r in drawn] == [
-        "base $ lost",
-        *(DOLLAR_PART_LABELS[n] for n in DOLLAR_PART_NAMES),
-        "current $ lost",
-    ]
+    assert [r["label"] for r in drawn] == ["base $ lost", *DOLLAR_PART_NAMES, "current $ lost"]
     assert [r["value"] for r in drawn] == [
         d.base.lost,
         *(getattr(d.parts, n) for n in DOLLAR_PART_NAMES),

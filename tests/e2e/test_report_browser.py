@@ -1,9 +1,10 @@
 """The report in a real headless Chromium (Debian's `chromium`, which `make test` installs), as a
-reader opens it: from a file, with the network off, in a 1400 px window. It loads without a
-console message or a page error, every chart draws marks of every kind it declares (counted in
-each Vega view's scenegraph), the page fills the window without scrolling sideways, clicking a
-slice's bar shows that slice's worst jobs, the hostile job's id and owner show as text and run
-neither, and it leaves a screenshot (its path printed; `pytest -s` shows it).
+reader opens it: from a file, with the network off, in a 1400 px window and a 1280 px one. It
+loads without a console message or a page error, every chart draws marks of every kind it
+declares (counted in each Vega view's scenegraph), the page fills the window without scrolling
+sideways (no chart, table or headline figure wider than it), clicking a slice's bar shows that
+slice's worst jobs, the hostile job's id and owner show as text and run neither, and it leaves a
+screenshot (its path printed; `pytest -s` shows it).
 
 A missing browser fails the test rather than skipping it: CI must not pass without it.
 """
@@ -27,6 +28,18 @@ from tests.support.report_fleet import (
 )
 
 WIDTH = 1400
+NARROW = 1280  # a laptop's window: the page must fit it too
+
+# What is wider than the window, or than its own box: every chart's drawing, every table, and
+# every headline figure whose text runs out of its card.
+_OVERFLOWS = """(width) => [
+  ...[...document.querySelectorAll("div.chart svg, table")]
+    .filter((e) => e.getBoundingClientRect().right > width + 0.5)
+    .map((e) => (e.closest("div.chart") || e).id || e.tagName),
+  ...[...document.querySelectorAll(".figure")]
+    .filter((e) => e.scrollWidth > e.clientWidth + 0.5)
+    .map((e) => e.querySelector(".label").textContent),
+]"""
 
 # Per data mark of a Vega view (axes, legends and titles left out), how many items it drew.
 _MARK_ITEMS = """(id) => {
@@ -97,17 +110,17 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
-def _new_page(browser: Browser) -> Page:
-    context = browser.new_context(offline=True, viewport={"width": WIDTH, "height": 900})
+def _new_page(browser: Browser, width: int = WIDTH) -> Page:
+    context = browser.new_context(offline=True, viewport={"width": width, "height": 900})
     return context.new_page()
 
 
-def _render(browser: Browser, report: Path, screenshot: Path) -> Page:
+def _render(browser: Browser, report: Path, screenshot: Path, width: int = WIDTH) -> Page:
     """Open the report and check it loads quietly, draws every chart as an SVG of real size whose
     every data mark drew something, and fits the window's width while using most of it."""
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
     events: list[str] = []
-    page = _new_page(browser)
+    page = _new_page(browser, width)
     _open(page, report, events)
     charts = page.evaluate(
         """() => [...document.querySelectorAll("div.chart")].map((div) => {
@@ -122,13 +135,14 @@ def _render(browser: Browser, report: Path, screenshot: Path) -> Page:
     assert events == [f"request: {report.as_uri()}"]
     assert page.evaluate("document.body.dataset.rendered") == str(len(chart_ids))
     assert [c[:2] for c in charts] == [[chart_id, 1] for chart_id in chart_ids]
-    for chart_id, _, width, height in charts:
-        assert width > 100 and height > 100, chart_id
+    for chart_id, _, drawn_width, drawn_height in charts:
+        assert drawn_width > 100 and drawn_height > 100, chart_id
     for chart_id in chart_ids:
         drawn = page.evaluate(_MARK_ITEMS, chart_id)
         assert drawn and all(n > 0 for n in drawn.values()), (chart_id, drawn)
-    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
-    assert max(width for _, _, width, _ in charts) > 0.85 * WIDTH
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.evaluate(_OVERFLOWS, width) == []
+    assert max(drawn for _, _, drawn, _ in charts) > 0.8 * width
     assert screenshot.stat().st_size > 50_000
     return page
 
@@ -136,33 +150,45 @@ def _render(browser: Browser, report: Path, screenshot: Path) -> Page:
 def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path: Path) -> None:
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
     # the issue 15 sections: dollars and kWh, checkpoint advice, step-time outliers
-    assert chart_ids[9:15] == [
+    assert chart_ids[10:16] == [
         "cost-days", "cost-categories", "cost-slices", "checkpoint-jobs", "step-outliers",
         "stragglers",
     ]  # fmt: skip
-    assert len(chart_ids) == 16
+    assert chart_ids[8:10] == ["worst-jobs", "worst-unpriced"]
+    assert len(chart_ids) == 17
     page = _render(browser, report, tmp_path / "report.png")
-    # The worst jobs (the fleet's, and each slice chart's while no slice is picked) name the
-    # hostile job on their axis and its owner beside its bar, as text; the page holds its own
-    # three scripts and no image.
+    # The hostile job's generation has no price: the chart of unpriced jobs names it on its axis
+    # and its owner beside its bar, as text (the slices' panels show the fleet's worst, all
+    # priced, until a slice is picked); the page holds its own three scripts and no image.
+    unpriced = page.locator("#worst-unpriced")
     for text in (HOSTILE_JOB, HOSTILE_OWNER):
-        shown = page.get_by_text(text, exact=True)
-        assert shown.count() == 4, text
-        assert all(shown.nth(i).is_visible() for i in range(4)), text
+        assert unpriced.get_by_text(text).first.is_visible(), text
+    for text in ("Jobs that lost the most dollars", "What to fix first", "Per chip generation"):
+        assert page.get_by_text(text, exact=True).first.is_visible(), text
     assert page.evaluate("document.querySelectorAll('script').length") == 3
     assert page.evaluate("document.querySelectorAll('img').length") == 0
 
 
+def test_the_report_fits_a_1280_px_window(report: Path, browser: Browser, tmp_path: Path) -> None:
+    """The same page in a laptop's window: nothing wider than it, no headline figure running out
+    of its card."""
+    _render(browser, report, tmp_path / "narrow.png", NARROW)
+
+
 def _worst(out: Path, kind: str | None, value: str | None, limit: int) -> list[str]:
-    """The jobs with most lost chip-hours (every ledger category but ideal and
-    productive_unprofiled), of one slice or of the fleet, recomputed from the published rows."""
+    """The worst jobs of one slice or of the fleet, recomputed from the published rows: by
+    dollars lost (every ledger category but ideal), those without a price after the priced ones,
+    by chip-hours lost."""
     slice_of = {r["job_id"]: r for r in published_rows(out, "job_day_goodput_current")}
     lost: dict[str, float] = {}
-    for row in published_rows(out, "chip_time_ledger_current"):
-        if row["category"] not in ("ideal", "productive_unprofiled"):
+    usd: dict[str, float | None] = {}
+    for row in published_rows(out, "chip_time_cost_current"):
+        if row["category"] != "ideal":
             lost[row["job_id"]] = lost.get(row["job_id"], 0.0) + row["chip_s"]
+            priced = row["usd"] is not None
+            usd[row["job_id"]] = (usd.get(row["job_id"]) or 0.0) + row["usd"] if priced else None
     jobs = [j for j in lost if kind is None or slice_of[j][kind] == value]
-    return sorted(jobs, key=lambda j: (-lost[j], j))[:limit]
+    return sorted(jobs, key=lambda j: (usd[j] is None, -(usd[j] or 0.0), -lost[j], j))[:limit]
 
 
 def test_clicking_a_slice_shows_its_worst_jobs(
@@ -189,7 +215,7 @@ def test_clicking_a_slice_shows_its_worst_jobs(
         f"([id, name]) => ({_SHOWN_JOBS})([id, name]).length == {len(expected)}", arg=list(shown)
     )
     assert page.evaluate(_SHOWN_JOBS, shown) == expected
-    assert chart.get_by_text(HOSTILE_OWNER, exact=True).is_visible()
+    assert chart.get_by_text(HOSTILE_JOB, exact=True).is_visible()
     assert chart.get_by_text("Worst jobs of tpu-v5p", exact=True).is_visible()
     page.screenshot(path=tmp_path / "picked.png", full_page=True)
     print(f"screenshot: {tmp_path / 'picked.png'}")
@@ -207,7 +233,7 @@ def test_the_comparison_renders_in_chromium(out: Path, browser: Browser, tmp_pat
     periods = ("2026-11-20", "2026-11-21..2026-11-22")
     report = _write_report(out, "compared.html", "--compare", *periods)
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
-    assert chart_ids[16:] == [
+    assert chart_ids[17:] == [
         "compare-waterfall", "compare-slices", "compare-ledger", "compare-dollars"
     ]  # fmt: skip
     page = _render(browser, report, tmp_path / "compared.png")
@@ -216,7 +242,8 @@ def test_the_comparison_renders_in_chromium(out: Path, browser: Browser, tmp_pat
     shown = page.locator("#compare-waterfall").get_by_text
     assert [shown(text, exact=True).count() for text in labels] == [1] * len(labels)
     # and the dollars' steps: volume first, then the same parts
-    labels = ["base $ lost", "volume", "mix", "SG", "RG", "PG", "PG coverage", "current $ lost"]
+    labels = ["base $ lost", "volume", "mix", "scheduling", "runtime", "program", "unprofiled",
+              "current $ lost"]  # fmt: skip
     shown = page.locator("#compare-dollars").get_by_text
     assert [shown(text, exact=True).count() for text in labels] == [1] * len(labels)
 

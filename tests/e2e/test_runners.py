@@ -24,6 +24,9 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
+from mpg.catalog import load_catalog
+from mpg.config import OutputConfig
+from mpg.costs import cost_rates, load_cost_catalog
 from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.pipelines.io import discover_trace_files
 from mpg.pipelines.options import RunOptions
@@ -363,8 +366,9 @@ def test_the_real_pipeline_builds_for_dataflow(
     files, _ = discover_trace_files(traces)
     key = StateKey(code_version(), ("v1",), "v1")
     store = OutputStore(out)
-    plan = plan_run(store, files, None, None, key, full=False)
-    prepared = prepare(RunOptions(traces=traces, out=out), plan, store, "r1")
+    rates = cost_rates(load_cost_catalog(), load_catalog(), OutputConfig())
+    plan = plan_run(store, files, None, None, key, full=False, rates=rates)
+    prepared = prepare(RunOptions(traces=traces, out=out), plan, store, "r1", rates)
     options = PipelineOptions(list(DATAFLOW))
     with gcs_emulator.activated():
         pipeline = beam.Pipeline(options=options)

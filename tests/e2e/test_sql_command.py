@@ -22,7 +22,7 @@ from tests.support.files import SAMPLE_TRACES
 SAMPLE = SAMPLE_TRACES
 LOST = (
     "scheduling", "runtime_idle", "lost_progress", "checkpoint_save", "checkpoint_restore",
-    "compile", "init", "data_wait",
+    "compile", "init", "data_wait", "program_loss", "productive_unprofiled",
 )  # fmt: skip
 
 
@@ -55,19 +55,31 @@ def sql_csv(out: Path, query: str) -> list[dict[str, str]]:
 
 
 def test_worst_jobs_match_polars_over_the_parquet(out: Path) -> None:
+    """Every job, ranked by dollars lost (every ledger category but ideal, chip_time_cost's usd),
+    the jobs without a price after the priced ones by chip-hours lost, recomputed in Polars."""
     job_days = parquet(out, "job_day_goodput")
     ledger = parquet(out, "chip_time_ledger")
+    costs = parquet(out, "chip_time_cost").filter(pl.col("category") != "ideal")
+    dollars = costs.group_by("job_id").agg(
+        pl.when(pl.col("usd").is_not_null().any()).then(pl.col("usd").sum()).alias("usd")
+    )
     lost = (
         job_days.group_by("job_id")
         .agg(
             pl.col("chips_requested").first(),
-            (pl.col("wanted_chip_s").sum() - pl.col("productive_chip_s").sum()).alias("lost"),
+            (pl.col("wanted_chip_s").sum() - pl.col("ideal_chip_s").fill_null(0).sum()).alias(
+                "lost"
+            ),
         )
         .join(
             ledger.pivot("category", index="job_id", values="chip_s", aggregate_function="sum"),
             on="job_id",
         )
-        .sort(["lost", "job_id"], descending=[True, False])
+        .join(dollars, on="job_id", how="left")
+        .sort(
+            [pl.col("usd").is_null(), "usd", "lost", "job_id"],
+            descending=[False, True, True, False],
+        )
     )
     got = sql_csv(out, "select * from worst_jobs")
     assert len(got) == lost.height == 60  # every job of the sample fleet
@@ -75,6 +87,10 @@ def test_worst_jobs_match_polars_over_the_parquet(out: Path) -> None:
         assert (row["rank"], row["job_id"]) == (str(rank), want["job_id"])
         assert row["size_class"] == size_class(want["chips_requested"])
         assert float(row["lost_chip_s"]) == pytest.approx(want["lost"], rel=1e-12)
+        if want["usd"] is None:
+            assert row["lost_usd"] == ""
+        else:
+            assert float(row["lost_usd"]) == pytest.approx(want["usd"], rel=1e-9)
         for category in LOST:
             assert float(row[f"{category}_chip_s"]) == pytest.approx(
                 want.get(category) or 0.0, rel=1e-12, abs=1e-9

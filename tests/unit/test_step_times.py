@@ -42,7 +42,7 @@ def test_a_job_days_step_times_and_its_slow_steps() -> None:
     assert row["p99_step_s"] == pytest.approx(48.8, rel=1e-15)
     # ml-goodput: median 10, MAD = median(0, 0, 0, 10, 40) = 0, so the steps up to 10 s make the
     # ideal, 10 s; deviations 0, 0, 0, 10, 40; under 100 steps the deviation is their mean, 10.
-    assert (row["ideal_step_s"], row["step_time_deviation_s"]) == (10, 10)
+    assert (row["baseline_step_s"], row["step_time_deviation_s"]) == (10, 10)
     # Slow steps: (20 - 10) + (50 - 10) = 50 s over the median, x 2 chips = 100 chip-s, of the
     # 100 s x 2 = 200 productive chip-s.
     assert (row["slow_step_chip_s"], row["productive_chip_s"], row["slow_step_share"]) == (
@@ -158,7 +158,7 @@ def test_ideal_step_time_and_deviation_are_ml_goodput_measurements(n: int) -> No
     )
     ideal, per_step, metric = _package_deviation(list(starts))
     assert len(per_step) == row["steps"] == n
-    assert row["ideal_step_s"] == pytest.approx(ideal, rel=1e-9)
+    assert row["baseline_step_s"] == pytest.approx(ideal, rel=1e-9)
     assert row["step_time_deviation_s"] == pytest.approx(metric, rel=1e-7, abs=1e-6)
 
 

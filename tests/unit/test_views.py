@@ -353,9 +353,11 @@ def test_ledger_by_slice_in_dollars_and_kwh(database: Path) -> None:
 
 
 def test_cost_by_slice(database: Path, tmp_path: Path) -> None:
-    """Fleet rows by hand. Day 1: train-a and serve-c priced (2100 chip-seconds, $21; MPG of the
-    two 630 / 2100 = 0.3, so $14.70 lost to MPG), train-b not (1000, but 0.25 kWh). Day 2:
-    train-a priced (200, $2, MPG 0.6), train-b not (500, 0.125 kWh)."""
+    """Fleet rows by hand. Day 1: train-a and serve-c priced (2100 chip-seconds, $21, ideal
+    $6.30), so $14.70 lost = scheduling $5.20 (20 + 500 chip-s) + runtime $3.20 (runtime_idle 10,
+    compile 10, data_wait 200, init 100) + program $6.30 (30 + 600) + unprofiled $0; train-b not
+    priced (1000 chip-seconds, but 0.25 kWh). Day 2: train-a priced (200, $2, ideal $1.20: $0.80
+    lost = runtime $0.50 + program $0.30), train-b not (500, 0.125 kWh)."""
     query = (
         "select * exclude (metric_version, size_class, workload_class, framework, "
         "chip_generation) from cost_by_slice where size_class is null and workload_class is null "
@@ -363,35 +365,85 @@ def test_cost_by_slice(database: Path, tmp_path: Path) -> None:
     )
     assert rows(database, query) == approx([
         {"day": D1, "wanted_chip_s": 3100.0, "priced_chip_s": 2100.0, "unpriced_chip_s": 1000.0,
-         "usd": 21.0, "usd_per_chip_hour": 36.0, "ideal_usd": 6.3, "mpg_usd": 0.3,
-         "mpg_lost_usd": 14.7, "kwh": 0.25, "unpowered_chip_s": 2100.0},
+         "wanted_usd": 21.0, "usd_per_chip_hour": 36.0, "ideal_usd": 6.3, "lost_usd": 14.7,
+         "lost_scheduling_usd": 5.2, "lost_runtime_usd": 3.2, "lost_program_usd": 6.3,
+         "lost_unprofiled_usd": 0.0, "kwh": 0.25, "unpowered_chip_s": 2100.0},
         {"day": D2, "wanted_chip_s": 700.0, "priced_chip_s": 200.0, "unpriced_chip_s": 500.0,
-         "usd": 2.0, "usd_per_chip_hour": 36.0, "ideal_usd": 1.2, "mpg_usd": 0.6,
-         "mpg_lost_usd": 0.8, "kwh": 0.125, "unpowered_chip_s": 200.0},
+         "wanted_usd": 2.0, "usd_per_chip_hour": 36.0, "ideal_usd": 1.2, "lost_usd": 0.8,
+         "lost_scheduling_usd": 0.0, "lost_runtime_usd": 0.5, "lost_program_usd": 0.3,
+         "lost_unprofiled_usd": 0.0, "kwh": 0.125, "unpowered_chip_s": 200.0},
     ])  # fmt: skip
     # nothing priced: no dollars, not zero dollars
     (gpu,) = rows(
         database,
-        "select usd, mpg_usd, mpg_lost_usd, unpriced_chip_s from cost_by_slice where "
+        "select wanted_usd, lost_usd, lost_program_usd, unpriced_chip_s from cost_by_slice where "
         "day = '2026-01-02' and size_class is null and workload_class is null and framework is "
         "null and chip_generation = 'gpu-h100'",
     )
-    assert gpu == {"usd": None, "mpg_usd": None, "mpg_lost_usd": None, "unpriced_chip_s": 500.0}
-    # Both priced (gpu-h100 at 0.02 a chip-second): day 2's MPG in dollars weighs train-b's
-    # chip-time twice train-a's. Sums x price: wanted 2 + 10, all-allocated 2 + 8, productive
-    # 1.5 + 8, ideal 1.2 + 2 (both profiled), so MPG in dollars = 3.2 / 12, not 220 / 700.
+    assert gpu == {
+        "wanted_usd": None, "lost_usd": None, "lost_program_usd": None, "unpriced_chip_s": 500.0
+    }  # fmt: skip
+    # Both priced (gpu-h100 at 0.02 a chip-second): day 2 wants $2 + $10 and loses train-a's
+    # $0.80 and train-b's scheduling 100 and program loss 300 chip-seconds, $8: $8.80.
     both = build(tmp_path / "both.duckdb", rates=RATES_BOTH_PRICED)
     (day2,) = rows(both, query + " and day = '2026-01-02'")
     assert day2 == approx([
         {"day": D2, "wanted_chip_s": 700.0, "priced_chip_s": 700.0, "unpriced_chip_s": 0.0,
-         "usd": 12.0, "usd_per_chip_hour": 12.0 / 700 * 3600, "ideal_usd": 3.2,
-         "mpg_usd": 3.2 / 12, "mpg_lost_usd": 8.8, "kwh": 0.125, "unpowered_chip_s": 200.0},
+         "wanted_usd": 12.0, "usd_per_chip_hour": 12.0 / 700 * 3600, "ideal_usd": 3.2,
+         "lost_usd": 8.8, "lost_scheduling_usd": 2.0, "lost_runtime_usd": 0.5,
+         "lost_program_usd": 6.3, "lost_unprofiled_usd": 0.0, "kwh": 0.125,
+         "unpowered_chip_s": 200.0},
     ])[0]  # fmt: skip
     # the roll-ups are cube cells: one row per slice-day of goodput_by_size_class
     keys = "day, size_class, workload_class, framework, chip_generation"
     assert rows(database, f"select {keys} from cost_by_slice") == rows(
         database, f"select {keys} from goodput_by_size_class"
     )
+    # every row's dollars lost are its parts, and wanted less ideal
+    for row in rows(both, "select * from cost_by_slice"):
+        parts = sum(
+            row[f"lost_{p}_usd"] for p in ("scheduling", "runtime", "program", "unprofiled")
+        )
+        assert row["lost_usd"] == pytest.approx(parts, rel=1e-12)
+        assert row["lost_usd"] == pytest.approx(row["wanted_usd"] - row["ideal_usd"], rel=1e-12)
+
+
+def test_rollup_by_day(database: Path) -> None:
+    """The layer's roll-up per day. A job's rows by hand (train-a: day 1 loses 70 of its 100
+    chip-seconds, $0.70 = scheduling 20 + runtime 10 + 10 + program 30 chip-s at $0.01; day 2
+    loses 80, $0.80 = runtime 50 (its restore, the main loss) + program 30); train-b's unpriced
+    days have chip-time lost and no dollars. Every other row is a cell of goodput_by_size_class
+    and cost_by_slice (16 roll-ups of the four slice columns a day), with the same figures."""
+    query = (
+        "select day, slice, days, wanted_chip_s, lost_chip_s, lost_usd, lost_scheduling_usd, "
+        "lost_runtime_usd, lost_program_usd, lost_unprofiled_usd, unpriced_chip_s, main_loss "
+        "from rollup_by_day where slice_kind = 'job' and job_id <> 'serve-c'"
+    )
+    parts = ("scheduling", "runtime", "program", "unprofiled")
+    unpriced = dict.fromkeys(("lost_usd", *(f"lost_{p}_usd" for p in parts)))
+    assert rows(database, query) == approx([
+        {"day": D1, "slice": "train-a", "days": 1, "wanted_chip_s": 100.0, "lost_chip_s": 70.0,
+         "lost_usd": 0.7, "lost_scheduling_usd": 0.2, "lost_runtime_usd": 0.2,
+         "lost_program_usd": 0.3, "lost_unprofiled_usd": 0.0, "unpriced_chip_s": 0.0,
+         "main_loss": "program_loss"},
+        {"day": D1, "slice": "train-b", "days": 1, "wanted_chip_s": 1000.0, "lost_chip_s": 1000.0,
+         **unpriced, "unpriced_chip_s": 1000.0, "main_loss": "productive_unprofiled"},
+        {"day": D2, "slice": "train-a", "days": 1, "wanted_chip_s": 200.0, "lost_chip_s": 80.0,
+         "lost_usd": 0.8, "lost_scheduling_usd": 0.0, "lost_runtime_usd": 0.5,
+         "lost_program_usd": 0.3, "lost_unprofiled_usd": 0.0, "unpriced_chip_s": 0.0,
+         "main_loss": "checkpoint_restore"},
+        {"day": D2, "slice": "train-b", "days": 1, "wanted_chip_s": 500.0, "lost_chip_s": 400.0,
+         **unpriced, "unpriced_chip_s": 500.0, "main_loss": "program_loss"},
+    ])  # fmt: skip
+    # every other row is a cell of the views over it, with their figures
+    slices = "from rollup_by_day where slice_kind <> 'job'"
+    assert len(rows(database, f"select distinct slice_kind {slices}")) == 16
+    for view in ("goodput_by_size_class", "cost_by_slice"):
+        cells = rows(database, f"from {view}")
+        columns = ", ".join(cells[0])
+        assert sorted(rows(database, f"select {columns} {slices}"), key=repr) == approx(
+            sorted(cells, key=repr)
+        ), view
 
 
 def test_checkpoint_advice_by_slice(database: Path) -> None:
@@ -427,16 +479,19 @@ def test_job_lifetime(database: Path) -> None:
         {"job_id": "serve-c", **common, "workload_class": "serving", "framework": "jax",
          "chip_generation": "tpu-v5p", "chips_requested": 600, "size_class": "513+",
          "first_day": D1, "last_day": D1, "days": 1, **sums(2000, 1500, 1200, 600),
-         **ratios(2000, 1500, 1200, 600, 1200)},
+         **ratios(2000, 1500, 1200, 600, 1200), "lost_chip_s": 1400.0, "wanted_usd": 20.0,
+         "lost_usd": 14.0},
         {"job_id": "train-a", **common, "workload_class": "training", "framework": "jax",
          "chip_generation": "tpu-v5p", "chips_requested": 1, "size_class": "1",
          "first_day": D1, "last_day": D2, "days": 2, **sums(300, 280, 210, 150),
-         **ratios(300, 280, 210, 150, 210)},
+         **ratios(300, 280, 210, 150, 210), "lost_chip_s": 150.0, "wanted_usd": 3.0,
+         "lost_usd": 1.5},
         # day 1 has no PG: PG covers day 2's 400 of 1000 productive chip-seconds
         {"job_id": "train-b", **common, "workload_class": "training", "framework": "pytorch",
          "chip_generation": "gpu-h100", "chips_requested": 16, "size_class": "9-64",
          "first_day": D1, "last_day": D2, "days": 2, **sums(1500, 1400, 1000, 100),
-         **ratios(1500, 1400, 1000, 100, 400)},
+         **ratios(1500, 1400, 1000, 100, 400), "lost_chip_s": 1400.0, "wanted_usd": None,
+         "lost_usd": None},
     ])  # fmt: skip
     assert got[1]["mpg"] == pytest.approx(0.5, rel=1e-12)  # ideal / wanted = 150 / 300
     # not ideal / wanted (100 / 1500): PG covers 400 of train-b's 1000 productive chip-seconds,
@@ -444,45 +499,90 @@ def test_job_lifetime(database: Path) -> None:
     assert got[2]["mpg"] == pytest.approx(1 / 6, rel=1e-12)
 
 
-LOST = (
+CATEGORIES = (
     "scheduling", "runtime_idle", "lost_progress", "checkpoint_save", "checkpoint_restore",
-    "compile", "init", "data_wait", "program_loss",
+    "compile", "init", "data_wait", "program_loss", "productive_unprofiled",
 )  # fmt: skip
+RUNTIME = CATEGORIES[1:8]
 
 
 def test_worst_jobs(database: Path) -> None:
+    """Ranked by dollars lost, every category but ideal: serve-c $14 (1400 chip-seconds at
+    0.01), train-a $1.50 (150); train-b's generation has no price, so it comes after every priced
+    job though it lost 1400 chip-seconds (600 of them unprofiled, in its loss, not dropped).
+    Each job is alone in its generation, framework and class: too few to say what PG is
+    attainable."""
     got = rows(database, "select * from worst_jobs")
 
-    def job(
-        rank: int, job_id: str, wanted: float, productive: float, mpg: float, **lost: float
-    ) -> dict:
-        # dollars at tpu-v5p's 0.01 a chip-second; gpu-h100 (train-b) has no price
+    def job(rank: int, job_id: str, main_loss: str, **lost: float) -> dict:
         price = 0.01 if JOBS[job_id][2] == "tpu-v5p" else None
-        lost_chip_s = sum(lost.get(c, 0.0) for c in LOST[:-1])
+        days = [f for (_, j, v), f in JOB_DAYS.items() if j == job_id and v == "v1"]
+        wanted, allocated, productive = (sum(d[i] for d in days) for i in range(3))
+        ideal = sum(d[3] or 0 for d in days)
+        profiled = sum(d[2] for d in days if d[6] is not None)
+        parts = {
+            "scheduling": lost.get("scheduling", 0.0),
+            "runtime": sum(lost.get(c, 0.0) for c in RUNTIME),
+            "program": lost.get("program_loss", 0.0),
+            "unprofiled": lost.get("productive_unprofiled", 0.0),
+        }
+        total = sum(parts.values())
         attrs = dict(zip(("workload_class", "framework", "chip_generation", "chips_requested"),
                          JOBS[job_id], strict=True))  # fmt: skip
         return {
             "rank": rank, "job_id": job_id, "metric_version": "v1", **attrs,
-            "size_class": size_of(job_id), "wanted_chip_s": wanted,
-            "productive_chip_s": productive, "lost_chip_s": wanted - productive,
-            "lost_share": (wanted - productive) / wanted,
-            **{f"{c}_chip_s": lost.get(c, 0.0) for c in LOST}, "mpg": mpg,
-            "usd_per_chip_hour": price and price * 3600,
-            "wanted_usd": price and wanted * price,
-            "lost_usd": price and lost_chip_s * price,
-            "program_loss_usd": price and lost.get("program_loss", 0.0) * price,
+            "size_class": size_of(job_id), "wanted_chip_s": wanted, "productive_chip_s": productive,
+            "lost_chip_s": total, "lost_share": total / wanted,
+            **{f"lost_{p}_chip_s": v for p, v in parts.items()},
+            **{f"{c}_chip_s": lost.get(c, 0.0) for c in CATEGORIES}, "main_loss": main_loss,
+            **{k: v for k, v in ratios(wanted, allocated, productive, ideal, profiled).items()},
+            "attainable_pg": None, "attainable_jobs": 1, "recoverable_chip_s": 0.0,
+            "usd_per_chip_hour": price and price * 3600, "wanted_usd": price and wanted * price,
+            "lost_usd": price and total * price,
+            **{f"lost_{p}_usd": price and v * price for p, v in parts.items()},
+            "recoverable_usd": price and 0.0,
         }  # fmt: skip
 
-    assert got == approx([
-        job(1, "serve-c", 2000, 1200, 0.3, scheduling=500, init=100, data_wait=200,
+    expected = [
+        job(1, "serve-c", "program_loss", scheduling=500, init=100, data_wait=200,
             program_loss=600),
-        job(2, "train-b", 1500, 1000, 1 / 6, scheduling=100, lost_progress=300,
-            checkpoint_save=100, program_loss=300),
-        job(3, "train-a", 300, 210, 0.5, scheduling=20, runtime_idle=10, compile=10,
+        job(2, "train-a", "program_loss", scheduling=20, runtime_idle=10, compile=10,
             checkpoint_restore=50, program_loss=60),
-    ])  # fmt: skip
-    for row in got:  # the lost columns add up to lost_chip_s (program loss is beside it)
-        assert sum(row[f"{c}_chip_s"] for c in LOST[:-1]) == row["lost_chip_s"]
+        job(3, "train-b", "productive_unprofiled", scheduling=100, lost_progress=300,
+            checkpoint_save=100, program_loss=300, productive_unprofiled=600),
+    ]  # fmt: skip
+    assert [{k: r[k] for k in expected[0]} for r in got] == approx(expected)
+    for row in got:  # the categories add up to what was lost: wanted - ideal
+        assert sum(row[f"{c}_chip_s"] for c in CATEGORIES) == row["lost_chip_s"]
+
+
+def test_slice_scorecard(database: Path) -> None:
+    """The last 7 days published (here both: D1..D2), worst first by dollars lost; the 2 days
+    before have no data, so no change is shown. Fleet: 3 jobs, 3800 chip-seconds wanted, 2950
+    lost (wanted 3800 - ideal 850); $15.50 lost of the priced (tpu-v5p) $23."""
+    got = rows(database, "select * from slice_scorecard")
+    keys = ("slice_kind", "slice", "rank", "jobs", "wanted_chip_s", "lost_chip_s", "lost_usd",
+            "main_loss", "previous_complete", "mpg_change")  # fmt: skip
+    assert [tuple(r[k] for k in keys) for r in got] == [
+        ("fleet", "fleet", 1, 3, 3800.0, 2950.0, pytest.approx(15.5), "program_loss", False, None),
+        ("chip_generation", "tpu-v5p", 1, 2, 2300.0, 1550.0, pytest.approx(15.5), "program_loss",
+         False, None),
+        ("chip_generation", "gpu-h100", 2, 1, 1500.0, 1400.0, None, "productive_unprofiled",
+         False, None),
+        ("workload_class", "serving", 1, 1, 2000.0, 1400.0, pytest.approx(14.0), "program_loss",
+         False, None),
+        ("workload_class", "training", 2, 2, 1800.0, 1550.0, pytest.approx(1.5),
+         "productive_unprofiled", False, None),
+        ("framework", "jax", 1, 2, 2300.0, 1550.0, pytest.approx(15.5), "program_loss", False,
+         None),
+        ("framework", "pytorch", 2, 1, 1500.0, 1400.0, None, "productive_unprofiled", False, None),
+        ("size_class", "513+", 1, 1, 2000.0, 1400.0, pytest.approx(14.0), "program_loss", False,
+         None),
+        ("size_class", "1", 2, 1, 300.0, 150.0, pytest.approx(1.5), "program_loss", False, None),
+        ("size_class", "9-64", 3, 1, 1500.0, 1400.0, None, "productive_unprofiled", False, None),
+    ]  # fmt: skip
+    assert {(r["period_first"], r["period_last"], r["previous_first"], r["previous_last"])
+            for r in got} == {(D1, D2, date(2025, 12, 30), date(2025, 12, 31))}  # fmt: skip
 
 
 def test_the_views_show_the_current_version(tmp_path: Path) -> None:
@@ -525,3 +625,25 @@ def test_the_bigquery_views_give_the_same_rows(database: Path, tmp_path: Path) -
             con.execute(f"drop macro {macro}")  # a fixed name: nothing may call it now
     for view in VIEWS:
         assert rows(copy, f"from {view}") == approx(rows(database, f"from {view}")), view
+
+
+def test_the_bigquery_views_read_the_facts_once() -> None:
+    """In BigQuery only `job_day_facts` holds the layer's facts (the job-days joined to their
+    costs): every view over the current version's facts reads that view, and the per-day
+    roll-ups read `rollup_by_day`, rather than carrying the layer's SQL again (docs/bigquery.md).
+    Their rows are the same (the test above, and tests/e2e/test_bigquery.py on the emulator)."""
+    statements = bigquery_view_statements(lambda name: exp.table_(name, quoted=True), PUBLISHED)
+    reads = {}
+    for name, sql in zip(VIEWS, statements, strict=True):
+        view = sqlglot.parse_one(sql, read="bigquery")
+        ctes = {cte.alias for cte in view.find_all(exp.CTE)}
+        reads[name] = {t.name for t in view.find_all(exp.Table)} - ctes - {name}
+    assert [name for name, tables in reads.items() if "chip_time_cost" in tables] == [
+        "job_day_facts"
+    ]
+    assert [name for name, tables in reads.items() if "job_day_facts" in tables] == [
+        "job_days_sized", "rollup_by_day", "ledger_by_slice", "worst_jobs", "slice_scorecard",
+    ]  # fmt: skip
+    for name in ("goodput_by_size_class", "cost_by_slice"):
+        assert reads[name] == {"rollup_by_day", "job_size_classes"}, name
+    assert reads["job_lifetime"] == {"worst_jobs"}

@@ -1,0 +1,149 @@
+-- mpg_rollup: every roll-up of the job-day facts (mpg_job_days) an analyst can see: the fleet,
+-- each slice column and every combination of them, and each job, over a period or per day.
+-- grain: one row per (day, when p_by_day; else the whole period), metric version, and
+--   combination of size_class, workload_class, framework, chip_generation (GROUP BY CUBE: a NULL
+--   slice column means "all"), plus one row per job (slice_kind 'job', job_id set).
+-- parameters: p_version (VARCHAR, NULL: every version, each apart); p_first, p_last (DATE, NULL:
+--   an open end), inclusive; p_by_day (BOOLEAN): a row per day, or one for the period (day NULL).
+-- columns: day, metric_version, slice_kind ('fleet', 'job', or the slice columns grouped by,
+--   joined by '+': 'chip_generation', 'workload_class+framework+chip_generation', ...), slice
+--   (the value of a one-column slice, the job's id, or 'fleet'), the slice columns and job_id
+--   (NULL: all), chips_requested and days (a job's: its days with job-days),
+--   jobs, job_days, first_day, last_day, the sum of every measure of mpg_job_days, then pg_coverage, sg, rg, pg, mpg
+--   (mpg_goodput_ratios), lost_share, ideal_share and unpriced_share (of wanted chip-time; ideal
+--   / wanted is where the ledger ends, MPG x pg_coverage), usd_per_chip_hour (dollars wanted
+--   over priced chip-hours), main_loss (mpg_main_loss).
+-- To slice by another column of job_day_goodput (a team, a queue): add it to the CUBE and the job
+-- grouping set below, and to slice_kind and slice; the facts carry it already (mpg_job_days has
+-- every column of job_day_goodput), and the scorecard takes every one-column slice. A NULL value
+-- of it (the input named none) is then a slice of its own, told from "all" by slice_kind. With
+-- six columns the CUBE has 64 groupings a day: list the GROUPING SETS the surfaces need instead.
+-- inputs: the macros mpg_job_days (sql/semantic/job_days.sql), mpg_goodput_ratios, mpg_ratio and
+-- mpg_main_loss (sql/publish/macros.sql).
+create or replace temp macro mpg_rollup(p_version, p_first, p_last, p_by_day) as table
+with facts as (
+    select
+        * exclude (day),
+        day as job_day,
+        case when p_by_day then day end as day,
+        -- 1 on one row of each job in each group: a job's slice columns are the same on all its
+        -- days, so summing this counts jobs (a cheaper count(distinct job_id))
+        case
+            when p_by_day then 1
+            when row_number() over (partition by metric_version, job_id order by day) = 1 then 1
+            else 0
+        end as job_first_row
+    from mpg_job_days(p_version, p_first, p_last)
+),
+
+sums as (
+    select
+        day,
+        metric_version,
+        case
+            when grouping(job_id) = 0 then 'job'
+            when grouping(size_class) + grouping(workload_class) + grouping(framework)
+                + grouping(chip_generation) = 4 then 'fleet'
+            else ltrim(
+                case when grouping(size_class) = 0 then '+size_class' else '' end
+                || case when grouping(workload_class) = 0 then '+workload_class' else '' end
+                || case when grouping(framework) = 0 then '+framework' else '' end
+                || case when grouping(chip_generation) = 0 then '+chip_generation' else '' end,
+                '+'
+            )
+        end as slice_kind,
+        -- the slice's value for a one-column slice, the job's id, 'fleet'; NULL for the others
+        case
+            when grouping(job_id) = 0 then job_id
+            when grouping(size_class) + grouping(workload_class) + grouping(framework)
+                + grouping(chip_generation) = 4 then 'fleet'
+            when grouping(size_class) + grouping(workload_class) + grouping(framework)
+                + grouping(chip_generation) = 3
+                then coalesce(
+                    case when grouping(size_class) = 0 then size_class end,
+                    case when grouping(workload_class) = 0 then workload_class end,
+                    case when grouping(framework) = 0 then framework end,
+                    case when grouping(chip_generation) = 0 then chip_generation end
+                )
+        end as slice,
+        size_class,
+        workload_class,
+        framework,
+        chip_generation,
+        job_id,
+        case when grouping(job_id) = 0 then max(chips_requested) end as chips_requested,
+        sum(job_first_row)::bigint as jobs,
+        count(*) as job_days,
+        case when grouping(job_id) = 0 then count(*) end as days,
+        min(job_day) as first_day,
+        max(job_day) as last_day,
+        mpg_sum(wanted_chip_s) as wanted_chip_s,
+        mpg_sum(all_allocated_chip_s) as all_allocated_chip_s,
+        mpg_sum(productive_chip_s) as productive_chip_s,
+        mpg_sum(ideal_chip_s) as ideal_chip_s,
+        mpg_sum(profiled_chip_s) as profiled_chip_s,
+        mpg_sum(scheduling_chip_s) as scheduling_chip_s,
+        mpg_sum(runtime_idle_chip_s) as runtime_idle_chip_s,
+        mpg_sum(lost_progress_chip_s) as lost_progress_chip_s,
+        mpg_sum(checkpoint_save_chip_s) as checkpoint_save_chip_s,
+        mpg_sum(checkpoint_restore_chip_s) as checkpoint_restore_chip_s,
+        mpg_sum(compile_chip_s) as compile_chip_s,
+        mpg_sum(init_chip_s) as init_chip_s,
+        mpg_sum(data_wait_chip_s) as data_wait_chip_s,
+        mpg_sum(program_loss_chip_s) as program_loss_chip_s,
+        mpg_sum(productive_unprofiled_chip_s) as productive_unprofiled_chip_s,
+        mpg_sum(lost_chip_s) as lost_chip_s,
+        mpg_sum(lost_scheduling_chip_s) as lost_scheduling_chip_s,
+        mpg_sum(lost_runtime_chip_s) as lost_runtime_chip_s,
+        mpg_sum(lost_program_chip_s) as lost_program_chip_s,
+        mpg_sum(lost_unprofiled_chip_s) as lost_unprofiled_chip_s,
+        mpg_sum(priced_chip_s) as priced_chip_s,
+        mpg_sum(unpriced_chip_s) as unpriced_chip_s,
+        mpg_sum(wanted_usd) as wanted_usd,
+        mpg_sum(ideal_usd) as ideal_usd,
+        mpg_sum(scheduling_usd) as scheduling_usd,
+        mpg_sum(runtime_idle_usd) as runtime_idle_usd,
+        mpg_sum(lost_progress_usd) as lost_progress_usd,
+        mpg_sum(checkpoint_save_usd) as checkpoint_save_usd,
+        mpg_sum(checkpoint_restore_usd) as checkpoint_restore_usd,
+        mpg_sum(compile_usd) as compile_usd,
+        mpg_sum(init_usd) as init_usd,
+        mpg_sum(data_wait_usd) as data_wait_usd,
+        mpg_sum(program_loss_usd) as program_loss_usd,
+        mpg_sum(productive_unprofiled_usd) as productive_unprofiled_usd,
+        mpg_sum(lost_usd) as lost_usd,
+        mpg_sum(lost_scheduling_usd) as lost_scheduling_usd,
+        mpg_sum(lost_runtime_usd) as lost_runtime_usd,
+        mpg_sum(lost_program_usd) as lost_program_usd,
+        mpg_sum(lost_unprofiled_usd) as lost_unprofiled_usd,
+        mpg_sum(kwh) as kwh,
+        sum(unpowered_chip_s) as unpowered_chip_s
+    from facts
+    group by
+        day,
+        metric_version,
+        grouping sets (
+            cube (size_class, workload_class, framework, chip_generation),
+            (job_id, size_class, workload_class, framework, chip_generation)
+        )
+),
+
+final as (
+    select
+        *,
+        unnest(mpg_goodput_ratios(
+            wanted_chip_s, all_allocated_chip_s, productive_chip_s, ideal_chip_s, profiled_chip_s
+        )),
+        mpg_ratio(lost_chip_s, wanted_chip_s) as lost_share,
+        mpg_ratio(coalesce(ideal_chip_s, 0), wanted_chip_s) as ideal_share,
+        mpg_ratio(unpriced_chip_s, wanted_chip_s) as unpriced_share,
+        mpg_ratio(wanted_usd * 3600, priced_chip_s) as usd_per_chip_hour,
+        mpg_main_loss(
+            scheduling_chip_s, runtime_idle_chip_s, data_wait_chip_s, init_chip_s, compile_chip_s,
+            checkpoint_restore_chip_s, checkpoint_save_chip_s, lost_progress_chip_s,
+            productive_unprofiled_chip_s, program_loss_chip_s
+        ) as main_loss
+    from sums
+)
+
+select * from final
