@@ -8,7 +8,7 @@ OUT    ?= out
 # The BigQuery emulator for the tests, in a venv of its own (it wants pyarrow 26; we pin 25).
 BQEMU  := .bqemu
 
-.PHONY: run test test-fast bench lint sample clean chromium
+.PHONY: run test test-fast test-installed bench lint sample clean chromium
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null \
@@ -46,6 +46,12 @@ test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(PYTEST) -m "not slow"
 
+# The installed-package tier (tests/installed): a wheel of this checkout in fresh virtual
+# environments without extras, as users and Beam's workers install it (cached in .install-test/
+# while the wheel is the same). Apart from make test: building the environments takes minutes.
+test-installed: $(STAMP)
+	$(BIN)/pytest tests/installed --durations=10
+
 bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py
 
@@ -58,4 +64,4 @@ sample: $(STAMP)
 	$(BIN)/mpg simulate --seed 7 --jobs 60 --days 3 --out data/sample_traces
 
 clean:
-	rm -rf $(VENV) $(BQEMU) $(OUT) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BQEMU) $(OUT) .install-test .pytest_cache .ruff_cache

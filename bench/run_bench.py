@@ -14,9 +14,11 @@ each a process tree of its own whose peak memory is sampled from outside (bench/
   trace files, the independent route to the job-day chip-time and the speed to compare with;
 - import: `mpg import ml-goodput` of a generated log of about a million recorder records.
 Scale: fleets of about 1, 4 and 16 million spans (`--scale`, in millions), each run from raw
-JSONL into an empty folder beside the DuckDB query over the same files. Prints seconds, spans
-per second and peak memory per stage; whether the daily run's tables equal the full run's; how
-far the pipeline's chip-time is from the query's.
+JSONL into an empty folder beside the DuckDB query over the same files, one after the other.
+Prints seconds, spans per second and peak memory per stage; whether the daily run's tables equal
+the full run's; how far the pipeline's chip-time is from the query's; per size, the run's time
+over the query's; and how long a fleet-day of 1e8 spans would take at the largest size's rate
+(the work is per job bucket, so time grows with the spans at that rate, in the same memory).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ _DAY = r'"(?:ts|start)"\s*:\s*"(\d{4}-\d{2}-\d{2})'
 # The generated ml-goodput log: recorder records from 2026-11-02T06:00:00Z, a step every 2.5 s.
 START = 1_793_599_200.0
 STEP_S = 2.5
+# The spans of a large fleet's day, extrapolated to from the scale stage's largest fleet.
+FLEET_DAY = 1e8
 
 
 def write_goodput_log(path: Path, jobs: int, steps: int) -> int:
@@ -206,12 +210,19 @@ def main() -> None:
     print()
     print(f"{'spans':>12} {'mpg run s':>10} {'spans/s':>9} {'peak MiB':>9} "
           f"{'query s':>8} {'query MiB':>9} {'ratio':>6}")  # fmt: skip
-    for spans, run, query in _scale(sizes, args.seed, args.days):
+    scaled = _scale(sizes, args.seed, args.days)
+    for spans, run, query in scaled:
         print(
             f"{spans:>12,} {run['seconds']:>10.1f} {spans / run['seconds']:>9,.0f} "
             f"{run['peak_mib']:>9.0f} {query['seconds']:>8.1f} {query['peak_mib']:>9.0f} "
             f"{run['seconds'] / query['seconds']:>6.2f}"
         )
+    spans, run, _ = scaled[-1]
+    rate = spans / run["seconds"]
+    print(
+        f"a fleet-day of {FLEET_DAY:.0e} spans at {rate:,.0f} spans/s (the {spans:,}-span rate): "
+        f"{FLEET_DAY / rate / 60:.1f} minutes"
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpg.arguments import OneLineParser, add_subcommands, day
@@ -203,7 +202,7 @@ def add_simulate_arguments(sim: argparse.ArgumentParser) -> None:
     sim.add_argument("--seed", type=int, required=True)
     sim.add_argument("--jobs", type=int, required=True)
     sim.add_argument("--days", type=int, required=True)
-    sim.add_argument("--out", type=Path, required=True)
+    sim.add_argument("--out", required=True, help="trace root to write: a folder, gs:// or s3://")
 
 
 def _add_bigquery_arguments(run: argparse.ArgumentParser) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import duckdb
 
 from mpg.errors import StoreError, UserError
+from mpg.locations import POINTER, is_remote, local_path
 from mpg.sqlfiles import create_macros
 
 
@@ -68,10 +69,13 @@ def _database_snapshot(path: str) -> str | None:
 def require_published(out: str | Path) -> None:
     """NoPublishedTablesError unless `out` has a current snapshot: a reader's first check,
     cheap (one small object), before anything heavy is imported or queried."""
-    from mpg.pipelines.store import POINTER
-    from mpg.storage import Storage
+    if is_remote(out):
+        from mpg.storage import Storage
 
-    if Storage(out).info(POINTER) is None:
+        found = Storage(out).info(POINTER) is not None
+    else:  # no storage client to import for one file's existence
+        found = (Path(local_path(out)) / POINTER).is_file()
+    if not found:
         raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
 
 

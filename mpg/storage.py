@@ -52,8 +52,8 @@ import pyarrow.parquet as pq
 
 from mpg import storage_backends
 from mpg.errors import StoreError, os_reason
+from mpg.locations import SCHEMES, local_path
 
-SCHEMES = ("gs", "s3")
 # open_output uploads its spooled file in pieces of this size.
 _UPLOAD_CHUNK = 8 << 20
 # S3's DeleteObjects takes at most this many keys a request.
@@ -79,10 +79,6 @@ class Entry:
     mtime_ns: int
 
 
-def is_remote(uri: str) -> bool:
-    return urlparse(uri).scheme in SCHEMES
-
-
 class Storage:
     """A root (local folder or object-store prefix) and every operation mpg does under it.
 
@@ -100,8 +96,7 @@ class Storage:
             self.uri = f"{self.scheme}://{self._base}"
         elif parsed.scheme in ("", "file"):
             self.scheme = "file"
-            local = parsed.path if parsed.scheme == "file" else root
-            self._base = str(Path(local).absolute())
+            self._base = str(Path(local_path(root)).absolute())
             self.uri = self._base
         else:
             raise StoreError(f"{root}: unsupported scheme {parsed.scheme}:// (local, gs://, s3://)")

@@ -23,10 +23,17 @@ _SUFFIXES = (".py", ".sql", ".json")
 
 @functools.cache
 def code_version() -> str:
+    """Each package's files are hashed once, as its own: installed, `mpg.schemas` and the others
+    lie inside `mpg/`, in a checkout beside it, and both must give the same version."""
     digest = hashlib.sha256()
-    for package in _PACKAGES:
-        root = Path(import_module(package).__file__).parent
-        for path in sorted(p for p in root.rglob("*") if p.suffix in _SUFFIXES):
+    roots = {package: Path(import_module(package).__file__).parent for package in _PACKAGES}
+    for package, root in roots.items():
+        nested = [r for other, r in roots.items() if other != package and r.is_relative_to(root)]
+        for path in sorted(
+            p
+            for p in root.rglob("*")
+            if p.suffix in _SUFFIXES and not any(p.is_relative_to(n) for n in nested)
+        ):
             digest.update(f"{package}/{path.relative_to(root).as_posix()}\0".encode())
             digest.update(path.read_bytes())
     return f"{__version__}+{digest.hexdigest()[:12]}"

@@ -1,13 +1,17 @@
-"""Accounting a job bucket: chip-time per job and day, once the end of data is known.
+"""Accounting a job bucket: chip-time per job and day, as soon as the data allows.
 
+    Updated | settle_bucket -> BucketUpdate, (day, DayRef)          in the update step
     (BucketUpdates, idle buckets), end of data | AccountJobs -> (day, DayRef)  job-table rows
                                                              -> jobs           the bucket's index
 
-A job without JOB_END wants chips up to the end of data, the latest accepted record over the
-whole fleet, so accounting waits for every bucket's update; then each bucket accounts its
-changed jobs and, when the end of data moved, its open ones (read back from the record store,
-`RecordStore.history`). Rows go to scratch sorted by day, a batch per day, with the jobs whose
-rows that day holds or held: `mpg.pipelines.days` replaces exactly those jobs' rows.
+A job that ended (JOB_END) has rows the rest of the fleet cannot change, so the update step
+accounts its changed ones at once, on the records it has just reconciled (`settle_bucket`): no
+second pass over them. A job without JOB_END wants chips up to the end of data, the latest
+accepted record over the whole fleet, so its accounting waits for every bucket's update; then
+each bucket accounts its changed open jobs and, when the end of data moved, all its open ones
+(read back from the record store, `RecordStore.history`, where no update touched them). Rows go
+to scratch sorted by day, a batch per day, with the jobs whose rows that day holds or held:
+`mpg.pipelines.days` replaces exactly those jobs' rows.
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mpg.catalog import ChipCatalog
-from mpg.pipelines.buckets import _UPDATED, BucketUpdate, RecordStore, read_records
+from mpg.pipelines.buckets import (
+    _UPDATED,
+    BucketUpdate,
+    RecordStore,
+    Updated,
+    read_records,
+    write_records,
+)
 from mpg.pipelines.state import Coverage
 from mpg.schemas import JOB_INDEX, PUBLISHED, SOURCES, conform
 from mpg.transforms.account import goodput_tables, sweep_chip_time
@@ -53,10 +64,14 @@ class Accounting:
     coverage: Coverage = ()
 
     def account(self, records: JobRecords, data_end: int | None) -> dict[str, pa.Table]:
-        """The JOB_TABLES rows of some jobs' accepted records."""
+        """The JOB_TABLES rows of some whole jobs' accepted records, each job's together and in
+        RECORD_ORDER (as `reconcile_jobs` leaves them, and filters and concatenations of whole
+        jobs keep them)."""
         if not records.scheduler.num_rows or data_end is None:
             return {t: PUBLISHED[t].empty_table() for t in JOB_TABLES}
-        sweep = sweep_chip_time(records.scheduler, records.runtime, records.profiles, data_end)
+        sweep = sweep_chip_time(
+            records.scheduler, records.runtime, records.profiles, data_end, in_job_order=True
+        )
         job_days, ledger = goodput_tables(sweep, self.catalog, self.metric_versions)
         steps, ranks = step_time_stats(sweep)
         return {
@@ -157,6 +172,33 @@ def _output_days(job_days: pa.Table) -> pl.DataFrame:
     )
 
 
+def settle_bucket(
+    records: RecordStore, accounting: Accounting, updated: Updated
+) -> tuple[BucketUpdate, list[tuple[str, DayRef]]]:
+    """Account the bucket's changed jobs that ended while their records are in memory, and
+    leave the rest to `account_bucket`: the bucket's jobs (output days set where settled here)
+    and its open jobs' records, in scratch. Returns the update and the settled jobs' day refs."""
+    store, run_id = records.store, records.run_id
+    name = f"b{updated.bucket:05d}"
+    jobs = updated.jobs.with_columns((pl.col("accounted") & pl.col("open").not_()).alias("settled"))
+    settled = jobs.filter(pl.col("settled")).get_column("job_id")
+    accepted, data_end = updated.accepted, updated.data_end
+    ended = accepted.split(settled.to_arrow())
+    tables = accounting.account(ended[0], data_end)  # which the end of data does not change
+    job_days = tables["job_day_goodput"]
+    previous = updated.index.filter(pc.is_in(updated.index.column("job_id"), settled.to_arrow()))
+    days = list(
+        write_days(store, run_id, f"{name}-settled", replaced_per_day(previous, job_days), tables)
+    )
+    jobs = jobs.drop("first_output_day", "last_output_day").join(
+        _output_days(job_days), on="job_id", how="left", maintain_order="left"
+    )
+    jobs_path = store.scratch(run_id, "jobs", name)
+    store.write_scratch(jobs_path, [conform(jobs.to_arrow(), _UPDATED)])
+    write_records(store, run_id, name, ended[1])
+    return BucketUpdate(updated.bucket, name, jobs_path, data_end, updated.vanished), days
+
+
 def account_bucket(
     item: BucketUpdate | int,
     records: RecordStore,
@@ -186,16 +228,22 @@ def account_bucket(
         history = records.history(bucket, woken.to_arrow())
         again = reconcile_jobs({s: history[s].drop_columns(["job_hash"]) for s in SOURCES})
         accepted = JobRecords.merged([accepted, again.records])
-    to_account = updated.filter(pl.col("accounted") | (pl.col("open") & moved))
+    # What the update did not settle: its changed open jobs, and every open one if the end of
+    # data moved.
+    unsettled = pl.col("accounted") & pl.col("settled").not_()
+    to_account = updated.filter(unsettled | (pl.col("open") & moved))
     ids = pl.concat([to_account.get_column("job_id"), woken.get_column("job_id")])
-    accepted = JobRecords(
-        **{
-            s: accepted.table(s).filter(
-                pc.is_in(accepted.table(s).column("job_id"), ids.to_arrow())
-            )
-            for s in SOURCES
-        }
-    )
+    # The update left the open jobs' records: only an end of data that did not move leaves some
+    # of them out (no pass over the records when it moved).
+    if to_account.height < updated.filter(pl.col("open")).height:
+        accepted = JobRecords(
+            **{
+                s: accepted.table(s).filter(
+                    pc.is_in(accepted.table(s).column("job_id"), ids.to_arrow())
+                )
+                for s in SOURCES
+            }
+        )
     tables = accounting.account(accepted, data_end)
     job_days = tables["job_day_goodput"]
     # Where the accounted jobs had rows, and the jobs that vanished (they get none now).
@@ -217,12 +265,15 @@ def _index_rows(
     job_days: pa.Table,
 ) -> pa.Table:
     """JOB_INDEX rows of every job the bucket rewrote or accounted: output days from this run
-    where it accounted the job, else from the previous index."""
+    where it accounted the job (here, or settled in the update), else from the previous index."""
     days = _output_days(job_days)
     old_days = index.select("job_id", "first_output_day", "last_output_day")
+    settled = updated.filter(pl.col("settled")).drop("accounted", "settled")
     rows = pl.concat(
         [
-            updated.drop("accounted", "first_output_day", "last_output_day"),
+            updated.filter(pl.col("settled").not_()).drop(
+                "accounted", "settled", "first_output_day", "last_output_day"
+            ),
             woken.drop("first_output_day", "last_output_day"),
         ]
     )
@@ -233,7 +284,8 @@ def _index_rows(
         old_days, on="job_id", how="left"
     )
     return conform(
-        pl.concat([fresh, kept], how="diagonal").sort("job_hash", "job_id").to_arrow(), JOB_INDEX
+        pl.concat([settled, fresh, kept], how="diagonal").sort("job_hash", "job_id").to_arrow(),
+        JOB_INDEX,
     )
 
 

@@ -130,7 +130,9 @@ def _publish_table(
 
 
 def _ensure_table(client: bigquery.Client, target: BigQueryTarget, name: str) -> bigquery.Table:
-    """Table `name` as declared (created if missing); one with other columns stops the publish,
+    """Table `name` as declared (created if missing). A table an older mpg made, whose columns
+    are the first of those declared now, gains the nullable ones added since (BigQuery adds
+    columns at the end, where mpg declares them); one with other columns stops the publish,
     since a load would silently replace its schema."""
     layout = table_layout(name)
     wanted = bigquery.Table(target.table(name), schema=bigquery_schema(BIGQUERY_TABLES[name]))
@@ -140,6 +142,16 @@ def _ensure_table(client: bigquery.Client, target: BigQueryTarget, name: str) ->
         )
     wanted.clustering_fields = list(layout.cluster_by) or None
     table = client.create_table(wanted, exists_ok=True, retry=_retry(target))
+    names = [f.name for f in table.schema]
+    added = wanted.schema[len(names) :]
+    if names == [f.name for f in wanted.schema[: len(names)]] and _addable(added):
+        # Both a PATCH of the schema and ALTER TABLE: BigQuery honours either (and the other
+        # then changes nothing), the emulator the tests use keeps a table's schema and its rows
+        # apart, and changes only the first with PATCH, only the second with ALTER.
+        table.schema = [*table.schema, *added]
+        table = client.update_table(table, ["schema"], retry=_retry(target))
+        for field in added:
+            _run_query(client, target, _add_column(target, name, field))
     if [f.name for f in table.schema] != [f.name for f in wanted.schema]:
         raise BigQueryError(
             f"BigQuery table {target.table(name)} has columns "
@@ -147,6 +159,23 @@ def _ensure_table(client: bigquery.Client, target: BigQueryTarget, name: str) ->
             "add the new columns (ALTER TABLE ... ADD COLUMN) or publish to another dataset"
         )
     return table
+
+
+# Standard SQL's names of the scalar types bigquery_schema gives in legacy spelling.
+_DDL_TYPES = {"FLOAT": "FLOAT64", "INTEGER": "INT64", "BOOLEAN": "BOOL"}
+
+
+def _addable(fields: list[bigquery.SchemaField]) -> bool:
+    """Whether `fields` can be added to an existing table: nullable scalars (and some)."""
+    return bool(fields) and all(f.mode == "NULLABLE" and not f.fields for f in fields)
+
+
+def _add_column(target: BigQueryTarget, table: str, field: bigquery.SchemaField) -> str:
+    """`ALTER TABLE ... ADD COLUMN IF NOT EXISTS` for one nullable scalar `field` (a name
+    declared in mpg.schemas, never input)."""
+    kind = _DDL_TYPES.get(field.field_type, field.field_type)
+    alter = f"alter table {_sql_table(target, table).sql('bigquery')}"
+    return f"{alter} add column if not exists `{field.name}` {kind}"
 
 
 def _load(

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mpg.pipelines.ingest import ParsedRef
-from mpg.pipelines.store import RECORD_ROW_GROUP, OutputStore
+from mpg.pipelines.store import OutputStore
 from mpg.schemas import (
     JOB_INDEX,
     RECORD_ORDER,
@@ -36,8 +36,16 @@ from mpg.schemas import (
 )
 from mpg.transforms.reconcile import JobRecords, hash_range, job_hash_of, reconcile_jobs
 
-# A's index rows: JOB_INDEX, and whether the job is accounted again (not only moved).
-_UPDATED = pa.schema([*JOB_INDEX, pa.field("accounted", pa.bool_(), nullable=False)])
+# A bucket's index rows: JOB_INDEX, whether the job is accounted again (not only moved), and
+# whether the update step accounted it already (`settled`: a job that ended, whose rows the end
+# of data cannot change; its output days are then set).
+_UPDATED = pa.schema(
+    [
+        *JOB_INDEX,
+        pa.field("accounted", pa.bool_(), nullable=False),
+        pa.field("settled", pa.bool_(), nullable=False),
+    ]
+)
 PLANNED = pa.schema(
     [
         pa.field("job_hash", pa.int64()),
@@ -95,10 +103,9 @@ class BucketUpdate:
     """What `UpdateJobRecords` left in scratch for one bucket (references only)."""
 
     bucket: int
-    records: str  # accepted records of the accounted jobs: scratch files' name (per source)
+    records: str  # accepted records of its open jobs: scratch files' name (per source)
     jobs: str  # _UPDATED rows: every job the bucket rewrote
     data_end: int | None  # the latest accepted instant over all of the bucket's jobs (epoch µs)
-    accepted: int = 0  # accepted records of its accounted jobs (in `records`)
     vanished: tuple[str, ...] = ()  # jobs whose records were all retracted: their rows go
 
 
@@ -122,11 +129,23 @@ def _us(values: pa.ChunkedArray) -> int | None:
     return None if latest is None else int(latest)
 
 
-def update_bucket(
-    records: RecordStore, bucket: int, inputs: Iterable[ParsedRef | str]
-) -> BucketUpdate:
+@dataclass(frozen=True)
+class Updated:
+    """One bucket brought up to date, in memory: what accounting it now still needs."""
+
+    bucket: int
+    jobs: pl.DataFrame  # _UPDATED rows of every job the bucket rewrote (no output days yet)
+    accepted: JobRecords  # the accepted records of its accounted jobs and of its open ones
+    index: pa.Table  # the previous JOB_INDEX rows of the bucket
+    data_end: int | None  # the latest accepted instant over all of the bucket's jobs (epoch µs)
+    vanished: tuple[str, ...]  # jobs whose records were all retracted
+
+
+def update_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef | str]) -> Updated:
     """Bring one bucket's record store up to date: `inputs` are its new parsed records and the
-    scratch files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs)."""
+    scratch files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs).
+    Writes the bucket's segment and its quarantine references; returns what accounting needs
+    (`mpg.pipelines.accounting.settle_bucket` accounts what it can at once)."""
     store = records.store
     inputs = list(inputs)
     new = _read_refs(store, [i for i in inputs if isinstance(i, ParsedRef)])
@@ -145,10 +164,8 @@ def update_bucket(
     segment = records.segment_id(bucket)
     for source in SOURCES:
         if parsed[source].height:
-            store.write_parquet(
-                conform(parsed[source].to_arrow(), STORED_SCHEMAS[source]),
-                store.segment(source, segment),
-                row_group_size=RECORD_ROW_GROUP,
+            store.write_segment(
+                conform(parsed[source].to_arrow(), STORED_SCHEMAS[source]), source, segment
             )
     reconciled = reconcile_jobs({s: parsed[s].drop("job_hash") for s in SOURCES}, in_job_order=True)
     jobs = reconciled.jobs
@@ -157,31 +174,28 @@ def update_bucket(
         pl.col("job_id")
         .is_in(pl.Series(accounted.to_pylist(), dtype=pl.String).implode())
         .alias("accounted"),
+        pl.lit(False).alias("settled"),
     )
     updated = updated.with_columns(
         pl.Series("job_hash", job_hash_of(jobs.column("job_id")).to_numpy()),
         pl.lit(None, pl.Date).alias("first_output_day"),
         pl.lit(None, pl.Date).alias("last_output_day"),
     )
-    jobs_path = store.scratch(records.run_id, "jobs", f"b{bucket:05d}")
-    store.write_scratch(jobs_path, [conform(updated.to_arrow(), _UPDATED)])
     # Records of the jobs accounting may need: the accounted ones, and the open ones (accounted
     # too if the end of data moves).
     needed = pc.or_(pc.is_in(jobs.column("job_id"), accounted), jobs.column("open"))
-    accepted = [
-        _only_jobs(reconciled.records.table(s), jobs.column("job_id").filter(needed))
-        for s in SOURCES
-    ]
-    name = f"b{bucket:05d}"
-    write_records(store, records.run_id, name, JobRecords(*accepted))
+    accepted = [reconciled.records.table(s) for s in SOURCES]
+    if not pc.all(needed).as_py():  # a first run needs every job: no pass over the records
+        accepted = [_only_jobs(t, jobs.column("job_id").filter(needed)) for t in accepted]
     refs = reconciled.quarantine.filter(pc.is_in(reconciled.quarantine.column("job_id"), accounted))
     store.write_scratch(store.scratch(records.run_id, "quarantine-refs", f"b{bucket:05d}"), [refs])
     untouched = index.filter(pc.invert(pc.is_in(index.column("job_id"), rewritten)))
     ends = [e for e in (_us(jobs.column("data_end")), _us(untouched.column("data_end"))) if e]
-    rows = sum(t.num_rows for t in accepted)
     gone = pc.invert(pc.is_in(accounted, jobs.column("job_id")))
     vanished = tuple(sorted(accounted.filter(gone).to_pylist()))
-    return BucketUpdate(bucket, name, jobs_path, max(ends) if ends else None, rows, vanished)
+    return Updated(
+        bucket, updated, JobRecords(*accepted), index, max(ends) if ends else None, vanished
+    )
 
 
 def _only_jobs(table: pa.Table, jobs: pa.Array | pa.ChunkedArray) -> pa.Table:

@@ -2,10 +2,11 @@
 
 mpg's workers write every data file themselves (Parquet, named after the run); the launcher then
 commits each table's changes as one Iceberg snapshot: the files of the replaced day partitions
-out, the new ones in (`add_files`, which reads only their footers). There is no catalog service:
-the catalog is an in-memory one loaded from the metadata files that `current.json` names, and a
-table's new metadata file goes back into the next `current.json`. That pointer, written last,
-is what makes all tables change at one instant (Iceberg itself commits one table at a time).
+out, the new ones in (`add_files`, which reads only their footers). There is no catalog service
+and no catalog database: `current.json` is the catalog. A table is opened from the metadata file
+it names, a commit writes the table's next metadata file (`SnapshotCatalog`), and the new file
+goes into the next `current.json`. That pointer, written last with a precondition, is what makes
+all tables change at one instant (Iceberg itself commits one table at a time).
 
 Each table keeps two Iceberg snapshots, the ones of the current and the previous mpg snapshot,
 so a reader that started on the previous one can finish; older ones are expired in the same
@@ -16,7 +17,6 @@ pyiceberg costs about a second to import: only `mpg run` and `mpg backfill` impo
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import warnings
 from collections.abc import Sequence
@@ -24,7 +24,16 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.catalog import MetastoreCatalog
+from pyiceberg.catalog.noop import NoopCatalog
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.serializers import FromInputFile
+from pyiceberg.table import CommitTableResponse, Table
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
+from pyiceberg.table.update import TableRequirement, TableUpdate
+from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from mpg.pipelines.store import OutputStore
 from mpg.schemas import PUBLISHED
@@ -55,39 +64,106 @@ def _relative(store: OutputStore, uri: str) -> str:
     return uri.removeprefix(base).lstrip("/")
 
 
-def _catalog(store: OutputStore):  # -> pyiceberg.catalog.sql.SqlCatalog
-    from pyiceberg.catalog.sql import SqlCatalog
+class SnapshotCatalog(MetastoreCatalog, NoopCatalog):
+    """A pyiceberg catalog whose only store is the metadata files themselves.
 
+    A catalog service (or pyiceberg's SqlCatalog, which needs SQLAlchemy) would keep a second
+    record of each table's current metadata file beside `current.json`, one that every run would
+    build and throw away. Here a table is opened from the metadata file the snapshot names
+    (`register_table`), made by writing its first one (`create_table`), and a commit writes the
+    next one and returns it (`commit_table`): SqlCatalog's steps, pyiceberg's own staging, without
+    the database row. A commit is checked against the metadata the table was opened with
+    (pyiceberg's requirements); that no other writer committed meanwhile is the run's lease and
+    `current.json`'s precondition. What mpg never asks of a catalog (namespaces, listing,
+    dropping, loading by name) is NoopCatalog's NotImplementedError.
+    """
+
+    def register_table(
+        self, identifier: str | Identifier, metadata_location: str, overwrite: bool = False
+    ) -> Table:
+        io = self._load_file_io(location=metadata_location)
+        metadata = FromInputFile.table_metadata(io.new_input(metadata_location))
+        return self._open(identifier, metadata, metadata_location)
+
+    def create_table(
+        self,
+        identifier: str | Identifier,
+        schema: Schema | pa.Schema,
+        location: str | None = None,
+        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
+        sort_order: SortOrder = UNSORTED_SORT_ORDER,
+        properties: Properties = EMPTY_DICT,
+    ) -> Table:
+        staged = self._create_staged_table(
+            identifier, schema, location, partition_spec, sort_order, properties
+        )
+        self._write_metadata(staged.metadata, staged.io, staged.metadata_location)
+        return self._open(identifier, staged.metadata, staged.metadata_location)
+
+    def commit_table(
+        self,
+        table: Table,
+        requirements: tuple[TableRequirement, ...],
+        updates: tuple[TableUpdate, ...],
+    ) -> CommitTableResponse:
+        staged = self._update_and_stage_table(table, table.name(), requirements, updates)
+        if staged.metadata != table.metadata:  # as SqlCatalog: no change, no new file
+            self._write_metadata(staged.metadata, staged.io, staged.metadata_location)
+            table = staged
+        return CommitTableResponse(
+            metadata=table.metadata, metadata_location=table.metadata_location
+        )
+
+    def _open(self, identifier: str | Identifier, metadata: TableMetadata, location: str) -> Table:
+        return Table(
+            identifier=self.identifier_to_tuple(identifier),
+            metadata=metadata,
+            metadata_location=location,
+            io=self._load_file_io(metadata.properties, location),
+            catalog=self,
+        )
+
+
+def _catalog(store: OutputStore) -> SnapshotCatalog:
     properties = store.storage.iceberg_properties() if store.remote else {}
-    catalog = SqlCatalog("mpg", uri="sqlite:///:memory:", **properties)
-    catalog.create_namespace(_NAMESPACE)
-    return catalog
+    return SnapshotCatalog("mpg", **properties)
 
 
-def _new_table(catalog, store: OutputStore, name: str, schema: pa.Schema):
+def _new_table(catalog: SnapshotCatalog, store: OutputStore, name: str, schema: pa.Schema) -> Table:
     """A new, empty table (partitioned by `day` if it has one) at its place under DIR."""
-    identifier = f"{_NAMESPACE}.{name}"
-    with contextlib.suppress(NoSuchTableError):
-        catalog.drop_table(identifier)  # the misplaced one registered before (its files stay)
-    table = catalog.create_table(
-        identifier,
-        schema=schema,
-        location=_uri(store, store.table_location(name)),
-        properties=_PROPERTIES,
-    )
+    location = _uri(store, store.table_location(name))
+    table = catalog.create_table((_NAMESPACE, name), schema, location, properties=_PROPERTIES)
     if "day" in schema.names:
         with table.update_spec() as update:
             update.add_identity("day")
-        table = catalog.load_table(identifier)
     return table
 
 
-def _replace(table, change: TableChange, store: OutputStore) -> None:
+def _columns(table) -> set[str]:  # a pyiceberg Table or TableMetadata
+    return {f.name for f in table.schema().fields}
+
+
+def _declared_columns(tx, schema: pa.Schema) -> None:
+    """Make the table's columns `schema`'s, in the commit of `tx`: a column mpg added since the
+    table was made is added (at the end, where the declared schema has it), one it dropped is
+    dropped. Old data files keep their bytes; readers see NULL for a column a file lacks, and
+    a run of new code replaces every file anyway (its state's code version changed)."""
+    names = _columns(tx.table_metadata)
+    if names == set(schema.names):
+        return
+    with tx.update_schema() as update:
+        update.union_by_name(schema)
+        for name in sorted(names - set(schema.names)):
+            update.delete_column(name)
+
+
+def _replace(table: Table, change: TableChange, store: OutputStore, schema: pa.Schema) -> None:
     from pyiceberg.expressions import AlwaysTrue, In
     from pyiceberg.table.update.snapshot import ExpireSnapshots
 
     before = {s.snapshot_id for s in table.snapshots()}
     tx = table.transaction()
+    _declared_columns(tx, schema)
     if before:
         if change.days is None:
             tx.delete(AlwaysTrue())
@@ -104,7 +180,7 @@ def _replace(table, change: TableChange, store: OutputStore) -> None:
     tx.commit_transaction()
 
 
-def metadata_files(table, store: OutputStore) -> list[str]:
+def metadata_files(table: Table, store: OutputStore) -> list[str]:
     """The files a table's current metadata needs: itself, and every kept snapshot's manifest
     list and manifests (relative to DIR)."""
     files = [table.metadata_location]
@@ -129,10 +205,9 @@ def commit_tables(
     changed = {c.table: c for c in changes}
     locations, needed = {}, []
     for name, schema in PUBLISHED.items():
-        identifier = f"{_NAMESPACE}.{name}"
         table = None
         if name in metadata:
-            table = catalog.register_table(identifier, _uri(store, metadata[name]))
+            table = catalog.register_table((_NAMESPACE, name), _uri(store, metadata[name]))
         if table is None or table.location() != _uri(store, store.table_location(name)):
             table = _new_table(catalog, store, name, schema)
             own = tuple(
@@ -143,9 +218,10 @@ def commit_tables(
             change = TableChange(name, own, None) if own else None
         else:
             change = changed.get(name)
+            if change is None and _columns(table) != set(schema.names):
+                change = TableChange(name, (), ())  # no rows change, only its columns
         if change is not None:
-            _replace(table, change, store)
-            table = catalog.load_table(identifier)
+            _replace(table, change, store, schema)  # the commit updates `table` in place
         locations[name] = _relative(store, table.metadata_location)
         needed.extend(metadata_files(table, store))
     return locations, tuple(sorted(set(needed)))

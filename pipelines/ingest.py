@@ -59,8 +59,10 @@ class FileStats:
 
 
 def by_bucket(records: pa.Table, buckets: int) -> list[tuple[int, pa.Table]]:
-    """Records with their job hash, cut into one compact table per job bucket present (a
-    `take`, never a slice: a pickled slice carries its parent's buffers)."""
+    """Records with their job hash, put in job-bucket order by one `take` and cut into a slice
+    per job bucket present. The slices share that table's buffers: they are for one scratch
+    file, whose IPC writer stores each slice's own rows (a slice pickled alone would carry the
+    whole table; one `take` per bucket cost 2-4x as much)."""
     hashes = job_hash_of(records.column("job_id"))
     records = records.add_column(0, "job_hash", hashes)
     bucket = bucket_of_hash(hashes.to_numpy(), buckets)
@@ -68,10 +70,8 @@ def by_bucket(records: pa.Table, buckets: int) -> list[tuple[int, pa.Table]]:
     keys = bucket[order]
     starts = np.flatnonzero(np.diff(keys, prepend=-1))
     ends = np.append(starts[1:], len(keys))
-    return [
-        (int(keys[s]), records.take(pa.array(order[s:e])))
-        for s, e in zip(starts, ends, strict=True)
-    ]
+    ordered = records.take(pa.array(order))
+    return [(int(keys[s]), ordered.slice(s, e - s)) for s, e in zip(starts, ends, strict=True)]
 
 
 class _ReadBlocks(beam.DoFn):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -73,6 +73,9 @@ class LineBlock:
     first_line: int
     data: bytes
     problem: str | None = None
+    # Where each line of `data` starts and its text ends (`line_bounds`), when the reader found
+    # them already: the parser then need not scan the block for line breaks again.
+    bounds: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False, repr=False)
 
 
 def discover_trace_files(root: str) -> tuple[list[TraceFile], list[str]]:
@@ -274,8 +277,10 @@ def _blocks(file: TraceFile, first_line: int, data: bytes) -> Iterator[LineBlock
         excerpt = data[starts[i] : starts[i] + EXCERPT_BYTES]
         yield LineBlock(file, first_line + i, excerpt, problem=LINE_TOO_LONG)
         first = i + 1
-    if first < len(starts):
-        yield LineBlock(file, first_line + first, data if first == 0 else data[starts[first] :])
+    if first == 0:
+        yield LineBlock(file, first_line, data, bounds=(starts, ends))
+    elif first < len(starts):
+        yield LineBlock(file, first_line + first, data[starts[first] :])
 
 
 def recover_raw_text(file: TraceFile, refs: pa.Table) -> pa.Table:

@@ -2,8 +2,10 @@
 
 Remote workers (Dataflow's, or the SDK harnesses of Flink and Spark) unpickle steps that name
 `mpg.*` functions, and read the SQL files and the chip catalog as package data: they need mpg
-installed. So mpg builds a wheel of its source tree (pure Python: one wheel suits every worker),
-once per code version, and stages it with `--extra_package`; its dependencies go in a
+installed. So mpg builds a wheel of itself (pure Python: one wheel suits every worker), once per
+code version, and stages it with `--extra_package`: from its source tree when it runs from a
+checkout, or reassembled from its installed files when it was installed from a wheel (`pip
+install .`, or from an index), which is what a user has. Its dependencies go in a
 `--requirements_file` pinned to the versions this process runs with, so the workers compute with
 the libraries the launcher was tested with. Beam itself is left out: the workers' container
 brings the SDK, at the launcher's version.
@@ -15,6 +17,7 @@ brings the SDK, at the launcher's version.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import shutil
@@ -22,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -68,7 +72,10 @@ def worker_package(cache: Path) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache, prefix=".build-") as scratch:
         built = Path(scratch) / "package"
-        build_wheel(root, built)
+        if root is None:
+            installed_wheel(built)
+        else:
+            build_wheel(root, built)
         pins = pinned_requirements(DISTRIBUTION)
         (built / REQUIREMENTS).write_text("".join(f"{pin}\n" for pin in pins))
         try:
@@ -79,26 +86,24 @@ def worker_package(cache: Path) -> Path:
     return folder
 
 
-def source_root() -> Path:
-    """The source tree this mpg runs from (a checkout, installed editable), to build a wheel of.
-
-    An installed wheel has no tree to build from: the user then ships mpg themselves.
-    """
+def source_root() -> Path | None:
+    """The source tree this mpg runs from (a checkout, installed editable), to build a wheel of;
+    None when mpg runs from an installed wheel."""
     root = Path(mpg.__file__).resolve().parent.parent
     pyproject = root / "pyproject.toml"
     project = tomllib.loads(pyproject.read_text()).get("project", {}) if pyproject.is_file() else {}
-    if project.get("name") != DISTRIBUTION:
-        raise PackagingError(
-            f"mpg runs from {root}, not from its source tree, so it cannot package itself for "
-            "remote workers: pass --extra_package=<mpg wheel> or --sdk_container_image=<image>"
-        )
-    return root
+    return root if project.get("name") == DISTRIBUTION else None
 
 
-def _package_key(root: Path) -> str:
-    """The code version (every module, SQL and data file), and the build's metadata with it."""
-    pyproject = hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()[:12]
-    return f"{code_version()}-{pyproject}"
+def _package_key(root: Path | None) -> str:
+    """The code version (every module, SQL and data file), and the build's metadata with it:
+    pyproject.toml in a source tree, the installed distribution's METADATA otherwise."""
+    if root is None:
+        dist, info = _installed()
+        build = Path(dist.locate_file(f"{info}/METADATA"))
+    else:
+        build = root / "pyproject.toml"
+    return f"{code_version()}-{hashlib.sha256(build.read_bytes()).hexdigest()[:12]}"
 
 
 def build_wheel(root: Path, out: Path) -> Path:
@@ -129,6 +134,61 @@ def copy_sources(root: Path, dest: Path) -> None:
         shutil.copy2(root / name, dest / name)
     for folder in sorted(set(project["tool"]["setuptools"]["package-dir"].values())):
         shutil.copytree(root / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+# What pip adds to a distribution when it installs one: not part of the wheel it came from.
+_INSTALL_RECORDS = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
+# Zip entries dated at the format's epoch, so the same installed files give the same wheel bytes.
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def installed_wheel(out: Path) -> Path:
+    """The wheel mpg was installed from, reassembled from the files its install recorded (RECORD):
+    the package's modules and data, and the wheel's own metadata (METADATA, WHEEL, entry points),
+    with a RECORD of their hashes. Console scripts stay out: pip makes them from the entry points.
+    """
+    dist, info = _installed()
+    wheel_text = Path(dist.locate_file(f"{info}/WHEEL")).read_text()
+    (tag,) = [
+        line.split(":", 1)[1].strip() for line in wheel_text.splitlines() if line.startswith("Tag:")
+    ]
+    shipped = sorted(
+        str(f)
+        for f in dist.files or []
+        if f.parts[0] != ".."
+        and "__pycache__" not in f.parts
+        and not (f.parts[0] == info and f.name in _INSTALL_RECORDS)
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    wheel = out / f"{info.removesuffix('.dist-info')}-{tag}.whl"
+    record = []
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in shipped:
+            data = Path(dist.locate_file(name)).read_bytes()
+            archive.writestr(zipfile.ZipInfo(name, _ZIP_EPOCH), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            record.append(f"{name},sha256={digest.decode()},{len(data)}\n")
+        record.append(f"{info}/RECORD,,\n")
+        archive.writestr(zipfile.ZipInfo(f"{info}/RECORD", _ZIP_EPOCH), "".join(record))
+    return wheel
+
+
+def _installed() -> tuple[metadata.Distribution, str]:
+    """The installed distribution the running mpg was imported from, and its .dist-info folder
+    (relative to the site folder, as its RECORD names files)."""
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        dist = None
+    here = Path(mpg.__file__).resolve()
+    if dist is None or Path(dist.locate_file("mpg/__init__.py")).resolve() != here:
+        raise PackagingError(
+            f"mpg runs from {here.parent}, neither its source tree nor an installed wheel, so it "
+            "cannot package itself for remote workers: pass --extra_package=<mpg wheel> or "
+            "--sdk_container_image=<image>"
+        )
+    (info,) = {f.parts[0] for f in dist.files or [] if f.parts[0].endswith(".dist-info")}
+    return dist, info
 
 
 def pinned_requirements(distribution: str) -> list[str]:

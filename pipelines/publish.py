@@ -37,6 +37,7 @@ from mpg.pipelines.iceberg import TableChange, commit_tables
 from mpg.pipelines.snapshot import Snapshot, switch
 from mpg.pipelines.store import DATABASE, REPORT, OutputStore
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
+from mpg.quality.engine import engine_named
 from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat
 from mpg.schemas.ddl import create_table_sql
 from mpg.storage_lock import Lease
@@ -77,7 +78,8 @@ def _validate(
     """The output suites on the staged tables, with the source suites' results; a failed
     fail-severity expectation stops the run, its report kept in the run log."""
     counts = con.table("record_counts").to_arrow_table()
-    results = concat([staged.source_results, validate_outputs(con, counts)], VALIDATION_RESULTS)
+    outputs = validate_outputs(con, counts, engine_named())
+    results = concat([staged.source_results, outputs], VALIDATION_RESULTS)
     report = render_report(results)
     if fatal_failures(results).num_rows:
         where = f"runs/{record.run_id}-validation.md"

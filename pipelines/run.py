@@ -63,6 +63,7 @@ from mpg.pipelines.update import (
     build_update,
     result_path,
 )
+from mpg.quality.engine import engine_named
 from mpg.schemas import (
     COST_RATES,
     DATA_FILES,
@@ -125,17 +126,19 @@ def writing(store: OutputStore, run_id: str) -> Iterator[Writing]:
         yield Writing(lease, current, version)
 
 
-def warm_up() -> None:
-    """Import what the run's later steps need (Great Expectations, pyiceberg: seconds) in a
-    thread, while the pipeline works: its DuckDB and Polars steps leave the interpreter idle much
-    of the time. The steps that need them import them as usual, waiting if the thread is not done.
+def warm_up(expectations: str) -> None:
+    """Import what publishing needs (pyiceberg: about a second; Great Expectations too when it
+    is the engine that checks the suites: seconds) in a thread, while the pipeline works: its
+    DuckDB and Polars steps leave the interpreter idle much of the time. The steps that need them
+    import them as usual, waiting if the thread is not done.
     """
 
     def imports() -> None:
-        from mpg.quality.engine import start_gx
+        if expectations == "great-expectations":
+            from mpg.quality.gx import start_gx
 
-        start_gx()
-        importlib.import_module("pyiceberg.catalog.sql")
+            start_gx()
+        importlib.import_module("mpg.pipelines.iceberg")
 
     threading.Thread(target=imports, name="mpg-warm-up", daemon=True).start()
 
@@ -143,7 +146,8 @@ def warm_up() -> None:
 def run(opts: RunOptions) -> RunResult:
     """Bring the output folder up to date with the trace root; with nothing new, publish
     nothing."""
-    warm_up()
+    expectations = engine_named()
+    warm_up(expectations)
     files, skipped = discover_trace_files(opts.traces)
     store = OutputStore(opts.out)
     record = runlog.RunRecord.start(opts.traces, files, opts.metric_versions)
@@ -255,6 +259,7 @@ def prepare(
             frozenset(plan.delta.kept.column("name").to_pylist()),
         ),
         block_bytes=opts.block_bytes,
+        expectations=engine_named(),
     )
     return Prepared(update, work, files, rates)
 

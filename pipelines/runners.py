@@ -113,12 +113,13 @@ def checked_options(args: Sequence[str]) -> PipelineOptions:
                 "processes; or --runner=PortableRunner with an environment: docs/scaling.md)"
             )
     runner = _runner(options)
+    if name == "DataflowRunner":  # before the validator, which asks GCS about the temp bucket
+        _require_dataflow_client()
     with _quiet("apache_beam.options.pipeline_options"):
         errors = PipelineOptionsValidator(options, runner).validate()
     if errors:
         raise OptionsError(" ".join(errors))
-    if runner_name(options) == "DataflowRunner":
-        _require_dataflow_client()
+    _require_job_server(options, name)
     return options
 
 
@@ -145,6 +146,40 @@ def _require_dataflow_client() -> None:
     except ImportError as exc:
         raise OptionsError(
             f"--runner=DataflowRunner needs Beam's Google Cloud extras: {DATAFLOW_EXTRA}"
+        ) from exc
+
+
+def _require_job_server(options: PipelineOptions, name: str) -> None:
+    """A portable runner needs a job server: the user's (`--job_endpoint`), or the program Beam
+    fetches on first use (Flink's and Spark's job server jars from Maven Central, the Prism
+    binary from GitHub). Fetched now, so that a machine that cannot reach them fails in one line
+    before the run has staged anything, rather than minutes later with Beam's traceback."""
+    if options.view_as(PortableOptions).job_endpoint:
+        return
+    if name == "PortableRunner":
+        raise OptionsError(
+            "--runner=PortableRunner needs --job_endpoint=HOST:PORT, a Flink, Spark or Beam "
+            "job server's (docs/scaling.md)"
+        )
+    try:
+        if name == "PrismRunner":
+            from apache_beam.runners.portability.prism_runner import PrismJobServer
+
+            # What Beam calls when it starts Prism (no public API fetches the binary alone).
+            PrismJobServer(options)._get_executable_path()
+        elif name in ("FlinkRunner", "SparkRunner"):
+            from apache_beam.runners.portability import flink_runner, spark_runner
+            from apache_beam.runners.portability.job_server import JavaJarJobServer
+
+            jar = {
+                "FlinkRunner": flink_runner.FlinkJarJobServer,
+                "SparkRunner": spark_runner.SparkJarJobServer,
+            }[name](options).path_to_jar()
+            JavaJarJobServer.local_jar(jar)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise OptionsError(
+            f"--runner={name} cannot get its job server: {exc} (or start one and pass "
+            "--runner=PortableRunner --job_endpoint=HOST:PORT: docs/scaling.md)"
         ) from exc
 
 

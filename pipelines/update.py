@@ -2,11 +2,12 @@ r"""The run's Beam pipeline: new trace files -> an updated record store and job-
 
     new files | IngestTraceFiles -> (bucket, ParsedRef)            mpg.pipelines.ingest
     (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords     mpg.pipelines.buckets
+        (+ `checked`: the bucket's source suites; `days`: its ended jobs' rows, accounted)
     (updates, previous buckets) | CoGroupByKey | EndOfData, BucketsToAccount
     (buckets, end of data) | AccountJobs -> (day, DayRef)            mpg.pipelines.accounting
     (day, DayRef) | MergeJobTableDays | WriteTableChanges            mpg.pipelines.days
     quarantine references | RecoverQuarantinedText                   mpg.pipelines.quarantine
-    updates | CheckSourceSuites | WriteSourceResults                 mpg.pipelines.checks
+    checked | CombineSourceResults | WriteSourceResults             mpg.quality
     files | WriteFileStats
 
 Only references (scratch file names, batch numbers, day numbers) and small summaries cross a
@@ -26,14 +27,14 @@ from dataclasses import dataclass
 import apache_beam as beam
 import pyarrow as pa
 
-from mpg.pipelines.accounting import Accounting, AccountJobs
+from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
-from mpg.pipelines.checks import CheckSourceSuites
 from mpg.pipelines.days import DayChange, DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.store import OutputStore
+from mpg.quality import BucketValidator, combine_results
 from mpg.schemas import DATA_FILES, MANIFEST, VALIDATION_RESULTS
 
 # Where the sinks write, under the run's scratch.
@@ -66,6 +67,7 @@ class UpdatePlan:
     days: DayTables
     quarantine: QuarantineSources
     block_bytes: int
+    expectations: str  # the engine that checks the source suites (`mpg.quality.engine`)
     repriced_days: tuple[str, ...] = ()  # every published day, when prices changed (YYYY-MM-DD)
 
 
@@ -73,9 +75,27 @@ def _latest(values: Iterable[int | None]) -> int | None:
     return max((v for v in values if v is not None), default=None)
 
 
-def _update(element: tuple[int, Iterable], records: RecordStore) -> BucketUpdate:
-    bucket, inputs = element
-    return update_bucket(records, bucket, inputs)
+class _UpdateJobRecords(beam.DoFn):
+    """`update_bucket`, then, on the records it accepted while they are in memory, the source
+    suites and the accounting of the jobs that ended (`settle_bucket`). The validator is made
+    once per worker (with Great Expectations, seconds)."""
+
+    def __init__(self, records: RecordStore, accounting: Accounting, engine: str) -> None:
+        self._records, self._accounting, self._engine = records, accounting, engine
+        self._validator: BucketValidator | None = None
+
+    def setup(self) -> None:
+        self._validator = BucketValidator(self._accounting.catalog, self._engine)
+
+    def process(self, element: tuple[int, Iterable]) -> Iterator:
+        assert self._validator is not None
+        bucket, inputs = element
+        updated = update_bucket(self._records, bucket, inputs)
+        yield beam.pvalue.TaggedOutput("checked", self._validator(updated.accepted))
+        update, days = settle_bucket(self._records, self._accounting, updated)
+        yield update
+        for day in days:
+            yield beam.pvalue.TaggedOutput("days", day)
 
 
 def _keyed(update: BucketUpdate) -> tuple[int, BucketUpdate]:
@@ -147,12 +167,16 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         )
     )
     planned = p | "ListPlannedJobs" >> beam.Create(list(plan.planned))
-    updates = (
+    updated = (
         (ingested["parsed"], planned)
         | "BucketInputs" >> beam.Flatten()
         | "GroupByJobBucket" >> beam.GroupByKey()
-        | "UpdateJobRecords" >> beam.Map(_update, plan.records)
+        | "UpdateJobRecords"
+        >> beam.ParDo(
+            _UpdateJobRecords(plan.records, plan.accounting, plan.expectations)
+        ).with_outputs("checked", "days", main="updates")
     )
+    updates = updated.updates
     previous = p | "ListPreviousBuckets" >> beam.Create(
         [(b.bucket, b) for b in plan.previous_buckets]
     )
@@ -171,14 +195,15 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     )
     repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.repriced_days])
     _ = (
-        (accounted["days"], repriced)
+        (updated.days, accounted["days"], repriced)
         | "DaysToMerge" >> beam.Flatten()
         | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
         | "WriteTableChanges"
         >> _WriteTable(store, result_path(store, run_id, TABLE_CHANGES), _CHANGES, _change_rows)
     )
-    checked = updates | "CheckSourceSuites" >> CheckSourceSuites(
-        store, run_id, plan.accounting.catalog
+    checked = (
+        updated.checked
+        | "CombineSourceResults" >> beam.CombineGlobally(combine_results).without_defaults()
     )
     _ = checked | "WriteSourceResults" >> _WriteTable(
         store, result_path(store, run_id, SOURCE_RESULTS), VALIDATION_RESULTS, _result_rows

@@ -47,8 +47,12 @@ SCHEDULER_EVENTS = _schema(
     _opt("workload_class", pa.string()),
     _opt("framework", pa.string()),
     _opt("priority", pa.int64()),
-    _opt("owner", pa.string()),
+    _opt("owner", pa.string()),  # the user
+    _opt("team", pa.string()),  # who pays: a Slurm account, a namespace, a virtual cluster
+    _opt("queue", pa.string()),  # where it waited: a Slurm partition, a Kueue LocalQueue
     _opt("topology", pa.string()),
+    # An extension of the spec (docs/trace-format.md): what an adapter read the allocations from.
+    _opt("allocated_from", pa.string()),
     _opt("task_index", pa.int64()),
     _opt("chips", pa.int64()),
     _opt("state", pa.string()),
@@ -123,6 +127,13 @@ JOB_DAY_GOODPUT = _schema(
     _opt("rg", pa.float64()),
     _opt("pg", pa.float64()),
     _opt("mpg", pa.float64()),
+    # The job's JOB_SUBMIT names them, or not (NULL: the input named none). Last, so that a table
+    # published before they existed gains them at its end (Iceberg, BigQuery) and has the same
+    # columns in the same order as one made new.
+    _opt("owner", pa.string()),
+    _opt("team", pa.string()),
+    _opt("queue", pa.string()),
+    _opt("allocated_from", pa.string()),  # what the import read its allocations from, or NULL
 )
 
 CHIP_TIME_LEDGER = _schema(

@@ -125,6 +125,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    """Until `process` (a server the tests started) accepts connections on `port` of localhost."""
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args} exited with {process.returncode}")
+        try:
+            socket.create_connection(("localhost", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{process.args} did not listen on port {port}")
+
+
 def _request(method: str, url: str, body: dict[str, str] | None = None) -> int:
     """The HTTP status of one request; 0 when nothing answers."""
     data = None if body is None else json.dumps(body).encode()

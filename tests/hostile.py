@@ -134,7 +134,10 @@ _SUBMIT = [
     ("framework", "framework", True),
     ("priority", "int", False),
     ("owner", "text", False),
+    ("team", "text", False),
+    ("queue", "text", False),
     ("topology", "text", False),
+    ("allocated_from", "text", False),
 ]
 _TASK = [("task_index", "index", True)]
 _TASK_FIELDS = ["task_index", "chips", "state"]  # after JOB_SUBMIT's, in the spec's order

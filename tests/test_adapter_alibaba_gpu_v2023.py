@@ -242,6 +242,8 @@ def test_generations_states_and_events(tmp_path: Path) -> None:
     assert submits["h-quoted"]["chips_requested"] == 2
     assert submits["h-g3-lowercase"]["chips_requested"] == 8
     assert submits["h-p100-share"]["chips_requested"] == 1  # a 230-milli share counts one GPU
+    # The trace names no user, tenant or queue (qos is the class of service: workload_class).
+    assert [e for e in submits.values() if {"owner", "team", "queue"} & e.keys()] == []
     ends = {e["job_id"]: e["state"] for e in events if e["type"] == "JOB_END"}
     assert ends == {
         "h-v100": "FINISHED",

@@ -1,12 +1,15 @@
-"""`mpg import kubernetes`: Kueue Workloads, their events and JobSet restarts, through `mpg import`
-and `mpg run`, checked against timelines written here by hand from the scenarios
+"""`mpg import kubernetes`: Kueue Workloads, their pods and events, and JobSet restarts, through
+`mpg import` and `mpg run`, checked against timelines written here by hand from the scenarios
 (tests/fixtures/adapters/kubernetes/README.md), not through the adapter's code.
 
 The independent route: each job's named timeline (submission, end, the chips it held and when,
 its attempts) in plain datetimes; each interval cut at UTC midnights; wanted runs from
 submission to the end (to the export's 16:00 for a job still open), all-allocated is the time it
-held at least the chips it requested, productive is its last attempt when it finished or is
-still open (cluster adapters: one `step` span per attempt, no checkpoints).
+held at least the chips it requested (its pods bound and not yet stopped, from the scenario's
+pods; Kueue's admission where the export shows none), productive is its last attempt's share of
+that when it finished or is still open (cluster adapters: one `step` span per attempt, no
+checkpoints). The day is imported at once and in two batches (noon's exports, then 16:00's):
+both must write the same records.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 import pytest
 
 from mpg.adapters import kubernetes_json
@@ -30,6 +34,7 @@ from tests.adapters import make_kubernetes_fixtures as fx
 
 FIXTURES = Path(__file__).parent / "fixtures" / "adapters" / "kubernetes"
 AS_OF = "2026-11-20T16:00:00Z"
+OWNER = ("--owner-label", "ml.example.com/owner")
 
 
 def t(text: str) -> datetime:
@@ -41,7 +46,9 @@ def t(text: str) -> datetime:
 
 @dataclass(frozen=True)
 class Timeline:
-    """One job as the scenario describes it."""
+    """One job as the scenario describes it: `holds` are the stretches in which it held a
+    given number of chips (the sum over its bound, running pods; where the export shows no pods
+    of an admission, the admission's)."""
 
     chips: int
     submitted: datetime
@@ -49,39 +56,53 @@ class Timeline:
     state: str | None
     holds: list[tuple[datetime, datetime, int]] = field(default_factory=list)
     attempts: list[tuple[datetime, datetime]] = field(default_factory=list)
+    owner: str | None = None
 
 
 OPEN_UNTIL = t("20 16:00:00")
 TIMELINES = {
-    # Queued 90 min for TPU v5p quota, then ran to the end.
+    # Queued 90 min for TPU v5p quota, admitted 09:30; its 4 pods were bound 17 to 58 s later
+    # (PodScheduled 09:30:17, :21, :33, :58) and ended 13:29:55 and :56. Its owner is named on
+    # its JobSet.
     "team-lm/jobset-llama-pretrain-5f2c1": Timeline(
         16, t("20 08:00:00"), t("20 13:30:00"), "FINISHED",
-        [(t("20 09:30:00"), t("20 13:30:00"), 16)],
+        [(t("20 09:30:17"), t("20 09:30:58"), 12), (t("20 09:30:58"), t("20 13:29:55"), 16)],
         [(t("20 09:30:00"), t("20 13:30:00"))],
+        owner="alice",
     ),
-    # Admitted (known only from its event, 10:00:05.25), preempted at 11:00 (the noon snapshot's
-    # Evicted condition), admitted again at 12:30 (the 16:00 snapshot's Admitted condition).
+    # Admitted at 10:00:05.25 (only its event says so); its pods, known only from events, were
+    # bound 10:00:22.3 and 10:00:31.7 and stopped 11:00:01 (Killing) after the 11:00 preemption;
+    # admitted again at 12:30, its new pods bound 12:30:18 and :26, done 13:59:57 and :58.
     "team-nlp/jobset-bert-finetune-8d41e": Timeline(
         16, t("20 10:00:00"), t("20 14:00:00"), "FINISHED",
-        [(t("20 10:00:05.25"), t("20 11:00:00"), 16), (t("20 12:30:00"), t("20 14:00:00"), 16)],
+        [(t("20 10:00:31.7"), t("20 11:00:01"), 16), (t("20 12:30:26"), t("20 13:59:57"), 16)],
         [(t("20 10:00:05.25"), t("20 11:00:00")), (t("20 12:30:00"), t("20 14:00:00"))],
+        owner="bob",
     ),
+    # No pods of it in the exports: Kueue's admission decides.
     "team-safety/jobset-urgent-eval-c07b2": Timeline(
         16, t("20 10:59:55"), t("20 12:29:30"), "FINISHED",
         [(t("20 11:00:45"), t("20 12:29:30"), 16)],
         [(t("20 11:00:45"), t("20 12:29:30"))],
     ),
-    # Admitted 22:05:00.5 and lost a node at 01:17:30.25 (both only in events), admitted again
-    # at 01:40 (condition): two attempts, the first lost.
+    # Admitted 22:05:00.5 and lost a node at 01:17:30.25 (both only in events; its pods, on the
+    # 19th, are in no export: the admission decides); admitted again at 01:40, its 8 pods bound
+    # by 01:41:00, done 04:59:55. Two attempts, the first lost.
     "team-lm/jobset-mixtral-moe-41d9a": Timeline(
         32, t("19 22:00:00"), t("20 05:00:00"), "FINISHED",
-        [(t("19 22:05:00.5"), t("20 01:17:30.25"), 32), (t("20 01:40:00"), t("20 05:00:00"), 32)],
+        [(t("19 22:05:00.5"), t("20 01:17:30.25"), 32), (t("20 01:41:00"), t("20 04:59:55"), 32)],
         [(t("19 22:05:00.5"), t("20 01:17:30.25")), (t("20 01:40:00"), t("20 05:00:00"))],
     ),
-    # One admission, three attempts split by the JobSet's restarts.
+    # One admission, three attempts split by the JobSet's restarts; each incarnation's 4 GPU
+    # pods all bound at 06:00:40.4, 07:10:50.5 (events) and 08:20:44 (PodScheduled), stopped at
+    # 07:10:01 and 08:20:01 (Killing), done 09:59:58. The CPU driver holds no accelerator.
     "team-nlp/jobset-gemma-sft-9e3f0": Timeline(
         32, t("20 05:50:00"), t("20 10:00:00"), "FINISHED",
-        [(t("20 06:00:00"), t("20 10:00:00"), 32)],
+        [
+            (t("20 06:00:40.4"), t("20 07:10:01"), 32),
+            (t("20 07:10:50.5"), t("20 08:20:01"), 32),
+            (t("20 08:20:44"), t("20 09:59:58"), 32),
+        ],
         [
             (t("20 06:00:00"), t("20 07:10:00.15")),
             (t("20 07:10:00.15"), t("20 08:20:00.15")),
@@ -91,15 +112,37 @@ TIMELINES = {
     # Partially admitted: 4 of 8 pods (32 of 64 GPUs) is never all the chips it asked for.
     "team-rec/job-sweep-shard-1a2b3": Timeline(
         64, t("20 08:45:00"), t("20 12:40:00"), "FINISHED",
-        [(t("20 09:00:00"), t("20 12:40:00"), 32)],
+        [(t("20 09:00:31"), t("20 12:39:58"), 32)],
         [(t("20 09:00:00"), t("20 12:40:00"))],
     ),
     # Refused (even minCount does not fit), then deactivated: wanted, never allocated.
     "team-rec/job-grid-search-77c4e": Timeline(64, t("20 12:10:00"), t("20 15:00:00"), "CANCELLED"),
     "team-vision/jobset-vit-pretrain-2b6d8": Timeline(
         8, t("20 14:00:00"), None, None,
-        [(t("20 14:00:03"), OPEN_UNTIL, 8)],
+        [(t("20 14:00:24"), OPEN_UNTIL, 8)],
         [(t("20 14:00:03"), OPEN_UNTIL)],
+    ),
+    # Admitted 10:20:00.1; 3 of its 4 pods bound by 10:20:30.4, the fourth never (a tainted
+    # node), so 24 of 32 GPUs until Kueue's PodsReadyTimeout eviction (10:30:00.2: events only)
+    # stopped them at 10:30:01; admitted again 10:41, all 4 bound at 10:41:41, done 11:54:58.
+    "team-vision/jobset-detr-train-6c0d2": Timeline(
+        32, t("20 10:15:00"), t("20 11:55:00"), "FINISHED",
+        [(t("20 10:20:30.4"), t("20 10:30:01"), 24), (t("20 10:41:41"), t("20 11:54:58"), 32)],
+        [(t("20 10:20:00.1"), t("20 10:30:00.2")), (t("20 10:41:00"), t("20 11:55:00"))],
+    ),
+    # Admitted 13:00, all 8 pods bound at 13:00:44.9 (events); a node lost at 14:10:03 (the
+    # pod's NodeNotReady) leaves 56 GPUs until the JobSet's restart (14:15:05.3) stops the rest
+    # at 14:15:06; the new pods are all bound at 14:19:31 (the last waited for a new node), done
+    # 15:39:57. Kueue's admission held throughout. Its owner is named on its pods.
+    "team-lm/jobset-t5-xxl-3e7a9": Timeline(
+        64, t("20 12:50:00"), t("20 15:40:00"), "FINISHED",
+        [
+            (t("20 13:00:44.9"), t("20 14:10:03"), 64),
+            (t("20 14:10:03"), t("20 14:15:06"), 56),
+            (t("20 14:19:31"), t("20 15:39:57"), 64),
+        ],
+        [(t("20 13:00:00"), t("20 14:15:05.3")), (t("20 14:15:05.3"), t("20 15:40:00"))],
+        owner="carol",
     ),
 }  # fmt: skip
 
@@ -119,13 +162,26 @@ def expected_job_days() -> dict[tuple[str, date], tuple[float, float, float]]:
     out = {}
     for job, line in TIMELINES.items():
         wanted = by_day(line.submitted, line.end or OPEN_UNTIL, line.chips)
-        full = [by_day(a, b, line.chips) for a, b, held in line.holds if held >= line.chips]
-        kept = line.state in (None, "FINISHED") and full
-        productive = by_day(*line.attempts[-1], line.chips) if kept else {}
+        full = [(a, b) for a, b, held in line.holds if held >= line.chips]
+        allocated = [by_day(a, b, line.chips) for a, b in full]
+        kept = line.state in (None, "FINISHED") and line.attempts
+        last = line.attempts[-1] if kept else None
+        productive = [by_day(max(a, last[0]), min(b, last[1]), line.chips) for a, b in full if last]
         for day, w in wanted.items():
-            allocated = sum(d.get(day, 0.0) for d in full)
-            out[job, day] = (w, allocated, productive.get(day, 0.0))
+            out[job, day] = (
+                w,
+                sum(d.get(day, 0.0) for d in allocated),
+                sum(d.get(day, 0.0) for d in productive),
+            )
     return out
+
+
+def import_into(root: Path, *args: str) -> str:
+    """`mpg import kubernetes ARGS --out ROOT --owner-label ...`; what it printed."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["import", "kubernetes", *args, "--out", str(root), *OWNER]) == 0
+    return buffer.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +189,10 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     """Every fixture file imported together (the export taken at 16:00), then `mpg run`."""
     tmp = tmp_path_factory.mktemp("kubernetes")
     root, out = tmp / "traces", tmp / "out"
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        assert (
-            main(["import", "kubernetes", str(FIXTURES), "--out", str(root), "--as-of", AS_OF]) == 0
-        )
+    summary = import_into(root, str(FIXTURES), "--as-of", AS_OF)
+    with contextlib.redirect_stdout(io.StringIO()):
         assert main(["run", "--traces", str(root), "--out", str(out)]) == 0
-    return root, out, buffer.getvalue()
+    return root, out, summary
 
 
 @pytest.mark.slow
@@ -160,38 +213,66 @@ def test_goodput_per_job_day_matches_the_timelines(published: tuple[Path, Path, 
 
 
 @pytest.mark.slow
-def test_goodput_of_two_jobs_by_hand(published: tuple[Path, Path, str]) -> None:
-    """bert-finetune wants 16 GPUs 10:00-14:00 (14,400 s); holds them 10:00:05.25-11:00
-    (3,594.75 s) and 12:30-14:00 (5,400 s): SG = 8,994.75 / 14,400. Its first attempt was
-    preempted, so only the second's 5,400 s are kept: RG = 5,400 / 8,994.75.
-    gemma-sft wants 32 GPUs 05:50-10:00 (15,000 s), holds them 06:00-10:00 (14,400 s): SG 0.96;
-    two JobSet restarts leave only 08:20:00.15-10:00 (5,999.85 s): RG = 5,999.85 / 14,400."""
+def test_the_issues_cases_by_hand(published: tuple[Path, Path, str]) -> None:
+    """t5-xxl wants 64 GPUs 12:50-15:40 (10,200 s); its pods held them all 13:00:44.9-14:10:03
+    (4,158.1 s) and 14:19:31-15:39:57 (4,826 s): SG = 8,984.1 / 10,200 (Kueue's admission,
+    13:00-15:40, said 9,600 / 10,200), and only the restarted attempt's 4,826 s are kept: RG =
+    4,826 / 8,984.1. detr-train wants 32 GPUs 10:15-11:55 (6,000 s) and held them all only
+    10:41:41-11:54:58 (4,397 s; the admission said 10:20-10:30 too): SG = 4,397 / 6,000, RG 1."""
     _, out, _ = published
     with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as db:
         rows = db.sql(
             "select job_id, wanted_chip_s, all_allocated_chip_s, productive_chip_s, sg, rg "
             "from job_day_goodput where metric_version = 'v1' and job_id in ($1, $2) "
             "order by job_id",
-            params=["team-nlp/jobset-bert-finetune-8d41e", "team-nlp/jobset-gemma-sft-9e3f0"],
+            params=["team-lm/jobset-t5-xxl-3e7a9", "team-vision/jobset-detr-train-6c0d2"],
         ).fetchall()
     assert rows == [
         (
-            "team-nlp/jobset-bert-finetune-8d41e",
-            230400.0,
-            143916.0,
-            86400.0,
-            pytest.approx(8994.75 / 14400, rel=1e-12),
-            pytest.approx(5400 / 8994.75, rel=1e-12),
+            "team-lm/jobset-t5-xxl-3e7a9",
+            652800.0,
+            pytest.approx(574982.4, rel=1e-12),
+            308864.0,
+            pytest.approx(8984.1 / 10200, rel=1e-12),
+            pytest.approx(4826 / 8984.1, rel=1e-12),
         ),
         (
-            "team-nlp/jobset-gemma-sft-9e3f0",
-            480000.0,
-            460800.0,
-            pytest.approx(191995.2, rel=1e-12),
-            pytest.approx(0.96, rel=1e-12),
-            pytest.approx(5999.85 / 14400, rel=1e-12),
+            "team-vision/jobset-detr-train-6c0d2",
+            192000.0,
+            140704.0,
+            140704.0,
+            pytest.approx(4397 / 6000, rel=1e-12),
+            1.0,
         ),
     ]
+
+
+# Who pays (the namespace), where it waited (the LocalQueue), who asked (--owner-label) and what
+# decided when its chips were held: pods, Kueue's admission (no pods shown), or both.
+ATTRIBUTES = {
+    "team-lm/jobset-llama-pretrain-5f2c1": ("alice", "team-lm", "lm-queue", "pods"),
+    "team-nlp/jobset-bert-finetune-8d41e": ("bob", "team-nlp", "nlp-queue", "pods"),
+    "team-safety/jobset-urgent-eval-c07b2": (None, "team-safety", "safety-queue", "admission"),
+    "team-lm/jobset-mixtral-moe-41d9a": (None, "team-lm", "lm-queue", "pods+admission"),
+    "team-nlp/jobset-gemma-sft-9e3f0": (None, "team-nlp", "nlp-queue", "pods"),
+    "team-rec/job-sweep-shard-1a2b3": (None, "team-rec", "rec-queue", "pods"),
+    "team-rec/job-grid-search-77c4e": (None, "team-rec", "rec-queue", "admission"),
+    "team-vision/jobset-vit-pretrain-2b6d8": (None, "team-vision", "vision-queue", "pods"),
+    "team-vision/jobset-detr-train-6c0d2": (None, "team-vision", "vision-queue", "pods"),
+    "team-lm/jobset-t5-xxl-3e7a9": ("carol", "team-lm", "lm-queue", "pods"),
+}
+
+
+@pytest.mark.slow
+def test_the_jobs_rows_say_who_where_and_from_what(published: tuple[Path, Path, str]) -> None:
+    """Every job-day of a job carries its owner, team, queue and `allocated_from`."""
+    _, out, _ = published
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as db:
+        rows = db.sql(
+            "select distinct job_id, owner, team, queue, allocated_from from job_day_goodput"
+        ).fetchall()
+    assert {job: tuple(rest) for job, *rest in rows} == ATTRIBUTES
+    assert len(rows) == len(ATTRIBUTES)
 
 
 def lines(root: Path, source: str) -> dict[str, list[dict[str, Any]]]:
@@ -211,11 +292,19 @@ def brief(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     ]
 
 
+def at20(clock: str) -> str:
+    return f"2026-11-20T{clock}Z"
+
+
 @pytest.mark.slow
-def test_scheduler_events_of_every_scenario(published: tuple[Path, Path, str]) -> None:
-    """Every event, exactly. A condition's time wins over its own event's (bert-finetune's
-    12:30:00, whose event says 12:30:00.25); an eviction for a failed node is TASK_LOST; the CPU
-    driver of gemma-sft is no task; a partial admission holds 4 pods x 8."""
+def test_scheduler_events(published: tuple[Path, Path, str]) -> None:
+    """The JOB_SUBMIT of every job; every event of four. A pod shown is a task of its own
+    (numbered after the pod sets), given its chips when bound (PodScheduled's time, else the
+    Scheduled event's) and released when it ended: TASK_FINISH when its containers completed,
+    TASK_EVICT when stopped, TASK_LOST from its node's NodeNotReady. Where no pod of an
+    admission is shown, its pod set (task 0) holds count x per pod from the admission, as
+    before: a condition's time wins over its own event's; an eviction for a failed node is
+    TASK_LOST."""
     root, _, _ = published
     events = lines(root, "scheduler")
     submits = {job: e[0] for job, e in events.items()}
@@ -227,8 +316,11 @@ def test_scheduler_events_of_every_scenario(published: tuple[Path, Path, str]) -
         "workload_class": "training",
         "framework": "other",
         "priority": 500,
-        "owner": "team-lm",
+        "owner": "alice",
+        "team": "team-lm",
+        "queue": "lm-queue",
         "topology": "2x2x4",
+        "allocated_from": "pods",
     }
     assert {job: (s["chips_requested"], s["chip_generation"]) for job, s in submits.items()} == {
         "team-lm/jobset-llama-pretrain-5f2c1": (16, "tpu-v5p"),
@@ -239,40 +331,53 @@ def test_scheduler_events_of_every_scenario(published: tuple[Path, Path, str]) -
         "team-rec/job-sweep-shard-1a2b3": (64, "gpu-h100"),
         "team-rec/job-grid-search-77c4e": (64, "gpu-h100"),
         "team-vision/jobset-vit-pretrain-2b6d8": (8, "tpu-v6e"),
+        "team-vision/jobset-detr-train-6c0d2": (32, "gpu-h100"),
+        "team-lm/jobset-t5-xxl-3e7a9": (64, "gpu-h100"),
     }
     rest = {job: brief(e[1:]) for job, e in events.items()}
-    assert rest == {
-        "team-lm/jobset-llama-pretrain-5f2c1": [
-            ("TASK_SCHEDULE", "2026-11-20T09:30:00Z", 0, 16),
-            ("JOB_END", "2026-11-20T13:30:00Z", None, "FINISHED"),
-        ],
-        "team-nlp/jobset-bert-finetune-8d41e": [
-            ("TASK_SCHEDULE", "2026-11-20T10:00:05.250000Z", 0, 16),
-            ("TASK_EVICT", "2026-11-20T11:00:00Z", 0, None),
-            ("TASK_SCHEDULE", "2026-11-20T12:30:00Z", 0, 16),
-            ("JOB_END", "2026-11-20T14:00:00Z", None, "FINISHED"),
-        ],
-        "team-safety/jobset-urgent-eval-c07b2": [
-            ("TASK_SCHEDULE", "2026-11-20T11:00:45Z", 0, 16),
-            ("JOB_END", "2026-11-20T12:29:30Z", None, "FINISHED"),
-        ],
-        "team-lm/jobset-mixtral-moe-41d9a": [
-            ("TASK_SCHEDULE", "2026-11-19T22:05:00.500000Z", 0, 32),
-            ("TASK_LOST", "2026-11-20T01:17:30.250000Z", 0, None),
-            ("TASK_SCHEDULE", "2026-11-20T01:40:00Z", 0, 32),
-            ("JOB_END", "2026-11-20T05:00:00Z", None, "FINISHED"),
-        ],
-        "team-nlp/jobset-gemma-sft-9e3f0": [
-            ("TASK_SCHEDULE", "2026-11-20T06:00:00Z", 1, 32),
-            ("JOB_END", "2026-11-20T10:00:00Z", None, "FINISHED"),
-        ],
-        "team-rec/job-sweep-shard-1a2b3": [
-            ("TASK_SCHEDULE", "2026-11-20T09:00:00Z", 0, 32),
-            ("JOB_END", "2026-11-20T12:40:00Z", None, "FINISHED"),
-        ],
-        "team-rec/job-grid-search-77c4e": [("JOB_END", "2026-11-20T15:00:00Z", None, "CANCELLED")],
-        "team-vision/jobset-vit-pretrain-2b6d8": [("TASK_SCHEDULE", "2026-11-20T14:00:03Z", 0, 8)],
-    }
+    mixtral_pods = ["01:40:19", "01:40:22", "01:40:25", "01:40:31", "01:40:37", "01:40:44"]
+    assert rest["team-lm/jobset-mixtral-moe-41d9a"] == [
+        ("TASK_SCHEDULE", "2026-11-19T22:05:00.500000Z", 0, 32),
+        ("TASK_LOST", at20("01:17:30.250000"), 0, None),
+        *[("TASK_SCHEDULE", at20(c), n, 4) for n, c in enumerate(mixtral_pods, start=1)],
+        ("TASK_SCHEDULE", at20("01:40:52"), 7, 4),
+        ("TASK_SCHEDULE", at20("01:41:00"), 8, 4),
+        *[("TASK_FINISH", at20("04:59:55"), n, None) for n in range(1, 9)],
+        ("JOB_END", at20("05:00:00"), None, "FINISHED"),
+    ]
+    assert rest["team-vision/jobset-detr-train-6c0d2"] == [
+        ("TASK_SCHEDULE", at20("10:20:18.200000"), 1, 8),
+        ("TASK_SCHEDULE", at20("10:20:22.900000"), 2, 8),
+        ("TASK_SCHEDULE", at20("10:20:30.400000"), 3, 8),
+        *[("TASK_EVICT", at20("10:30:01"), n, None) for n in (1, 2, 3)],
+        ("TASK_SCHEDULE", at20("10:41:19"), 4, 8),
+        ("TASK_SCHEDULE", at20("10:41:23"), 5, 8),
+        ("TASK_SCHEDULE", at20("10:41:27"), 6, 8),
+        ("TASK_SCHEDULE", at20("10:41:41"), 7, 8),
+        *[("TASK_FINISH", at20("11:54:58"), n, None) for n in (4, 5, 6, 7)],
+        ("JOB_END", at20("11:55:00"), None, "FINISHED"),
+    ]
+    first = ["13:00:17.1", "13:00:20.4", "13:00:23.8", "13:00:27.2", "13:00:31.5", "13:00:35.9"]
+    second = ["14:15:26", "14:15:30", "14:15:34", "14:15:38", "14:15:42", "14:15:47"]
+    assert rest["team-lm/jobset-t5-xxl-3e7a9"] == [
+        *[("TASK_SCHEDULE", at20(c + "00000"), n, 8) for n, c in enumerate(first, start=1)],
+        ("TASK_SCHEDULE", at20("13:00:40.300000"), 7, 8),
+        ("TASK_SCHEDULE", at20("13:00:44.900000"), 8, 8),
+        ("TASK_LOST", at20("14:10:03"), 6, None),
+        *[("TASK_EVICT", at20("14:15:06"), n, None) for n in (1, 2, 3, 4, 5, 7, 8)],
+        *[("TASK_SCHEDULE", at20(c), n, 8) for n, c in enumerate(second, start=9)],
+        ("TASK_SCHEDULE", at20("14:15:55"), 15, 8),
+        ("TASK_SCHEDULE", at20("14:19:31"), 16, 8),
+        *[("TASK_FINISH", at20("15:39:57"), n, None) for n in range(9, 17)],
+        ("JOB_END", at20("15:40:00"), None, "FINISHED"),
+    ]
+    assert rest["team-safety/jobset-urgent-eval-c07b2"] == [
+        ("TASK_SCHEDULE", at20("11:00:45"), 0, 16),
+        ("JOB_END", at20("12:29:30"), None, "FINISHED"),
+    ]
+    assert rest["team-rec/job-grid-search-77c4e"] == [
+        ("JOB_END", at20("15:00:00"), None, "CANCELLED")
+    ]
 
 
 @pytest.mark.slow
@@ -296,15 +401,34 @@ def test_one_span_per_attempt(published: tuple[Path, Path, str]) -> None:
     }
 
 
-POD = "event about a Pod: only events about Workloads and their owners are read"
+@pytest.mark.slow
+def test_two_batches_write_what_one_does(published: tuple[Path, Path, str], tmp_path: Path) -> None:
+    """Noon's exports imported at noon, then 16:00's (and the hostile files): the second
+    batch's Workloads carry evictions and restarts whose events were in the first (bert's
+    schedulingStats counts the 11:00 preemption; gemma's JobSet its two restarts), which the
+    import's state under the root supplies. Every record, quarantine row and the import's
+    notes' totals equal those of importing all at once."""
+    root, _, _ = published
+    split = tmp_path / "traces"
+    import_into(split, str(FIXTURES / "day-1200"), "--as-of", "2026-11-20T12:00:00Z")
+    second = import_into(
+        split, str(FIXTURES / "day-1600"), str(FIXTURES / "hostile"), "--as-of", AS_OF
+    )
+    assert "211 records read = 185 converted + 17 quarantined + 9 ignored" in second
+    for source in ("scheduler", "runtime"):
+        assert lines(split, source) == lines(root, source)
+    rows = {
+        folder: sorted(f.read_text() for f in (folder / "quarantine").glob("*.jsonl"))
+        for folder in (root, split)
+    }
+    assert rows[split] == rows[root]
+
+
 NOT_CONVERTED = "its Workload was not converted"
 L4 = "unknown accelerator: cloud.google.com/gke-accelerator=nvidia-l4"
 # Quarantined records per file (relative to FIXTURES) and line, and why.
 QUARANTINED = {
-    ("events.json", 2): POD,
-    ("events.json", 3): POD,
     ("hostile/exporter.jsonl", 1): "malformed JSON",
-    ("hostile/exporter.jsonl", 2): POD,
     ("hostile/exporter.jsonl", 3): "no Workload in the input for this event",
     ("hostile/exporter.jsonl", 4): "not a JSON object",
     ("hostile/exporter.jsonl", 5): "not a Kubernetes object: no kind",
@@ -321,22 +445,30 @@ QUARANTINED = {
     ("hostile/objects.json", 6): "history incomplete: status.schedulingStats counts 2 evictions, "
     "the input shows 0",
     ("hostile/objects.json", 7): "unknown Finished reason: Bogus",
-    ("hostile/objects.json", 8): "no JobSet labels (jobset.sigs.k8s.io/jobset-name, "
-    "jobset.sigs.k8s.io/restart-attempt)",
     ("hostile/objects.json", 9): "unparseable time: metadata.creationTimestamp",
     ("hostile/objects.json", 10): "invalid field: spec.podSets[0].count",
     ("hostile/objects.json", 11): "history incomplete: evicted before any admission the input "
     "shows",
-    ("jobsets.json", 7): "no Workload in the input owns this JobSet",
 }
 
 
 @pytest.mark.slow
 def test_import_counts_and_quarantine(published: tuple[Path, Path, str]) -> None:
-    """100 records: 14 Workload snapshots, 47 events (3 from kubectl, 44 exporter lines), 7
-    JobSets, 7 Jobs, 6 flavors, and the 19 hostile ones (11 objects, 8 lines)."""
+    """478 records: 17 Workload snapshots (7 at noon, 10 at 16:00), 64 pods (26 and 38, one of
+    each not a Workload's: prometheus-0), 348 exporter lines and 4 kubectl events, 9 JobSets
+    (notebook-scratch run without Kueue), 11 Jobs, 6 flavors, and the 19 hostile ones (11
+    objects, 8 lines). Ignored, as about no job: the 2 prometheus pods, 4 pod events (its 2, a
+    logging agent's, a web pod's), 2 node events, notebook-scratch and a Job of no JobSet."""
     root, out, summary = published
-    assert "100 records read = 78 converted + 22 quarantined" in summary
+    assert "478 records read = 451 converted + 17 quarantined + 10 ignored" in summary
+    ignored = summary[summary.index("ignored, ") :].splitlines()[1:]
+    assert [line.split(None, 1) for line in ignored] == [
+        ["4", "Pod events"],
+        ["2", "Node events"],
+        ["2", "Pods"],
+        ["1", "JobSets"],
+        ["1", "Jobs"],
+    ]
     rows = [
         json.loads(line)
         for f in (root / "quarantine").glob("*.jsonl")
@@ -366,19 +498,7 @@ NS, NAME = "team-t", "jobset-t-00001"
 REF = fx.wl_ref(NS, NAME)
 
 
-def a_workload(conditions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
-    """A Workload of 2 pods x 8 H100s (16 GPUs) created at 09:00, owned by JobSet `t`."""
-    return fx.workload(
-        fx.KUEUE_V1,
-        NS,
-        NAME,
-        (*fx.JOBSET_OWNER, "t"),
-        fx.at(20, "09:00:00"),
-        [fx.podset("main", 2, fx.GPU, 8, H100)],
-        conditions,
-        queue="q",
-        **kw,
-    )
+a_workload = fx.small_workload
 
 
 def old_event(reason: str, first: str, last: str | None = None, count: int = 1) -> dict[str, Any]:
@@ -678,3 +798,136 @@ def test_a_workload_created_again_under_one_name(
         ("JOB_SUBMIT", "2026-11-20T09:30:00Z", None, None),
         ("TASK_SCHEDULE", "2026-11-20T10:00:00Z", 0, 16),
     ]
+
+
+def test_deactivation_by_kueue_before_0_10(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kueue 0.6 to 0.9 write a deactivation's Evicted reason as InactiveWorkload (followed by
+    the DeactivationTarget's reason): admitted 09:10, deactivated at 10:30 after too many
+    requeues, so the job ends then, CANCELLED (its end gives its chips back)."""
+    evicted = fx.condition(
+        "Evicted",
+        "True",
+        "InactiveWorkloadRequeuingLimitExceeded",
+        "The workload is deactivated due to exceeding the maximum number of re-queuing retries",
+        fx.at(20, "10:30:00"),
+    )
+    workload = a_workload([*fx.admitted(fx.at(20, "09:10:00"), "q"), evicted], active=False)
+    code, out, _, root = run_import(tmp_path, capsys, {"w.json": fx.kubectl_list([workload])})
+    assert code == 0 and "1 records read = 1 converted + 0 quarantined" in out
+    assert brief(lines(root, "scheduler")[f"{NS}/{NAME}"][1:]) == [
+        ("TASK_SCHEDULE", "2026-11-20T09:10:00Z", 0, 16),
+        ("JOB_END", "2026-11-20T10:30:00Z", None, "CANCELLED"),
+    ]
+
+
+def test_events_whose_counts_or_times_cannot_be_true(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A count below zero, and a last occurrence before the first, are quarantined, not
+    trusted: the Workload is read from its condition (admitted 11:00) and the good event
+    (evicted 10:00 after an admission at 09:10 that only the event knows)."""
+    workload = a_workload(
+        [*fx.admitted(fx.at(20, "11:00:00"), "q"), fx.finished(fx.at(20, "12:00:00"))],
+        evictions=[("Preempted", 1)],
+    )
+    negative = old_event("Admitted", fx.at(20, "08:00:00"), fx.at(20, "11:00:01"), count=-2)
+    reversed_ = old_event("EvictedDueToPreempted", fx.at(20, "10:50:00"), fx.at(20, "10:40:00"))
+    reversed_["count"] = 2
+    events = [
+        negative,
+        reversed_,
+        old_event("Admitted", fx.at(20, "09:10:00")),
+        old_event("EvictedDueToPreempted", fx.at(20, "10:00:00")),
+    ]
+    events[2]["metadata"]["uid"] = fx.uid("admitted once")
+    files = {"w.json": fx.kubectl_list([workload]), "e.json": fx.kubectl_list(events)}
+    code, out, _, root = run_import(tmp_path, capsys, files)
+    assert code == 0 and "5 records read = 3 converted + 2 quarantined" in out
+    assert sorted(quarantined(root)) == [
+        "invalid event: its last occurrence is before its first",
+        "invalid field: count is negative (-2)",
+    ]
+    assert brief(lines(root, "scheduler")[f"{NS}/{NAME}"][1:]) == [
+        ("TASK_SCHEDULE", "2026-11-20T09:10:00Z", 0, 16),
+        ("TASK_EVICT", "2026-11-20T10:00:00Z", 0, None),
+        ("TASK_SCHEDULE", "2026-11-20T11:00:00Z", 0, 16),
+        ("JOB_END", "2026-11-20T12:00:00Z", None, "FINISHED"),
+    ]
+
+
+def named(name: str, conditions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    workload = a_workload(conditions, **kw)
+    workload["metadata"] |= {"name": name, "uid": fx.uid(name)}
+    return workload
+
+
+def test_what_the_import_keeps_and_lets_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three imports into one root, days apart (--keep-days 2).
+    1 (20th, 12:00): `done` finished at 11:00, `running` runs, `doubt` was admitted at 10:00; an
+      event about a Workload of no input (quarantined), one about a pod of none (ignored).
+    2 (23rd, 12:00): `done` again (Kueue keeps finished Workloads), `running` ended on the 22nd,
+      `doubt` now counts 2 evictions that no input shows. `done` ended more than 2 days before
+      the data's end: its records are final, and the import forgets what it read of it, as it
+      does the old event of no Workload (its quarantine row stays) and the ignored pod event.
+      `doubt` is quarantined now, so its files from import 1 are removed.
+    3 (23rd, 13:00): `done` once more: ignored, its files untouched."""
+    done = named(
+        "done", [*fx.admitted(fx.at(20, "10:00:00"), "q"), fx.finished(fx.at(20, "11:00:00"))]
+    )
+    running = named("running", fx.admitted(fx.at(20, "09:30:00"), "q"))
+    doubt = named("doubt", fx.admitted(fx.at(20, "10:00:00"), "q"))
+    ghost = old_event("Admitted", fx.at(20, "11:40:00"))
+    ghost["involvedObject"] |= {"name": "ghost", "uid": fx.uid("ghost")}
+    web = fx.pod_event("web", "site-0", "Started", "Started container main", fx.at(20, "11:30:00"))
+    first = {
+        "w.json": fx.kubectl_list([done, running, doubt]),
+        "e.json": fx.kubectl_list([ghost, web]),
+    }
+    code, out, _, root = run_import(tmp_path / "1", capsys, first, "--as-of", fx.at(20, "12:00:00"))
+    assert code == 0 and "5 records read = 3 converted + 1 quarantined + 1 ignored" in out
+    state = root / ".import" / "kubernetes"
+    written = json.loads((state / "state.json").read_text())["written"]
+    assert written == [f"{NS}/done", f"{NS}/doubt", f"{NS}/running"]
+    kept = sorted(f.name for f in (root / "scheduler").glob("*.jsonl"))
+    ended = named(
+        "running", [*fx.admitted(fx.at(20, "09:30:00"), "q"), fx.finished(fx.at(22, "10:00:00"))]
+    )
+    doubted = named("doubt", fx.admitted(fx.at(20, "10:00:00"), "q"), evictions=[("Preempted", 2)])
+    second = tmp_path / "2"
+    second.mkdir()
+    (second / "w.json").write_text(fx.kubectl_list([done, ended, doubted]))
+    options = ("--out", str(root), "--keep-days", "2")
+    assert (
+        main(["import", "kubernetes", str(second), *options, "--as-of", fx.at(23, "12:00:00")]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "3 records read = 2 converted + 1 quarantined" in out
+    assert sorted(f.name for f in (root / "scheduler").glob("*.jsonl")) == [
+        n for n in kept if "doubt" not in n
+    ]
+    records = pl.read_parquet(state / "records.parquet")
+    assert sorted(json.loads(r)["metadata"]["name"] for r in records["raw"]) == [
+        "doubt", "doubt", "running", "running",
+    ]  # fmt: skip
+    assert pl.read_parquet(state / "sealed.parquet").rows() == [(NS, "done", fx.uid("done"))]
+    incomplete = "history incomplete: status.schedulingStats counts 2 evictions, the input shows 0"
+    assert sorted(quarantined(root)) == [  # doubt's two snapshots, the event of no Workload
+        incomplete,
+        incomplete,
+        "no Workload in the input for this event",
+    ]
+    before = {f.name: f.read_text() for f in (root / "scheduler").glob("*.jsonl")}
+    third = tmp_path / "3"
+    third.mkdir()
+    (third / "w.json").write_text(fx.kubectl_list([done]))
+    assert (
+        main(["import", "kubernetes", str(third), *options, "--as-of", fx.at(23, "13:00:00")]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "1 records read = 0 converted + 0 quarantined + 1 ignored" in out
+    assert "records of Workloads an earlier import settled" in out
+    assert {f.name: f.read_text() for f in (root / "scheduler").glob("*.jsonl")} == before

@@ -90,6 +90,8 @@ def usable_jobs(zone: str) -> list[dict[str, Any]]:
                 "status": job["status"],
                 "submitted": job["submitted_time"],
                 "attempts": attempts,
+                "team": job["vc"],
+                "owner": job["user"],
             }
         )
     # The slice's first job is the hand-made file's first job, read second: a duplicate.
@@ -104,6 +106,8 @@ def usable_jobs(zone: str) -> list[dict[str, Any]]:
                 "status": "Pass",
                 "submitted": job["submitted_time"],
                 "attempts": attempts,
+                "team": None,  # the cleaned shape names no virtual cluster and no user
+                "owner": None,
             }
         )
     for job in jobs:
@@ -195,6 +199,44 @@ def test_goodput_per_job_day_matches_an_independent_calculation(
 
 
 @pytest.mark.slow
+def test_team_and_owner_add_up_to_the_trace(published: tuple[Path, Path, str]) -> None:
+    """Per team (`vc`) and owner (`user`; none in the cleaned shape, and no queue in either):
+    wanted and all-allocated chip-seconds summed from the trace equal the published sums."""
+    _, out, _ = published
+    named = {j["id"]: (j["team"], None, j["owner"]) for j in usable_jobs(ZONE)}
+    sums: dict[tuple[Any, ...], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for (job, _), want in expected_job_days(ZONE).items():
+        sums[named[job]][0] += want["wanted"]
+        sums[named[job]][1] += want["allocated"]
+    with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as db:
+        rows = db.sql(
+            "select team, queue, owner, sum(wanted_chip_s), sum(all_allocated_chip_s) "
+            "from job_day_goodput where metric_version = 'v1' group by all"
+        ).fetchall()
+    assert set(sums) == {("ee9e8c", None, "ce2f4c"), (None, None, None)}
+    assert {r[:3]: [r[3], r[4]] for r in rows} == sums
+
+
+def test_each_job_has_its_own_vc_and_user(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fixture's jobs share one vc and user: three of them given others (and none)."""
+    jobs = json.loads(ORIGINAL.read_text())[:3]
+    for job, vc, user in zip(jobs, ("vc-a", "vc-b", ""), ("u1", "u2", None), strict=True):
+        job["vc"], job["user"] = vc, user
+    src = tmp_path / "cluster_job_log"
+    src.write_text(json.dumps(jobs))
+    assert import_(capsys, src, "--out", tmp_path / "root", "--timezone", ZONE)[0] == 0
+    submits = [e for e in scheduler_lines(tmp_path / "root") if e["type"] == "JOB_SUBMIT"]
+    named = {e["job_id"]: (e.get("team"), e.get("owner"), e.get("queue")) for e in submits}
+    assert named == {
+        jobs[0]["jobid"]: ("vc-a", "u1", None),
+        jobs[1]["jobid"]: ("vc-b", "u2", None),
+        jobs[2]["jobid"]: (None, None, None),  # an empty vc, a null user: none named
+    }
+
+
+@pytest.mark.slow
 def test_goodput_of_two_jobs_by_hand(published: tuple[Path, Path, str]) -> None:
     """Two hand-made jobs, worked out by hand (times PDT, UTC-7, all on 2017-10-14 / -12 UTC).
 
@@ -283,6 +325,7 @@ def test_events_of_one_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
             "workload_class": "training",
             "framework": "other",
             "owner": "ce2f4c",
+            "team": "ee9e8c",  # its vc; the trace has no queue
         },
         {
             "type": "TASK_SCHEDULE",

@@ -13,6 +13,7 @@ the job completed or has not ended. Chip-seconds are seconds x the GPUs of ReqTR
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -23,11 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 import pytest
 
+from mpg.adapters import arguments, slurm
 from mpg.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "adapters" / "slurm"
+HET = FIXTURES / "het"  # another cluster (two nodes): heterogeneous jobs
+HET_AS_OF = "2026-11-27T12:14:17Z"  # when its sacct ran (the script's log)
 FINAL = FIXTURES / "sacct.txt"
 MIDWAY = FIXTURES / "sacct-midway.txt"
 STEPS = FIXTURES / "sacct-steps.txt"
@@ -134,21 +139,22 @@ def test_named_timelines(final_root: tuple[Path, str, str]) -> None:
     # Still running when sacct ran: no release, its span ends at the input's latest time.
     assert timeline(root, "28") == [("JOB_SUBMIT", "21:04:11", 4), ("TASK_SCHEDULE", "21:04:11", 4)]
     assert spans(root, "28") == [(0, "21:04:11", "21:04:12")]
-    # Pending: the array row 32_[1-3] is three jobs; 30+1 is a heterogeneous job's GPU component.
-    for job in ("29", "30+1", "32_1", "32_2", "32_3"):
+    # Pending: the array row 32_[1-3] is three jobs; 30 is a heterogeneous job, 30+0 its CPU
+    # component (nothing of it is written), 30+1 its GPU one.
+    for job in ("29", "30", "32_1", "32_2", "32_3"):
         assert timeline(root, job) == [("JOB_SUBMIT", "21:04:12", 1)]
 
 
 def test_jobs_gpus_and_quarantine(final_root: tuple[Path, str, str]) -> None:
     root, summary, err = final_root
     assert summary.splitlines()[0] == (
-        "mpg import slurm: 35 records read = 33 converted + 2 quarantined"
+        "mpg import slurm: 35 records read = 34 converted + 1 quarantined"
     )
     submits = {e["job_id"]: e for e in lines(root, "scheduler") if e["type"] == "JOB_SUBMIT"}
     assert sorted(submits) == sorted(
         [str(j) for j in (1, 3, 4, 5, 9, 10, 11, 16, 17, 18, 20, 21, 22, 23)]
         + [str(j) for j in range(24, 30)]
-        + ["30+1"]
+        + ["30"]
         + [f"2_{t}" for t in range(8)]
         + [f"32_{t}" for t in (1, 2, 3)]
     )
@@ -161,12 +167,17 @@ def test_jobs_gpus_and_quarantine(final_root: tuple[Path, str, str]) -> None:
     )
     assert {e["workload_class"] for e in submits.values()} == {"training"}
     assert {(e["framework"], e["owner"]) for e in submits.values()} == {("other", "root")}
+    # Partition is the queue; this file has no Account column: no team.
+    queues = {j: e["queue"] for j, e in submits.items() if "team" not in e}
+    assert queues == {j: "high" if j in ("4", "9") else "low" for j in submits}
     quarantined = [json.loads(line) for f in (root / "quarantine").glob("*") for line in f.open()]
     assert sorted((q["line"], q["reason"], q["raw"].split("|")[0]) for q in quarantined) == [
         (22, "no GPU: no gres/gpu in ReqTRES or AllocTRES", "19"),
-        (34, "no GPU: no gres/gpu in ReqTRES or AllocTRES", "30+0"),
     ]
-    assert err == ""
+    assert err == (
+        "mpg import slurm: 1 CPU-only components of heterogeneous jobs are parts of their jobs: "
+        "nothing written for them (their jobs are all-allocated while the GPU ones hold GPUs)\n"
+    )
 
 
 def test_files_read_together_merge_incarnations(
@@ -186,7 +197,7 @@ def test_files_read_together_merge_incarnations(
     code, out, _ = import_(capsys, MIDWAY, FINAL, "--out", both, *GPU_TYPES)
     assert (code, out.splitlines()[0]) == (
         0,
-        "mpg import slurm: 44 records read = 42 converted + 2 quarantined",
+        "mpg import slurm: 44 records read = 43 converted + 1 quarantined",
     )
     assert [len(list((both / s).glob("*"))) for s in ("scheduler", "runtime")] == [1, 1]
     code, _, err = import_(capsys, STEPS, "--out", tmp_path / "steps", *GPU_TYPES)
@@ -220,8 +231,10 @@ def by_day(start: datetime, end: datetime, chips: int) -> dict[date, float]:
     return out
 
 
-def sacct_jobs(path: Path) -> dict[str, list[dict[str, str]]]:
-    """The rows of each job (steps left out, pending array tasks spread), in Submit order."""
+def sacct_jobs(path: Path) -> dict[str, dict[int, list[dict[str, str]]]]:
+    """Each job's components (a heterogeneous job `123`'s are `123+0`, `123+1`, ...; any other
+    job is its own component 0) and their rows, in Submit order: steps left out, pending array
+    tasks spread."""
     text = path.read_text().splitlines()
     header = text[0].split("|")
     rows = [dict(zip(header, line.split("|"), strict=True)) for line in text[1:]]
@@ -242,56 +255,117 @@ def sacct_jobs(path: Path) -> dict[str, list[dict[str, str]]]:
     for job, row in listed:
         if job not in own:
             jobs[job].append(row)
-    return {j: sorted(r, key=lambda row: row["Submit"]) for j, r in jobs.items()}
+    gangs: dict[str, dict[int, list[dict[str, str]]]] = defaultdict(dict)
+    for job, found in jobs.items():
+        gang, _, component = job.partition("+")
+        gangs[gang][int(component or 0)] = sorted(found, key=lambda row: row["Submit"])
+    return gangs
 
 
-def expected_job_days(path: Path) -> dict[tuple[str, date], tuple[float, float, float]]:
-    jobs = {j: rows for j, rows in sacct_jobs(path).items() if gpus(rows[0]["ReqTRES"])}
+Interval = tuple[datetime, datetime]
+
+
+def overlap(a: list[Interval], b: list[Interval]) -> list[Interval]:
+    """The instants in both lists of intervals."""
+    return [(max(s, t), min(e, f)) for s, e in a for t, f in b if max(s, t) < min(e, f)]
+
+
+def expected_job_days(
+    path: Path, as_of: str | None = None
+) -> dict[tuple[str, date], tuple[float, float, float]]:
+    """Per job and day: wanted, all-allocated and productive chip-seconds. A job wants GPUs
+    from its first Eligible (or allocation) to its last End once every component has ended, else
+    to the end of the data (when sacct ran, `as_of`, or the file's latest time); it is
+    all-allocated while each component that asks for GPUs holds them; its last attempt (the
+    last incarnation its components were allocated in) keeps its progress unless its leader
+    (`+0`, else the job itself) ended other than COMPLETED."""
+    jobs = {
+        j: parts
+        for j, parts in sacct_jobs(path).items()
+        if any(gpus(rows[0]["ReqTRES"]) for rows in parts.values())
+    }
     times = [
         t
-        for rows in jobs.values()
+        for parts in jobs.values()
+        for rows in parts.values()
         for r in rows
         for f in ("Submit", "Eligible", "Start", "End")
         if (t := utc(r[f])) is not None
     ]
-    data_end = max(times)
+    data_end = datetime.fromisoformat(as_of) if as_of else max(times)
     out = {}
-    for job, rows in jobs.items():
-        chips = gpus(rows[0]["ReqTRES"])
-        ran = [r for r in rows if r["AllocTRES"] and utc(r["Start"])]
-        last_state = rows[-1]["State"].split(" ")[0]
-        ended = last_state in ENDED
-        starts = [utc(r["Eligible"]) for r in rows] + [utc(r["Start"]) for r in ran]
-        wanted = by_day(
-            min(t for t in starts if t), utc(rows[-1]["End"]) if ended else data_end, chips
-        )
-        held = [(utc(r["Start"]), utc(r["End"]) or data_end, gpus(r["AllocTRES"])) for r in ran]
-        allocated = [by_day(s, e, chips) for s, e, g in held if g >= chips]
-        kept = held and (not ended or last_state == "COMPLETED") and held[-1][2] >= chips
-        productive = by_day(held[-1][0], held[-1][1], chips) if kept else {}
+    for job, parts in jobs.items():
+        asks = {c: gpus(rows[0]["ReqTRES"]) for c, rows in parts.items()}
+        chips = sum(asks.values())
+        ran = {
+            c: [r for r in rows if r["AllocTRES"] and utc(r["Start"])] for c, rows in parts.items()
+        }
+        ended = all(rows[-1]["State"].split(" ")[0] in ENDED for rows in parts.values())
+        eligible = [utc(r["Eligible"]) for rows in parts.values() for r in rows]
+        starts = [utc(r["Start"]) for rows in ran.values() for r in rows]
+        end = max(utc(rows[-1]["End"]) for rows in parts.values()) if ended else data_end
+        wanted = by_day(min(t for t in eligible + starts if t), end, chips)
+        allocated = [(min(starts, default=end), end)]
+        for c, rows in ran.items():
+            if asks[c]:  # a CPU component holds no GPU: it is all-allocated whatever it does
+                held = [
+                    (utc(r["Start"]), utc(r["End"]) or data_end)
+                    for r in rows
+                    if gpus(r["AllocTRES"]) >= asks[c]
+                ]
+                allocated = overlap(allocated, held)
+        attempts = max((len(rows) for rows in ran.values()), default=0)
+        leader = parts[0][-1]["State"].split(" ")[0]
+        productive = []
+        if attempts and (not ended or leader == "COMPLETED"):
+            last = [rows[-1] for rows in ran.values() if len(rows) == attempts]
+            window = (
+                min(utc(r["Start"]) for r in last),
+                max(utc(r["End"]) or data_end for r in last),
+            )
+            productive = overlap(allocated, [window])
         for day, w in wanted.items():
             out[job, day] = (
                 w,
-                sum(a.get(day, 0.0) for a in allocated),
-                productive.get(day, 0.0),
+                sum(by_day(s, e, chips).get(day, 0.0) for s, e in allocated),
+                sum(by_day(s, e, chips).get(day, 0.0) for s, e in productive),
             )
+    return out
+
+
+def import_and_run(tmp: Path, *import_args: str | Path) -> Path:
+    """`mpg import slurm` into tmp/traces, then `mpg run`: the output folder."""
+    root, out = tmp / "traces", tmp / "out"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["import", "slurm", *map(str, import_args), "--out", str(root)]) == 0
+        assert main(["run", "--traces", str(root), "--out", str(out)]) == 0
     return out
 
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixtures' folder imported (the final, mid-way and steps outputs, whose rows are
-    merged), then `mpg run` over it."""
-    tmp = tmp_path_factory.mktemp("slurm-run")
-    root, out = tmp / "traces", tmp / "out"
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["import", "slurm", str(FIXTURES), "--out", str(root), *GPU_TYPES]) == 0
-        assert main(["run", "--traces", str(root), "--out", str(out)]) == 0
-    return out
+    """The fixtures' outputs imported together (the final, mid-way and steps outputs, whose
+    rows are merged), then `mpg run` over them."""
+    return import_and_run(tmp_path_factory.mktemp("slurm-run"), FINAL, MIDWAY, STEPS, *GPU_TYPES)
+
+
+@pytest.fixture(scope="module")
+def het_published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The heterogeneous jobs' cluster (het/: its outputs with and without steps), imported as
+    of when its sacct ran, then `mpg run`."""
+    tmp = tmp_path_factory.mktemp("slurm-het")
+    return import_and_run(tmp, HET, "--as-of", HET_AS_OF, *GPU_TYPES)
 
 
 @pytest.mark.slow
-def test_goodput_per_job_day_matches_an_independent_calculation(published: Path) -> None:
+@pytest.mark.parametrize(
+    ("folder", "sacct", "as_of"),
+    [("published", FINAL, None), ("het_published", HET / "sacct.txt", HET_AS_OF)],
+)
+def test_goodput_per_job_day_matches_an_independent_calculation(
+    request: pytest.FixtureRequest, folder: str, sacct: Path, as_of: str | None
+) -> None:
+    published = request.getfixturevalue(folder)
     with duckdb.connect(str(published / "mpg.duckdb"), read_only=True) as db:
         rows = db.sql(
             "select job_id, day, wanted_chip_s, all_allocated_chip_s, productive_chip_s, sg, rg, "
@@ -301,7 +375,7 @@ def test_goodput_per_job_day_matches_an_independent_calculation(published: Path)
         imported = (published.parent / "traces" / "quarantine").glob("*.jsonl")
         quarantined = sum(len(f.read_text().splitlines()) for f in imported)
         assert db.sql(counts).fetchall() == ([(True, quarantined)] if quarantined else [])
-    expected = expected_job_days(FINAL)
+    expected = expected_job_days(sacct, as_of)
     assert {(r[0], r[1]) for r in rows} == set(expected)
     for job_id, day, wanted, allocated, productive, sg, rg, pg in rows:
         want = expected[job_id, day]
@@ -329,6 +403,190 @@ def test_goodput_of_jobs_by_hand(published: Path) -> None:
         ("26", 2, 178.0, 38.0, 30.0, pytest.approx(19 / 89, rel=1e-12), pytest.approx(15 / 19)),
         ("3", 2, 62.0, 40.0, 30.0, pytest.approx(20 / 31, rel=1e-12), 0.75),
         ("4", 1, 89.0, 89.0, 0.0, 1.0, 0.0),
+    ]
+
+
+def gang_timeline(root: Path, job_id: str) -> list[tuple[Any, ...]]:
+    """`timeline`, each task event with its task (a heterogeneous job's component)."""
+    events = [e for e in lines(root, "scheduler") if e["job_id"] == job_id]
+    order = {"JOB_SUBMIT": 0, "JOB_END": 3}
+    events.sort(key=lambda e: (e["ts"], order.get(e["type"], 1), e.get("task_index", -1)))
+    return [
+        (e["type"], e["ts"][11:19], e.get("task_index"), e.get("chips", e.get("state")))
+        if e["type"] != "JOB_SUBMIT"
+        else (e["type"], e["ts"][11:19], None, e["chips_requested"])
+        for e in events
+    ]
+
+
+@pytest.mark.slow
+def test_heterogeneous_jobs_are_one_gang_by_hand(het_published: Path) -> None:
+    """het/sacct.txt read by hand (README there). Job 3: components 3+0 (1 h100) and 3+1 (2 h100)
+    start at 12:10:51 (eligible 12:10:50); 3+1 is cancelled at 12:10:54, the leader runs on to
+    12:11:03: 3 chips want 13 s, all-allocated 3 s (SG 3/13), the leader completed (RG 1). Job 8
+    runs 3 s, is requeued whole at 12:11:19 and runs again 12:14:07-12:14:13 after waiting for
+    the backfill scheduler: SG 9/178, RG 6/9. Job 12's CPU component is no task: its 2 h100
+    want 6 s and hold 4 (SG 4/6). Job 10 fails after 3 s of 4 (RG 0). Job 14 runs when sacct
+    runs (12:14:17): from 12:14:13, allocated from 12:14:14."""
+    root = het_published.parent / "traces"
+    assert gang_timeline(root, "3") == [
+        ("JOB_SUBMIT", "12:10:50", None, 3),
+        ("TASK_SCHEDULE", "12:10:51", 0, 1),
+        ("TASK_SCHEDULE", "12:10:51", 1, 2),
+        ("TASK_EVICT", "12:10:54", 1, None),
+        ("TASK_FINISH", "12:11:03", 0, None),
+        ("JOB_END", "12:11:03", None, "FINISHED"),
+    ]
+    assert gang_timeline(root, "8") == [
+        ("JOB_SUBMIT", "12:11:15", None, 3),
+        ("TASK_SCHEDULE", "12:11:16", 0, 1),
+        ("TASK_SCHEDULE", "12:11:16", 1, 2),
+        ("TASK_EVICT", "12:11:19", 0, None),
+        ("TASK_EVICT", "12:11:19", 1, None),
+        ("TASK_SCHEDULE", "12:14:07", 0, 1),
+        ("TASK_SCHEDULE", "12:14:07", 1, 2),
+        ("TASK_FINISH", "12:14:13", 0, None),
+        ("TASK_FINISH", "12:14:13", 1, None),
+        ("JOB_END", "12:14:13", None, "FINISHED"),
+    ]
+    assert spans(root, "8") == [(0, "12:11:16", "12:11:19"), (1, "12:14:07", "12:14:13")]
+    assert gang_timeline(root, "12") == [
+        ("JOB_SUBMIT", "12:11:19", None, 2),
+        ("TASK_SCHEDULE", "12:11:21", 1, 2),
+        ("TASK_FINISH", "12:11:25", 1, None),
+        ("JOB_END", "12:11:25", None, "FINISHED"),
+    ]
+    assert spans(root, "14") == [(0, "12:14:14", "12:14:17")]  # running: to --as-of
+    assert gang_timeline(root, "16") == [("JOB_SUBMIT", "12:14:14", None, 8)]
+    with duckdb.connect(str(het_published / "mpg.duckdb"), read_only=True) as db:
+        rows = db.sql(
+            "select job_id, wanted_chip_s, all_allocated_chip_s, productive_chip_s, sg, rg "
+            "from job_day_goodput where job_id in ('3', '8', '10', '12', '14') order by job_id"
+        ).fetchall()
+    assert rows == [
+        ("10", 8.0, 6.0, 0.0, 0.75, 0.0),
+        ("12", 12.0, 8.0, 8.0, pytest.approx(4 / 6, rel=1e-12), 1.0),
+        ("14", 8.0, 6.0, 6.0, 0.75, 1.0),
+        ("3", 39.0, 9.0, 9.0, pytest.approx(3 / 13, rel=1e-12), 1.0),
+        ("8", 534.0, 27.0, 18.0, pytest.approx(9 / 178, rel=1e-12), pytest.approx(6 / 9)),
+    ]
+
+
+@pytest.mark.slow
+def test_team_queue_and_owner_add_up_to_the_sacct_rows(het_published: Path) -> None:
+    """Per team (Account of a job's first component with GPUs), queue (its Partition) and owner
+    (User): wanted and all-allocated chip-seconds summed from the rows by hand equal the
+    published job-days' sums, and add up to the fleet's."""
+    jobs = sacct_jobs(HET / "sacct.txt")
+    expected = expected_job_days(HET / "sacct.txt", HET_AS_OF)
+    by: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for (job, _), (wanted, allocated, _) in expected.items():
+        first = next(rows[-1] for _, rows in sorted(jobs[job].items()) if gpus(rows[0]["ReqTRES"]))
+        key = (first["Account"], first["Partition"], first["User"])
+        by[key][0] += wanted
+        by[key][1] += allocated
+    assert sorted(by) == [("physics", "gpu", "root"), ("vision", "gpu", "root")]
+    with duckdb.connect(str(het_published / "mpg.duckdb"), read_only=True) as db:
+        published = db.sql(
+            "select team, queue, owner, sum(wanted_chip_s), sum(all_allocated_chip_s) "
+            "from job_day_goodput group by all order by all"
+        ).fetchall()
+        fleet = db.sql("select sum(wanted_chip_s) from job_day_goodput").fetchall()
+    assert published == [(*key, *by[key]) for key in sorted(by)]
+    assert fleet == [(sum(w for w, _ in by.values()),)]
+
+
+def test_as_of_before_the_input_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = import_(
+        capsys, HET, "--out", tmp_path / "root", "--as-of", "2026-11-27T12:14:13Z"
+    )
+    assert (code, err) == (
+        2,
+        "mpg: error: --as-of 2026-11-27T12:14:13+00:00 is before the input's latest time "
+        "2026-11-27T12:14:14+00:00\n",
+    )
+    code, _, err = import_(capsys, HET, "--out", tmp_path / "root", "--as-of", "2026-11-27T12:15")
+    assert (code, err) == (
+        2,
+        "mpg: error: argument --as-of: '2026-11-27T12:15' needs an offset or Z (e.g. "
+        "2026-11-27T12:15:00Z) (see mpg import slurm --help)\n",
+    )
+
+
+GANG_HEADER = "JobID|Account|Partition|User|Submit|Eligible|Start|End|State|AllocTRES"
+
+
+def gang_row(
+    job: str, account: str, partition: str, times: tuple[int | str, ...], state: str, tres: str
+) -> str:
+    texts = [at(t) if isinstance(t, int) else t for t in times]
+    return "|".join([job, account, partition, "ana", *texts, state, tres])
+
+
+def test_heterogeneous_jobs_converted_without_the_cli(tmp_path: Path) -> None:
+    """`convert` on rows written by hand: a heterogeneous job is one job whose components are
+    its tasks (a CPU one is none), its team and queue those of its first GPU component; it is
+    open while a component runs, and ends with its last component, as its leader did."""
+    parser = argparse.ArgumentParser()
+    arguments.slurm(parser)
+    args = parser.parse_args(["--gpu-type", "a100=gpu-a100", "--gpu-type", "h100=gpu-h100"])
+    src = tmp_path / "sacct.txt"
+    src.write_text(
+        "\n".join(
+            [
+                GANG_HEADER,
+                gang_row("200+0", "data", "cpu", (0, 0, 10, 60), "COMPLETED", "cpu=4"),
+                gang_row("200+1", "physics", "gpu", (0, 0, 10, 60), "COMPLETED", A100),
+                gang_row("200+2", "vision", "gpu2", (0, 0, 10, 50), "CANCELLED by 0", H100),
+                gang_row("201+0", "", "gpu", (0, 1, 10, 40), "COMPLETED", A100),
+                gang_row("201+1", "", "gpu", (0, 1, 10, "Unknown"), "RUNNING", A100),
+                gang_row("202+0", "ml", "gpu", (0, 0, 10, 30), "FAILED", A100),
+                gang_row("202+1", "ml", "gpu", (0, 0, 10, 45), "COMPLETED", A100),
+                gang_row("203", "ml", "", (0, 0, 10, 45), "COMPLETED", A100),
+            ]
+        )
+    )
+    conversion = slurm.convert([src], args)
+    assert (conversion.read, conversion.converted) == (8, 8)
+    (batch,) = conversion.batches
+    events = batch.scheduler.with_columns(pl.col("ts").dt.strftime("%H:%M")).sort(
+        "job_id", "ts", "type", "task_index"
+    )
+    submits = events.filter(pl.col("type") == "JOB_SUBMIT").select(
+        "job_id", "ts", "chips_requested", "chip_generation", "owner", "team", "queue"
+    )
+    assert submits.rows() == [
+        ("200", "00:00", 6, "gpu-unknown", "ana", "physics", "gpu"),  # a100 and h100
+        ("201", "00:01", 4, "gpu-a100", "ana", None, "gpu"),  # no Account named
+        ("202", "00:00", 4, "gpu-a100", "ana", "ml", "gpu"),
+        ("203", "00:00", 2, "gpu-a100", "ana", "ml", None),  # no Partition named
+    ]
+    others = events.filter(pl.col("type") != "JOB_SUBMIT").select(
+        "job_id", "type", "ts", "task_index", "chips", "state"
+    )
+    assert others.filter(pl.col("job_id") != "203").rows() == [
+        ("200", "TASK_SCHEDULE", "00:10", 1, 2, None),
+        ("200", "TASK_SCHEDULE", "00:10", 2, 4, None),
+        ("200", "TASK_EVICT", "00:50", 2, None, None),
+        ("200", "JOB_END", "01:00", None, None, "FINISHED"),  # its leader completed
+        ("200", "TASK_FINISH", "01:00", 1, None, None),
+        ("201", "TASK_SCHEDULE", "00:10", 0, 2, None),
+        ("201", "TASK_SCHEDULE", "00:10", 1, 2, None),
+        ("201", "TASK_FINISH", "00:40", 0, None, None),  # 201+1 runs on: the job is open
+        ("202", "TASK_SCHEDULE", "00:10", 0, 2, None),
+        ("202", "TASK_SCHEDULE", "00:10", 1, 2, None),
+        ("202", "TASK_FAIL", "00:30", 0, None, None),
+        ("202", "JOB_END", "00:45", None, None, "FAILED"),  # its leader failed
+        ("202", "TASK_FINISH", "00:45", 1, None, None),
+    ]
+    spans = batch.runtime.with_columns(pl.col("start", "end").dt.strftime("%H:%M"))
+    assert spans.sort("job_id").select("job_id", "attempt", "start", "end").rows() == [
+        ("200", 0, "00:10", "01:00"),
+        ("201", 0, "00:10", "01:00"),  # running: to the input's latest time
+        ("202", 0, "00:10", "00:45"),
+        ("203", 0, "00:10", "00:45"),
     ]
 
 
@@ -375,7 +633,7 @@ HANDMADE = [
     row("COMPLETED", "115.batch", ("x", "x", "x", "x"), ""),  # 22: a step
     row("OUT_OF_MEMORY", "116", (0, 5, 10, 60), A100),  # 23
     row("COMPLETED", "117+0", (0, 0, 30, 60), H100),  # 24: a het job's GPU component
-    row("COMPLETED", "117+1", (0, 0, 30, 60), "cpu=4,node=1"),  # 25: and its CPU one
+    row("COMPLETED", "117+1", (0, 0, 30, 60), "cpu=4,node=1"),  # 25: and its CPU one: a part
     row("PREEMPTED", "118", (0, 0, 10, 60), A100),  # 26: preempted and not requeued
     row("REQUEUED", "119", (0, 0, 10, 60), A100),  # 27: requeued, not yet eligible again
     row("CANCELLED by 1000", "120", (0, "Unknown", 5, 5), "", A100),  # 28: never eligible
@@ -384,6 +642,10 @@ HANDMADE = [
     row("COMPLETED", "123", (0, 0, 10, 60), "gres/gpu:v100=1,gres/gpu=1"),  # 31: type not given
     row("PENDING", "124_[1-2]", (0, 0, "Unknown", "Unknown"), "", A100),  # 32: stale for 124_1
     row("COMPLETED", "124_1", (0, 0, 10, 60), A100),  # 33
+    row("COMPLETED", "125+0", (0, 0, 10, 60), A100),  # 34: its job's other component is bad
+    row("COMPLETED", "125+1", (0, 0, "soon", 60), A100),  # 35
+    row("COMPLETED", "126+0", (0, 0, 10, 60), "cpu=4,node=1"),  # 36: a het job without GPUs
+    row("COMPLETED", "126+1", (0, 0, 10, 60), "cpu=2,node=1"),  # 37
 ]
 HANDMADE_QUARANTINE = {
     3: "malformed line: wrong number of fields",
@@ -403,8 +665,11 @@ HANDMADE_QUARANTINE = {
     17: "incarnations overlap",
     18: "incarnation without End followed by another",
     19: "incarnation without End followed by another",
-    25: "no GPU: no gres/gpu in ReqTRES or AllocTRES",
     29: "out of range: more than 1000000 pending array tasks",
+    34: "another row of its job is quarantined",
+    35: "unparseable time: Start",
+    36: "no GPU: no gres/gpu in ReqTRES or AllocTRES",
+    37: "no GPU: no gres/gpu in ReqTRES or AllocTRES",
 }
 
 
@@ -417,7 +682,7 @@ def test_handmade_rows_and_their_quarantine(
     code, out, err = import_(capsys, src, "--out", root, *GPU_TYPES)
     assert (code, out.splitlines()[0]) == (
         0,
-        "mpg import slurm: 30 records read = 11 converted + 19 quarantined",
+        "mpg import slurm: 34 records read = 12 converted + 22 quarantined",
     )
     quarantined = [json.loads(line) for f in (root / "quarantine").glob("*") for line in f.open()]
     assert {q["line"]: q["reason"] for q in quarantined} == HANDMADE_QUARANTINE
@@ -425,6 +690,8 @@ def test_handmade_rows_and_their_quarantine(
     assert err.splitlines() == [
         "mpg import slurm: 1 job step rows (.batch, .extern, .N) are parts of their jobs: "
         "nothing written for them (sacct --allocations leaves them out)",
+        "mpg import slurm: 1 CPU-only components of heterogeneous jobs are parts of their jobs: "
+        "nothing written for them (their jobs are all-allocated while the GPU ones hold GPUs)",
         "mpg import slurm: 1 jobs never became eligible (held, or waiting on a dependency or "
         "--begin): nothing written for them",
         "mpg import slurm: written as gpu-unknown (no --gpu-type): v100 (1 jobs), "
@@ -442,7 +709,7 @@ def test_handmade_rows_and_their_quarantine(
         ("TASK_FAIL", "01:00:00", None),
         ("JOB_END", "01:00:00", "FAILED"),
     ]
-    assert timeline(root, "117+0")[1:] == [
+    assert timeline(root, "117")[1:] == [
         ("TASK_SCHEDULE", "00:30:00", 4),
         ("TASK_FINISH", "01:00:00", None),
         ("JOB_END", "01:00:00", "FINISHED"),
@@ -458,8 +725,8 @@ def test_handmade_rows_and_their_quarantine(
     assert timeline(root, "124_1")[-1] == ("JOB_END", "01:00:00", "FINISHED")
     assert timeline(root, "124_2") == [("JOB_SUBMIT", "00:00:00", 2)]
     submits = {e["job_id"]: e for e in lines(root, "scheduler") if e["type"] == "JOB_SUBMIT"}
-    assert sorted(submits) == ["100", "116", "117+0", "118", "119", "122", "123", "124_1", "124_2"]
-    assert [submits[j]["chip_generation"] for j in ("100", "117+0", "122", "123")] == [
+    assert sorted(submits) == ["100", "116", "117", "118", "119", "122", "123", "124_1", "124_2"]
+    assert [submits[j]["chip_generation"] for j in ("100", "117", "122", "123")] == [
         "gpu-a100",
         "gpu-h100",
         "gpu-unknown",

@@ -84,8 +84,8 @@ def published(bigquery_emulator: Emulator, tmp_path_factory: pytest.TempPathFact
     stdout = publish_tiny(bigquery_emulator, out, "tiny")
     # 5 day tables x 2 days + checkpoint advice's 1 (step_rank_stragglers has no row); rows:
     # 3 job-days + 18 ledger + 23 slices + 0 quarantined + 3 counts + 18 costs + 1 advice
-    # + 3 step-time job-days + 16 cost rates + 115 expectations + 1 run.
-    assert stdout.splitlines()[-1] == "bigquery: 12 tables, 11 day partitions, 201 rows -> " + (
+    # + 3 step-time job-days + 16 cost rates + 118 expectations + 1 run.
+    assert stdout.splitlines()[-1] == "bigquery: 12 tables, 11 day partitions, 204 rows -> " + (
         f"{PROJECT}.tiny"
     )
     return out
@@ -349,9 +349,9 @@ def test_replacing_some_days_replaces_exactly_those(
 
     loaded = publish_bigquery(store, files, dest, {NOV_21}, current_version="v1")
     # Nov 21: 1 job-day, 2 ledger rows, 8 slices, 2 costs, 1 step-time job-day (the advice is on
-    # Nov 20, train-a's last day); whole: 0 quarantined, 3 counts, 16 cost rates, 115
+    # Nov 20, train-a's last day); whole: 0 quarantined, 3 counts, 16 cost rates, 118
     # expectations, 1 run.
-    loaded_rows = 1 + 2 + 8 + 2 + 1 + 0 + 3 + 16 + 115 + 1
+    loaded_rows = 1 + 2 + 8 + 2 + 1 + 0 + 3 + 16 + 118 + 1
     # 7 day-partitioned tables x Nov 21
     assert loaded == BigQueryLoad(f"{PROJECT}.some_days", tables=12, partitions=7, rows=loaded_rows)
     assert _day_rows(bigquery_emulator, "some_days", NOV_20) == before[NOV_20]  # not listed
@@ -384,6 +384,26 @@ def test_a_table_with_other_columns_stops_the_publish(
         "['source', 'file', 'line', 'reason', 'raw', 'job_id']: add the new columns (ALTER TABLE "
         "... ADD COLUMN) or publish to another dataset"
     )
+
+
+def test_a_table_an_older_mpg_made_gains_the_columns_added_since(
+    published: Path, bigquery_emulator: Emulator
+) -> None:
+    """job_day_goodput as published before it had owner, team, queue and allocated_from: the
+    publish adds them at its end and loads its rows with them."""
+    client = bigquery_emulator.client()
+    client.create_dataset(f"{PROJECT}.older_columns")
+    added = ("owner", "team", "queue", "allocated_from")
+    older = [bigquery_field(f) for f in JOB_DAY_GOODPUT if f.name not in added]
+    client.create_table(bigquery.Table(f"{PROJECT}.older_columns.job_day_goodput", schema=older))
+    store, files = snapshot_files(published)
+    publish_bigquery(
+        store, files, target(bigquery_emulator, "older_columns"), None, current_version="v1"
+    )
+    table = client.get_table(f"{PROJECT}.older_columns.job_day_goodput")
+    assert [f.name for f in table.schema] == JOB_DAY_GOODPUT.names
+    rows = bigquery_emulator.query(select_all("job_day_goodput"), "older_columns")
+    assert sorted_rows(rows) == sorted_rows(duckdb_rows(published, select_all("job_day_goodput")))
 
 
 def test_an_unreachable_bigquery_fails_the_run_in_one_line_and_publishes_nothing(

@@ -123,6 +123,45 @@ def test_running_again_publishes_nothing_and_full_replaces_the_tables(tmp_path: 
     assert list((out / ".mpg" / "staging").iterdir()) == []
 
 
+def _age(out: Path, table: str, columns: tuple[str, ...]) -> None:
+    """Make `out` as an older mpg left it: `table` without `columns` in its Iceberg schema, and
+    the snapshot made by other code."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    pointer = json.loads((out / "current.json").read_text())
+    catalog = SqlCatalog("old", uri="sqlite:///:memory:")
+    catalog.create_namespace("mpg")
+    iceberg = catalog.register_table(f"mpg.{table}", f"file://{out / pointer['tables'][table]}")
+    with iceberg.update_schema() as update:
+        for column in columns:
+            update.delete_column(column)
+    metadata = catalog.load_table(f"mpg.{table}").metadata_location.removeprefix(f"file://{out}/")
+    pointer["tables"][table] = metadata
+    pointer["metadata_files"] = sorted([*pointer["metadata_files"], metadata])
+    pointer["key"]["code_version"] = "0.0.1+older"
+    (out / "current.json").write_text(json.dumps(pointer))
+
+
+def test_a_folder_published_before_owner_team_and_queue_gains_them(tmp_path: Path) -> None:
+    """Tables of a folder an older mpg published lack the columns added since: the next run
+    (of other code, so computing everything) adds them to the Iceberg tables and fills them."""
+    from pyiceberg.table import StaticTable
+
+    out, columns = tmp_path / "out", ("owner", "team", "queue", "allocated_from")
+    assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
+    _age(out, "job_day_goodput", columns)
+    again = run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out)
+    assert again.returncode == 0, again.stderr
+    assert "computing everything: mpg changed (0.0.1+older -> " in again.stdout
+    pointer = json.loads((out / "current.json").read_text())
+    iceberg = StaticTable.from_metadata(str(out / pointer["tables"]["job_day_goodput"]))
+    assert [f.name for f in iceberg.schema().fields][-4:] == list(columns)
+    rows = iceberg.scan().to_arrow().select(["job_id", *columns]).to_pylist()
+    # as the JOB_SUBMITs of spec example tiny name them: owners, and no team, queue or source
+    named = {"train-a": "team-lm", "serve-b": "team-chat"}
+    assert {tuple(r.values()) for r in rows} == {(j, o, None, None, None) for j, o in named.items()}
+
+
 def test_empty_source_folders_publish_empty_tables(tmp_path: Path) -> None:
     traces = tmp_path / "traces"
     (traces / "scheduler").mkdir(parents=True)

@@ -23,7 +23,7 @@ import pytest
 from mpg.simulate import simulate
 from mpg.storage import Storage
 from tests.conftest import run_mpg
-from tests.emulators import ObjectStore, free_port, stop
+from tests.emulators import ObjectStore, free_port, stop, wait_for_port
 from tests.snapshots import PER_RUN, current_run, published_state
 
 TWO_WORKERS = ("--direct_running_mode=multi_processing", "--direct_num_workers=2")
@@ -96,24 +96,12 @@ def worker_pool(fake_gcs: ObjectStore) -> Iterator[str]:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
     try:
-        for port in (pool, jobs):
-            _wait_for(port)
+        wait_for_port(pool, workers)
+        wait_for_port(jobs, service)
         yield f"localhost:{jobs} localhost:{pool}"
     finally:
         stop(service)
         stop(workers)
-
-
-def _wait_for(port: int) -> None:
-    import socket
-
-    for _ in range(600):
-        try:
-            socket.create_connection(("localhost", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on port {port}")
 
 
 def test_a_portable_run_with_an_external_worker_pool_publishes_what_a_local_one_does(
@@ -210,3 +198,50 @@ def test_a_second_writer_on_object_storage_is_refused_in_one_line(
         assert line.endswith("wait for that run to finish (or, if it was killed, for its lease "
                              "to expire)")  # fmt: skip
         assert current_run(out)
+
+
+ML_GOODPUT = Path(__file__).parent / "fixtures" / "adapters" / "ml-goodput"
+
+
+def _files(storage: Storage) -> dict[str, bytes]:
+    return {e.path: storage.read_bytes(e.path) for e in storage.list()}
+
+
+@pytest.mark.parametrize("backend", ["gcs_emulator", "moto_s3"])
+def test_simulate_and_import_write_object_storage_as_they_write_a_folder(
+    backend: str, request: pytest.FixtureRequest, fleet: Path, tmp_path: Path
+) -> None:
+    """`mpg simulate` and `mpg import` through mpg.storage: the same bytes on `gs://` and `s3://`
+    as in a folder; an import reads its inputs there too, and names them by their URIs."""
+    store: ObjectStore = request.getfixturevalue(backend)
+    with store.activated():
+        root = store.root(f"writers-{time.time_ns()}")
+        fleet_args = ("simulate", "--seed", "11", "--jobs", "12", "--days", "2", "--out")
+        assert run_mpg(*fleet_args, f"{root}/fleet").returncode == 0
+        assert _files(Storage(f"{root}/fleet")) == _files(Storage(fleet))
+        again = run_mpg(*fleet_args, f"{root}/fleet")
+        assert (again.returncode, again.stderr) == (
+            2,
+            f"mpg: error: {root}/fleet/scheduler already holds trace files; remove them first\n",
+        )
+
+        logs = {p.name: p.read_bytes() for p in sorted(ML_GOODPUT.glob("*.jsonl"))}
+        logs["broken.jsonl"] = b"not json\n"
+        for name, data in logs.items():
+            Storage(f"{root}/logs").write_bytes(f"jobs/{name}", data)
+            (tmp_path / "logs" / "jobs").mkdir(parents=True, exist_ok=True)
+            (tmp_path / "logs" / "jobs" / name).write_bytes(data)
+        options = ("--chips", "4", "--chip-generation", "tpu-v5e")
+        remote = run_mpg("import", "ml-goodput", f"{root}/logs", "--out", f"{root}/t", *options)
+        local = run_mpg(
+            "import", "ml-goodput", tmp_path / "logs", "--out", tmp_path / "t", *options
+        )
+        assert (remote.returncode, local.returncode) == (0, 0), remote.stderr
+        assert remote.stdout.splitlines()[0] == local.stdout.splitlines()[0]
+        written, expected = _files(Storage(f"{root}/t")), _files(Storage(tmp_path / "t"))
+        (quarantine,) = [p for p in written if p.startswith("quarantine/")]
+        assert {p: b for p, b in written.items() if p != quarantine} == {
+            p: b for p, b in expected.items() if not p.startswith("quarantine/")
+        }
+        (row,) = [json.loads(line) for line in written[quarantine].decode().splitlines()]
+        assert row["file"] == f"{root}/logs/jobs/broken.jsonl"

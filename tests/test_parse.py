@@ -94,6 +94,9 @@ UNUSABLE = [
     ("scheduler", _with(SUBMIT, ts=1795143600), "wrong type: ts must be an RFC 3339 string"),
     ("scheduler", _with(SUBMIT, job_id=7), "wrong type: job_id must be a string"),
     ("scheduler", _with(SUBMIT, job_id=""), "out of range: job_id is empty"),
+    ("scheduler", _with(SUBMIT, team=7), "wrong type: team must be a string"),
+    ("scheduler", _with(SUBMIT, owner=1, queue=["q"]), "wrong type: owner must be a string"),
+    ("scheduler", _with(SUBMIT, team="t", queue=["q"]), "wrong type: queue must be a string"),
     (
     "scheduler",
     _with(SUBMIT, chips_requested=0),
@@ -178,6 +181,8 @@ USABLE = [
             "2026-11-20T00:30:00.250000+00:00",
         ),
         ("scheduler", _with(SUBMIT, priority=None, owner=None), "priority", None),
+        ("scheduler", _with(SUBMIT, team="lm", queue=None), "team", "lm"),
+        ("scheduler", _with(SUBMIT, team="lm", queue=""), "queue", ""),
         ("scheduler", _with(SUBMIT, extra_field={"ignored": True}), "chips_requested", 8),
         ("runtime", _with(SPAN, kind="init", step=...), "step", None),
         ("runtime", _with(SPAN, kind="init", step=3), "step", None),
@@ -382,4 +387,51 @@ def test_several_problems_give_the_first_field_then_relations(parser: BlockParse
     assert _verdict(parser, "runtime", _with(SPAN, end=early, step=None)) == ("missing field: step")
     assert _verdict(parser, "runtime", _with(SPAN, end=early, attempt=-1)) == (
         "out of range: attempt must be >= 0"
+    )
+
+
+def test_the_adapters_writer_spells_team_and_queue_as_the_fast_path_reads_them(
+    parser: BlockParser,
+) -> None:
+    """A JOB_SUBMIT an adapter writes (mpg.adapters.canonical) with an owner, a team and a queue
+    is an ordinary line: json.dumps's compact spelling, the spec's fields in the spec's order."""
+    import polars as pl
+
+    from mpg.adapters.canonical import UTC_TIME, json_lines
+
+    named = {"queue": "gpu", "team": "physics", "owner": "ana"}  # any column order
+    frame = pl.DataFrame([{**SUBMIT, "ts": None, **named}]).with_columns(
+        pl.lit("2026-11-20T00:00:00Z").str.to_datetime(time_zone="UTC").cast(UTC_TIME).alias("ts")
+    )
+    (line,) = json_lines("scheduler", frame).to_list()
+    spelled = {**SUBMIT, "owner": "ana", "team": "physics", "queue": "gpu"}
+    assert line == json.dumps(spelled, separators=(",", ":"))
+    fast = parser._run("parse/scheduler_ordinary.sql", "scheduler", split_lines(line.encode(), 1))
+    assert fast.select(["ordinary", "owner", "team", "queue"]).to_pylist() == [
+        {"ordinary": True, "owner": "ana", "team": "physics", "queue": "gpu"}
+    ]
+
+
+def test_allocated_from_as_the_writer_spells_it_is_an_ordinary_line(parser: BlockParser) -> None:
+    """`allocated_from`, the extension the kubernetes import writes (docs/trace-format.md), after
+    the spec's fields: the fast path reads the writer's line whole, and a value that is not a
+    string is quarantined as any optional field's."""
+    import polars as pl
+
+    from mpg.adapters.canonical import UTC_TIME, json_lines
+
+    frame = pl.DataFrame([{**SUBMIT, "ts": None, "allocated_from": "pods", "team": "ns"}])
+    frame = frame.with_columns(
+        pl.lit("2026-11-20T00:00:00Z").str.to_datetime(time_zone="UTC").cast(UTC_TIME).alias("ts")
+    )
+    (line,) = json_lines("scheduler", frame).to_list()
+    assert line == json.dumps(
+        {**SUBMIT, "team": "ns", "allocated_from": "pods"}, separators=(",", ":")
+    )
+    fast = parser._run("parse/scheduler_ordinary.sql", "scheduler", split_lines(line.encode(), 1))
+    assert fast.select(["ordinary", "team", "allocated_from"]).to_pylist() == [
+        {"ordinary": True, "team": "ns", "allocated_from": "pods"}
+    ]
+    assert _verdict(parser, "scheduler", _with(SUBMIT, allocated_from=["pods"])) == (
+        "wrong type: allocated_from must be a string"
     )

@@ -171,7 +171,14 @@ def exported_records(draw: st.DrawFn, source: str) -> dict[str, object]:
         record["chip_generation"] = draw(_names(list(PEAK_FLOPS), "tpu-v9"))
         record["workload_class"] = draw(_names(WORKLOAD_CLASSES, "eval"))
         record["framework"] = draw(_names(FRAMEWORKS, "mxnet"))
-        for name, values in (("priority", SMALL), ("owner", TEXTS), ("topology", TEXTS)):
+        for name, values in (
+            ("priority", SMALL),
+            ("owner", TEXTS),
+            ("team", TEXTS),
+            ("queue", TEXTS),
+            ("topology", TEXTS),
+            ("allocated_from", TEXTS),
+        ):
             _optional(draw, record, name, values)
     if kind.startswith("TASK_") or draw(st.integers(0, 5)) == 0:
         record["task_index"] = draw(SMALL)
@@ -270,7 +277,7 @@ def test_hostile_blocks_parse_identically(
 
 
 SPAN = '{"job_id": "j", "attempt": 0, "kind": "step", "start": "2026-11-20T00:00:00.125Z", "end": "2026-11-20T00:01:00+01:00", "step": 1}'
-SUBMIT = '{"type": "JOB_SUBMIT", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "chips_requested": 8, "chip_generation": "tpu-v5p", "workload_class": "training", "framework": "jax", "priority": 100, "owner": "o", "topology": "4x4"}'
+SUBMIT = '{"type": "JOB_SUBMIT", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "chips_requested": 8, "chip_generation": "tpu-v5p", "workload_class": "training", "framework": "jax", "priority": 100, "owner": "o", "team": "t", "queue": "q", "topology": "4x4"}'
 TASK = '{"type": "TASK_SCHEDULE", "ts": "2026-11-20T00:00:00Z", "job_id": "j", "task_index": 0, "chips": 8}'
 PROFILE = '{"job_id": "j", "ts": "2026-11-20T00:00:00Z", "step": 1, "step_time_s": 40.18, "model_flops": 2.0606344435721037e+17, "hbm_bytes": 2041228256815624.5, "chips": 8, "flops_source": "hlo_optimized"}'
 # Each: a line in the exporters' layout, and near misses made by replacing one piece of it.
@@ -310,6 +317,10 @@ NEAR_MISSES = {
         ('"chips_requested": 8', ['"chips_requested": 1000000000', '"chips_requested": 8.0']),
         ('"priority": 100', ['"priority": -5', '"priority": null', '"priority": "100"']),
         ('"owner": "o"', ['"owner": ""', '"owner": 1', '"owner": "é"', '"owner": null']),
+        ('"team": "t"', ['"team": ""', '"team": 1', '"team": "é"', '"team": null', '"team": []']),
+        ('"queue": "q"', ['"queue": ""', '"queue": 1.5', '"queue": "a\\"b"', '"queue": null']),
+        ('"owner": "o", "team": "t"', ['"team": "t", "owner": "o"', '"owner": "o"']),
+        ('"team": "t", "queue": "q"', ['"queue": "q", "team": "t"', '"queue": "q"']),
         ('"chip_generation": "tpu-v5p"', ['"chip_generation": "tpu-v9"']),
         ('"type": "JOB_SUBMIT"', ['"type": "JOB_END"', '"type": "TASK_EVICT"', '"type": "X"']),
         (

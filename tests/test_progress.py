@@ -80,7 +80,7 @@ def test_plain_import_reports_records_converted(tmp_path: Path) -> None:
     result = run_mpg(*args, env=PLAIN)
     assert result.returncode == 0, result.stderr
     read = sum(len(f.read_bytes().splitlines()) for f in files)
-    assert read == 337
+    assert read == 392
     assert result.stdout.startswith(f"mpg import ml-goodput: {read} records read = {read} conv")
     assert _lines(result.stderr, "import") == [
         ("convert", read, "records"),

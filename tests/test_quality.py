@@ -1,10 +1,12 @@
 """Expectation suites: exact findings on hand-built buckets with planted violations, clean real
-data, merging per-bucket parts, output suites on a real and a doctored staged database."""
+data, merging per-bucket parts, output suites on a real and a doctored staged database; and
+Great Expectations itself finding the same as mpg's engine on frames with planted faults."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 from mpg.catalog import load_catalog
+from mpg.errors import OptionsError
 from mpg.pipelines.io import discover_trace_files, read_line_blocks
 from mpg.quality import (
     OUTPUT_SUITES,
@@ -27,6 +30,9 @@ from mpg.quality import (
     validate_outputs,
 )
 from mpg.quality.declare import Expect
+from mpg.quality.engine import SuiteRunner, engine_named
+from mpg.quality.outputs import output_frames
+from mpg.quality.sources import source_frames, source_suites
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import JobRecords, reconcile_jobs
@@ -438,12 +444,14 @@ from mpg.pipelines.store import OutputStore
 from mpg.quality import BucketValidator, combine_results, render_report, validate_outputs
 
 out = Path(sys.argv[1])
-validator = BucketValidator()
+validator = BucketValidator(engine="great-expectations")
 store = OutputStore(str(out))
 snapshot, _ = read_current(store)
 sources = combine_results(validator(r) for r in segment_records(store, snapshot))
 with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
-    outputs = validate_outputs(con, con.table("record_counts").to_arrow_table())
+    outputs = validate_outputs(
+        con, con.table("record_counts").to_arrow_table(), "great-expectations"
+    )
 render_report(outputs)
 print(json.dumps({
     **seen,
@@ -455,8 +463,9 @@ print(json.dumps({
 
 @pytest.fixture(scope="module")
 def isolated(tiny_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[Path]]:
-    """Validate the tiny run in a child process with HOME, TMPDIR and cwd in empty folders, an
-    audit hook that refuses the network and records every write, and GX analytics asked for."""
+    """Validate the tiny run with Great Expectations in a child process with HOME, TMPDIR and
+    cwd in empty folders, an audit hook that refuses the network and records every write, and GX
+    analytics asked for."""
     home, tmp, cwd = (tmp_path_factory.mktemp(n) for n in ("home", "tmpdir", "cwd"))
     env = {
         **os.environ,
@@ -510,3 +519,69 @@ def test_the_cli_starts_without_beam_or_great_expectations() -> None:
     )
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+# -- Great Expectations, the reference: the same findings as mpg's engine ---------------------
+
+
+def _planted(frame: pa.Table, rng: random.Random, rate: float) -> pa.Table:
+    """`frame` with a share `rate` of its values replaced by hostile ones of the column's type
+    (nulls, NaN, infinities, zero, negatives, empty or unknown strings, another row's instant)
+    and a few rows repeated; every column nullable, as a frame from anywhere could be."""
+    hostile = {
+        "int": [None, -1, 0, 1, 2, 10**12],
+        "float": [None, float("nan"), float("inf"), -float("inf"), -1.0, 0.0, 1.5, 1e-12],
+        "string": [None, "", "bogus", "JOB_END", "JOB_SUBMIT"],
+        "bool": [None, True, False],
+    }
+    columns = {}
+    for field in frame.schema:
+        values, kind = frame.column(field.name).to_pylist(), str(field.type)
+        kind = next((k for k in hostile if kind.startswith(k)), kind)
+        choices = hostile.get(kind, [None, *[v for v in values[:3] if v is not None]])
+        columns[field.name] = pa.array(
+            [rng.choice(choices) if rng.random() < rate else v for v in values], field.type
+        )
+    planted = pa.table(columns, schema=pa.schema([f.with_nullable(True) for f in frame.schema]))
+    repeated = [rng.randrange(frame.num_rows) for _ in range(rng.randrange(4) if frame else 0)]
+    return pa.concat_tables([planted, planted.take(pa.array(repeated, pa.int64()))])
+
+
+@pytest.fixture(scope="module")
+def real_frames(tiny_run: Path) -> dict[str, pa.Table]:
+    """Every target's frame from real data: the sample fleet's sources, the tiny run's outputs."""
+    frames = dict(source_frames(sample_fleet()))
+    with duckdb.connect(str(tiny_run / "mpg.duckdb"), read_only=True) as con:
+        frames |= output_frames(con, con.table("record_counts").to_arrow_table())
+    return frames
+
+
+def test_great_expectations_finds_what_mpg_finds(real_frames: dict[str, pa.Table]) -> None:
+    """Every target of every suite, on its real frame and on copies with faults planted at
+    several rates (and empty), their rows shuffled: the two engines give the same result rows,
+    counts and samples (the first unexpected rows by the target's index) included."""
+    suites = (*source_suites(load_catalog()), *OUTPUT_SUITES)
+    engines = [SuiteRunner(suites, e) for e in ("mpg", "great-expectations")]
+    rng, failures = random.Random(20), 0
+    for trial, rate in enumerate((0.0, 0.01, 0.1, 0.5, 0.5)):
+        for name, frame in real_frames.items():
+            frame = frame.slice(rng.randrange(max(frame.num_rows - 300, 1)), 300)
+            frame = _planted(frame, rng, rate) if rate else frame
+            frame = frame.slice(0, 0) if trial == 4 and name in SOURCES else frame
+            shuffled = list(range(frame.num_rows))
+            rng.shuffle(shuffled)
+            frame = frame.take(pa.array(shuffled, pa.int64()))
+            mine, theirs = (engine.validate(name, frame) for engine in engines)
+            assert mine.to_pylist() == theirs.to_pylist(), (name, rate)
+            failures += mine.num_rows - sum(mine.column("success").to_pylist())
+    assert failures > 100  # the faults were found, not only agreed about
+
+
+def test_the_engine_is_named_or_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MPG_EXPECTATIONS", raising=False)
+    assert engine_named() == "mpg"
+    monkeypatch.setenv("MPG_EXPECTATIONS", "great-expectations")
+    assert engine_named() == "great-expectations"
+    monkeypatch.setenv("MPG_EXPECTATIONS", "pandera")
+    with pytest.raises(OptionsError, match=r"^MPG_EXPECTATIONS=pandera: not one of mpg, great-"):
+        engine_named()

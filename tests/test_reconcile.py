@@ -17,7 +17,7 @@ from mpg.transforms.reconcile import (
     hash_range,
     job_hash_of,
 )
-from tests.timeline import account, end, schedule, span, submit
+from tests.timeline import account, at, end, schedule, span, submit
 
 
 def _reasons(a) -> list[tuple[str, str]]:
@@ -69,6 +69,27 @@ def test_conflicting_lifecycle_events_keep_the_earliest() -> None:
         ("scheduler", CONFLICTING_SUBMIT),
     ]
     assert a.job_day("j")["wanted_chip_s"] == 600
+
+
+def test_job_submits_that_differ_in_team_or_queue_only_conflict() -> None:
+    """Who pays and where it waited are part of a job's request: the earliest JOB_SUBMIT's go
+    onto its job-days; an exact copy is a duplicate."""
+    first = {**submit("j", "00:00", 1), "owner": "ana", "team": "lm", "queue": "batch"}
+    a = account(
+        [
+            first,
+            first,
+            {**first, "ts": at("00:01"), "team": "ads"},
+            {**first, "ts": at("00:02"), "queue": "spot"},
+            {**submit("k", "00:00", 1), "owner": "bo"},
+            end("j", "00:10"),
+            end("k", "00:10"),
+        ]
+    )
+    assert _reasons(a) == [("scheduler", CONFLICTING_SUBMIT)] * 2
+    assert _count(a, "scheduler") == (4, 1, 2)
+    named = {r["job_id"]: (r["owner"], r["team"], r["queue"]) for r in a.job_days}
+    assert named == {"j": ("ana", "lm", "batch"), "k": ("bo", None, None)}
 
 
 def test_job_end_before_submit_is_quarantined_and_the_job_stays_open() -> None:

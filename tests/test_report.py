@@ -237,7 +237,7 @@ def test_worst_jobs_rank_by_dollars_lost_split_by_cause(out: Path, page: str) ->
     # train-00018's program loss (29 383 chip-hours) on the priced gpu-h100 puts it first.
     assert plotted[0]["job_id"] == "train-00018"
     assert plotted[0]["program_loss"] > 29_000
-    assert plotted[0]["owner"] == "team-chat"  # as its JOB_SUBMIT says
+    assert plotted[0]["owner"] == "eli"  # as its JOB_SUBMIT says
     # The hostile job's 12 288 chip-hours are unpriced (tpu-v5p): ranked after the priced jobs,
     # first of its generation's.
     (hostile,) = [v for v in rows if v["job_id"] == HOSTILE_JOB]

@@ -15,6 +15,8 @@ from mpg.pipelines import publish as publish_module
 from mpg.pipelines import run as run_module
 from mpg.pipelines.options import RunOptions
 from mpg.quality import ValidationFailed, validate_bucket
+from mpg.quality.declare import Target
+from mpg.quality.gx import GxTargets
 from mpg.schemas import VALIDATION_RESULTS
 from tests.conftest import SPEC_EXAMPLES, run_mpg
 from tests.snapshots import current_run, published_state
@@ -62,6 +64,27 @@ def test_every_expectation_passes_on_the_sample_and_the_report_says_so(sample_ou
         str(next((sample_out / "tables/validation_results").rglob("*.parquet")))
     )
     assert parquet.select(VALIDATION_RESULTS.names).to_pylist() == results
+
+
+def test_a_run_checked_by_great_expectations_publishes_the_same_results(
+    sample_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`MPG_EXPECTATIONS=great-expectations`: GX itself checks every suite, in the workers and
+    on the staged tables; what it finds is what mpg's engine found."""
+    checked: list[str] = []
+    evaluate = GxTargets.evaluate
+
+    def spy(self: GxTargets, frame: pa.Table, target: Target) -> list:
+        checked.append(target.name)
+        return evaluate(self, frame, target)
+
+    monkeypatch.setattr(GxTargets, "evaluate", spy)  # the run's steps run in this process
+    out = tmp_path / "out"
+    env = {"MPG_EXPECTATIONS": "great-expectations"}
+    assert run_mpg("run", "--traces", SAMPLE, "--out", out, env=env).returncode == 0
+    published = _published_results(out)
+    assert sorted(set(checked)) == sorted(set(published.column("target").to_pylist()))
+    assert published.equals(_published_results(sample_out))
 
 
 def _doctored_views(real):

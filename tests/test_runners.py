@@ -7,10 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import tomllib
 import zipfile
 from collections.abc import Iterator
@@ -48,6 +46,7 @@ from mpg.pipelines.update import build_update
 from mpg.version import code_version
 from tests import emulators
 from tests.conftest import SPEC_EXAMPLES, run_mpg
+from tests.emulators import free_port, wait_for_port
 from tests.snapshots import published_state
 
 ROOT = Path(__file__).parent.parent
@@ -59,6 +58,8 @@ DATAFLOW = (
     "--temp_location=gs://my-bucket/tmp",
 )
 LOOPBACK = ("--runner=PortableRunner", "--environment_type=LOOPBACK")
+# Where Beam caches the job server jars it downloads.
+JARS = Path.home() / ".apache_beam" / "cache" / "jars"
 
 
 @pytest.mark.parametrize(
@@ -85,9 +86,31 @@ def test_the_default_runner_is_added_only_when_none_is_named(
         (("--temp_locaton=/tmp",), "unknown option --temp_locaton (neither mpg run's nor Beam's)"),
         (("--direct_num_workers=two",), "argument --direct_num_workers: invalid int value: 'two'"),
         (
-            ("--runner=DataflowRunner", "--project=my-project"),
-            "Missing GCS path option: temp_location. Missing GCS path option: staging_location. "
-            "Missing required option: region.",
+            ("--runner=PortableRunner",),
+            "--runner=PortableRunner needs --job_endpoint=HOST:PORT, a Flink, Spark or Beam job "
+            "server's (docs/scaling.md)",
+        ),
+        (
+            ("--runner=FlinkRunner", "--flink_job_server_jar=http://127.0.0.1:9/flink.jar"),
+            "--runner=FlinkRunner cannot get its job server: Unable to fetch remote job server "
+            "jar at http://127.0.0.1:9/flink.jar: <urlopen error [Errno 111] Connection refused>. "
+            f"If no Internet access at runtime, stage the jar at {JARS}/flink.jar (or start one "
+            "and pass --runner=PortableRunner --job_endpoint=HOST:PORT: docs/scaling.md)",
+        ),
+        (
+            ("--runner=SparkRunner", "--spark_job_server_jar=/nowhere/spark.jar"),
+            "--runner=SparkRunner cannot get its job server: Unable to parse jar URL "
+            '"/nowhere/spark.jar". If using a full URL, make sure the scheme is specified. If '
+            "using a local file path, make sure the file exists; you may have to first build the "
+            "job server using `./gradlew runners:spark:3:job-server:shadowJar`. (or start one and "
+            "pass --runner=PortableRunner --job_endpoint=HOST:PORT: docs/scaling.md)",
+        ),
+        (
+            ("--runner=PrismRunner", "--prism_location=http://127.0.0.1:9/prism.zip"),
+            "--runner=PrismRunner cannot get its job server: Provided --prism_location URL is "
+            "not an Apache Beam Github Release page URL or download URL: "
+            "http://127.0.0.1:9/prism.zip (or start one and pass --runner=PortableRunner "
+            "--job_endpoint=HOST:PORT: docs/scaling.md)",
         ),
         (("--runner=DaskRunner",), f"--runner=DaskRunner is not supported: {SUPPORTED}"),
         (
@@ -131,11 +154,15 @@ def test_an_unknown_runner_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("google.auth") is not None, reason="Beam's GCP extras are installed"
+    importlib.util.find_spec("google.cloud.dataflow") is not None,
+    reason="Beam's GCP extras are installed",
 )
-def test_dataflow_without_beams_gcp_extras_says_what_to_install() -> None:
+@pytest.mark.parametrize("args", [DATAFLOW, DATAFLOW[:2]], ids=["complete", "no region"])
+def test_dataflow_without_beams_gcp_extras_says_what_to_install(args: tuple[str, ...]) -> None:
+    """Before Beam's validator: with every option given, it asks GCS about the temp bucket
+    (minutes of retries offline), and a missing option is not the first thing to fix."""
     with pytest.raises(OptionsError) as error:
-        checked_options(DATAFLOW)
+        checked_options(args)
     assert str(error.value) == (
         "--runner=DataflowRunner needs Beam's Google Cloud extras: "
         "pip install 'mpg-fleet-goodput[dataflow]'"
@@ -201,7 +228,7 @@ def test_the_wheel_holds_every_module_sql_file_and_the_chip_catalog(
 
 
 # Imports every module of the unpacked wheel, with the source tree off sys.path, and reads its
-# data files; prints where each module came from.
+# data files; prints where each module came from, and packages itself for workers again.
 _IMPORT_FROM_WHEEL = """
 import importlib, json, sys
 from importlib import resources
@@ -211,23 +238,37 @@ files = {m: importlib.import_module(m).__file__ for m in modules}
 from mpg.catalog import load_catalog
 from mpg.sqlfiles import load_sql
 sql = [str(p.relative_to(p.parents[1])) for p in resources.files("mpg.sql").rglob("*.sql")]
-from mpg.pipelines.packaging import PackagingError, source_root
-try:
-    source_root()
-except PackagingError as e:
-    error = str(e)
+from pathlib import Path
+from mpg.pipelines.packaging import package_args, source_root
+from mpg.version import code_version
+wheel = package_args(Path(sys.argv[3]))[0].split("=", 1)[1]
 print(json.dumps({
+    "code_version": code_version(),
     "outside": sorted(m for m, f in files.items() if not f.startswith(sys.argv[1])),
     "generations": len(load_catalog().generations),
     "sql_read": sum(len(load_sql(name)) > 0 for name in sorted(sql)),
-    "error": error,
+    "source_root": source_root(),
+    "wheel": wheel,
 }))
 """
+
+
+def _entries(wheel: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(wheel) as archive:
+        return {n: archive.read(n) for n in archive.namelist() if not n.endswith("/RECORD")}
+
+
+def _record(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/RECORD")]
+        return set(archive.read(name).decode().splitlines())
 
 
 def test_workers_import_everything_from_the_wheel_alone(
     worker_package: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
+    """...and an mpg installed from that wheel (no source tree) ships the same wheel again,
+    reassembled from its installed files: every file's bytes, and a RECORD of the same hashes."""
     _, wheel, _ = worker_package
     unpacked = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:
@@ -238,23 +279,25 @@ def test_workers_import_everything_from_the_wheel_alone(
         if n.endswith(".py")
     )
     result = subprocess.run(
-        [sys.executable, "-c", _IMPORT_FROM_WHEEL, str(unpacked), json.dumps(modules)],
+        [sys.executable, "-c", _IMPORT_FROM_WHEEL, unpacked, json.dumps(modules), tmp_path / "c"],
         capture_output=True,
         text=True,
         check=True,
         cwd=tmp_path,
     )
+    report = json.loads(result.stdout)
+    again = Path(report.pop("wheel"))
     catalog = json.loads((ROOT / "mpg" / "chips.v1.json").read_text())
-    assert json.loads(result.stdout) == {
+    assert report == {
+        "code_version": code_version(),  # the checkout's: the same files, laid out otherwise
         "outside": [],
         "generations": len(catalog["chips"]),
         "sql_read": len([f for f in _source_files() if f.endswith(".sql")]),
-        "error": (
-            f"mpg runs from {unpacked}, not from its source tree, so it cannot package itself "
-            "for remote workers: pass --extra_package=<mpg wheel> or "
-            "--sdk_container_image=<image>"
-        ),
+        "source_root": None,
     }
+    assert again.name == wheel.name
+    assert _entries(tmp_path / again) == _entries(wheel)
+    assert _record(tmp_path / again) == _record(wheel)
 
 
 def test_the_requirements_pin_what_mpg_runs_with_here_without_beam_or_test_tools(
@@ -346,7 +389,7 @@ def test_the_real_pipeline_builds_for_dataflow(
         "DaysToMerge",
         "MergeJobTableDays",
         "WriteTableChanges",
-        "CheckSourceSuites",
+        "CombineSourceResults",
         "WriteSourceResults",
         "QuarantineRefs",
         "RecoverQuarantinedText",
@@ -354,36 +397,17 @@ def test_the_real_pipeline_builds_for_dataflow(
     ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(port: int, service: subprocess.Popen[bytes]) -> None:
-    """Until the job service accepts connections (it starts in a few seconds)."""
-    for _ in range(600):
-        if service.poll() is not None:
-            raise RuntimeError(f"the job service exited with {service.returncode}")
-        try:
-            socket.create_connection(("localhost", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"the job service did not listen on port {port}")
-
-
 @pytest.fixture(scope="module")
 def job_endpoint() -> Iterator[str]:
     """Beam's local job service: the portable Job API that Flink's, Spark's and Dataflow's job
     servers speak, on a free port of localhost, stopped after the module's tests."""
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main"]
     service = subprocess.Popen(
         [*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        _wait_for(port, service)
+        wait_for_port(port, service)
         yield f"localhost:{port}"
     finally:
         service.terminate()

@@ -88,6 +88,8 @@ def _scheduler_key(r: dict[str, Any]) -> tuple[Any, ...]:
             _str(r, "framework", FRAMEWORKS),
             _optional(r, "priority", _int, -(2**63)),
             _optional(r, "owner", _str),
+            _optional(r, "team", _str),
+            _optional(r, "queue", _str),
             _optional(r, "topology", _str),
         )
     if type_ == "JOB_END":

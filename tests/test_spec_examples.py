@@ -9,6 +9,7 @@ does not fit), so each published number must round to the figure written.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from pathlib import Path
 
@@ -107,3 +108,17 @@ def test_example_has_no_quarantine_and_counts_add_up(
         ).fetchall()
     for _, read, accepted, duplicates, quarantined in counts:
         assert (read, duplicates, quarantined) == (accepted, 0, 0)
+
+
+@pytest.mark.parametrize("example", ["tiny", "edges"])
+def test_job_days_carry_the_owner_team_and_queue_their_job_submit_names(
+    published: dict[str, Path], example: str
+) -> None:
+    """The examples name owners of some jobs and no team or queue: NULL where the input has none."""
+    events = (SPEC_EXAMPLES / example / "scheduler" / "events.jsonl").read_text().splitlines()
+    submits = [json.loads(line) for line in events if '"JOB_SUBMIT"' in line]
+    named = {s["job_id"]: tuple(s.get(k) for k in ("owner", "team", "queue")) for s in submits}
+    with duckdb.connect(str(published[example]), read_only=True) as con:
+        rows = con.execute("select job_id, owner, team, queue from job_day_goodput").fetchall()
+    # each job-day of a job says what its JOB_SUBMIT says, and every job has job-days
+    assert set(rows) == {(job, *attributes) for job, attributes in named.items()}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import pickle
 from pathlib import Path
 
 import apache_beam as beam
@@ -19,7 +18,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from mpg.catalog import load_catalog
 from mpg.config import OutputConfig
 from mpg.costs import cost_rates, load_cost_catalog
-from mpg.pipelines.accounting import Accounting, AccountJobs
+from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
@@ -145,22 +144,30 @@ def test_ingest_cuts_records_into_job_buckets_by_hash_range(
     assert rows == 3 + 1 + 3  # every parsed record, the refused line not among them
 
 
-def _records(tmp_path: Path, traces: Path, buckets: int) -> tuple[RecordStore, list]:
-    """A first run's record store and bucket updates for the fixture files."""
+ACCOUNTING = Accounting(CATALOG, ("v1",))
+
+
+def _records(tmp_path: Path, traces: Path, buckets: int) -> tuple[RecordStore, list, list]:
+    """A first run's record store, bucket updates and the day refs of the jobs the updates
+    settled (those that ended), for the fixture files."""
     out = tmp_path / "out"
     refs = _ingest(traces, out, buckets)
     records = RecordStore(OutputStore(str(out)), RUN, buckets, None, frozenset())
     per_bucket: dict[int, list[ParsedRef]] = {}
     for bucket, ref in refs:
         per_bucket.setdefault(bucket, []).append(ref)
-    return records, [update_bucket(records, b, r) for b, r in sorted(per_bucket.items())]
+    settled = [
+        settle_bucket(records, ACCOUNTING, update_bucket(records, b, r))
+        for b, r in sorted(per_bucket.items())
+    ]
+    return records, [u for u, _ in settled], [d for _, days in settled for d in days]
 
 
 @pytest.mark.parametrize("buckets", [1, 3])
 def test_update_bucket_counts_every_record_on_its_job(
     traces: Path, tmp_path: Path, buckets: int
 ) -> None:
-    records, updates = _records(tmp_path, traces, buckets)
+    records, updates, _ = _records(tmp_path, traces, buckets)
     store = records.store
     jobs = pa.concat_tables([store.read_scratch(u.jobs) for u in updates]).to_pylist()
     by_job = {r["job_id"]: r for r in jobs}
@@ -190,17 +197,17 @@ def test_update_bucket_counts_every_record_on_its_job(
 def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_path: Path) -> None:
     # 2 chips for 600 s: step 300 s productive (kept: last attempt of a FINISHED job), init 60 s,
     # idle 240 s; the end of data is the JOB_END at 00:10.
-    records, updates = _records(tmp_path, traces, 2)
+    records, updates, settled = _records(tmp_path, traces, 2)
     store = records.store
-    accounting = Accounting(CATALOG, ("v1",))
     days = DayTables(store, RUN, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
     with pipeline as p:
         end_of_data = p | "End" >> beam.Create([at_us("00:10")])
         accounted = (p | "Updates" >> beam.Create(updates), end_of_data) | AccountJobs(
-            records, accounting, None
+            records, ACCOUNTING, None
         )
         changes = (
-            accounted["days"]
+            (accounted["days"], p | "Settled" >> beam.Create(settled))
+            | beam.Flatten()
             | MergeJobTableDays(days)
             | beam.Map(lambda c: (c.table, c.day.isoformat(), c.rows))
         )
@@ -224,14 +231,15 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
         ("j", "init"): 120.0,
         ("j", "runtime_idle"): 480.0,
     }
-    # accounting read the accepted records the update left: j's three events and two spans
-    accepted = [read_records(store, RUN, u.records) for u in updates]
-    assert sum(r.records for r in accepted) == 5
+    # j ended: its update accounted it (one day's refs), leaving no records to read again
+    assert [day for day, _ in settled] == [DAY]
+    assert sum(read_records(store, RUN, u.records).records for u in updates) == 0
 
 
-def test_bucket_parts_pickle_compactly() -> None:
-    """What a block's parts weigh is about the block's size (a slice of an Arrow table would
-    carry its parent's whole buffers, once per bucket)."""
+def test_bucket_parts_are_stored_compactly(tmp_path: Path) -> None:
+    """A block's parts, one per job bucket, weigh in scratch about what the block's records
+    weigh: each is a slice of one table, and the IPC file holds each slice's rows only, not the
+    whole table once per bucket."""
     spans = [span(f"job-{i}", "step", "00:00", "00:01", step=i) for i in range(2000)]
     parser = BlockParser(CATALOG)
     block = _block("runtime", spans)
@@ -241,8 +249,15 @@ def test_bucket_parts_pickle_compactly() -> None:
     assert sum(t.num_rows for _, t in parts) == 2000
     first = parts[0][1]
     assert job_hash_of(first.column("job_id")).to_pylist() == first.column("job_hash").to_pylist()
-    whole = len(pickle.dumps(parsed.records))
-    assert sum(len(pickle.dumps(t)) for _, t in parts) < 2 * whole
+    low, high = hash_range(parts[0][0], 64)
+    assert all(low <= h < high for h in first.column("job_hash").to_pylist())
+    store = OutputStore(str(tmp_path))
+    whole, cut = (store.scratch(RUN, "parsed", name) for name in ("whole", "cut"))
+    store.write_scratch(whole, [pa.concat_tables([t for _, t in parts])])
+    store.write_scratch(cut, [t for _, t in parts])
+    # 64 record batches of ~30 rows carry their own headers; the whole table 64 times would
+    # weigh 64x.
+    assert store.storage.info(cut).size < 3 * store.storage.info(whole).size
 
 
 def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(

@@ -143,9 +143,11 @@ def build(path: Path, current_version: str = "v1", rates: list[dict] = RATES) ->
         for name, schema in PUBLISHED.items():
             con.execute(create_table_sql(name, schema))
         for (day, job, version), figures in JOB_DAYS.items():
+            values = [day, job, version, *JOBS[job], *figures]  # no owner, team or queue
+            columns = ", ".join(PUBLISHED["job_day_goodput"].names[: len(values)])
             con.execute(
-                "insert into job_day_goodput values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [day, job, version, *JOBS[job], *figures],
+                f"insert into job_day_goodput ({columns}) values ({', '.join('?' * len(values))})",
+                values,
             )
         for (day, job, version), categories in LEDGER.items():
             for category, chip_s in categories.items():

@@ -41,22 +41,33 @@ def utc_day(column: str) -> pl.Expr:
 
 
 def job_windows(scheduler: pl.DataFrame, data_end_us: int) -> pl.DataFrame:
-    """One row per job: its attributes, when it wants chips, and how it ended (if it did)."""
+    """One row per job, in job_id order: `job` (its row number, an integer key that sorts and
+    groups faster than the job_id text), its attributes, when it wants chips, and how it ended
+    (if it did)."""
     submits = scheduler.filter(pl.col("type") == "JOB_SUBMIT").select(
         "job_id",
         "chips_requested",
         "chip_generation",
         "workload_class",
         "framework",
+        "owner",
+        "team",
+        "queue",
+        "allocated_from",
         pl.col("ts").alias("submit_us"),
     )
     ends = scheduler.filter(pl.col("type") == "JOB_END").select(
         "job_id", pl.col("ts").alias("end_us"), pl.col("state").alias("end_state")
     )
-    return submits.join(ends, on="job_id", how="left").with_columns(
-        pl.max_horizontal("submit_us", pl.col("end_us").fill_null(data_end_us)).alias(
-            "wanted_end_us"
+    return (
+        submits.join(ends, on="job_id", how="left")
+        .with_columns(
+            pl.max_horizontal("submit_us", pl.col("end_us").fill_null(data_end_us)).alias(
+                "wanted_end_us"
+            )
         )
+        .sort("job_id")
+        .with_row_index("job")
     )
 
 
@@ -144,7 +155,8 @@ def keeps_every_step() -> pl.Expr:
 def classify_spans(
     runtime: pl.DataFrame, attempts: pl.DataFrame, jobs: pl.DataFrame
 ) -> pl.DataFrame:
-    """Each span with its precedence category; steps become kept_step or lost_step.
+    """Each span with its job's key (`job`) and its precedence category; steps become kept_step
+    or lost_step.
 
     A training step is kept when a checkpoint_save of its attempt covering its step ended by the
     end of the attempt (`attempt_windows`), or when `keeps_every_step` holds for its attempt.
@@ -155,7 +167,7 @@ def classify_spans(
             attempts.select("job_id", "attempt", "last_attempt", "durable_step"),
             on=["job_id", "attempt"],
         )
-        .join(jobs.select("job_id", "workload_class", "end_state"), on="job_id")
+        .join(jobs.select("job_id", "job", "workload_class", "end_state"), on="job_id")
         .with_columns(
             pl.when(pl.col("kind") != "step")
             .then(pl.col("kind"))
@@ -170,43 +182,65 @@ def classify_spans(
 def _boundary_events(
     jobs: pl.DataFrame, allocation: pl.DataFrame, spans: pl.DataFrame
 ) -> pl.DataFrame:
-    """All instants of every job (`key`: its row in `jobs`), each with its delta per counter
-    (zero where untouched), sorted by job and instant."""
-    keys = jobs.select("job_id", pl.int_range(pl.len(), dtype=pl.UInt32).alias("key"))
+    """All instants of every job (`key`: its `job`), each with the counter it moves
+    (`counter`: an index into _COUNTERS; null at a midnight, which moves none) and by how much
+    (`delta`), sorted by job and instant. One narrow row per instant, whichever counter it
+    moves: the sort carries four columns, not one per counter."""
+    keys = jobs.select("job_id", pl.col("job").alias("key"))
 
-    def events(frame: pl.DataFrame, deltas: dict[str, pl.Expr]) -> pl.DataFrame:
+    def events(frame: pl.DataFrame, counter: pl.Expr, delta: pl.Expr) -> pl.DataFrame:
         return frame.select(
-            "key",
-            "t",
-            *[deltas.get(c, pl.lit(0, _US)).cast(_US).alias(c) for c in _COUNTERS],
+            "key", "t", counter.cast(pl.UInt8).alias("counter"), delta.cast(_US).alias("delta")
         )
 
     first_day = pl.col("submit_us") // DAY_US + 1
     last_day = (pl.col("wanted_end_us") - 1) // DAY_US
-    jobs = jobs.with_columns(keys.get_column("key"))
+    jobs = jobs.rename({"job": "key"})
     midnights = (
         jobs.select("key", pl.int_ranges(first_day, last_day + 1).alias("day"))
         .explode("day")
         .drop_nulls("day")
         .select("key", (pl.col("day") * DAY_US).alias("t"))
     )
-    spans = spans.select("job_id", "category", "start", "end").join(keys, on="job_id")
-    span_edges = [
-        events(
-            spans.select("key", "category", pl.col(edge).alias("t")),
-            {c: (pl.col("category") == c).cast(_US) * sign for c in SPAN_PRECEDENCE},
+    kind = pl.col("category").replace_strict(_COUNTER_OF, default=None, return_dtype=pl.UInt8)
+    spans = spans.select(pl.col("job").alias("key"), kind.alias("counter"), "start", "end")
+    spans = spans.drop_nulls("counter")
+    wanted, held = _COUNTER_OF["wanted"], _COUNTER_OF["held"]
+    counted = pl.col("counter")
+    return (
+        pl.concat(
+            [
+                events(
+                    jobs.select("key", pl.col("submit_us").alias("t")), pl.lit(wanted), pl.lit(1)
+                ),
+                events(
+                    jobs.select("key", pl.col("wanted_end_us").alias("t")),
+                    pl.lit(wanted),
+                    pl.lit(-1),
+                ),
+                events(midnights, pl.lit(None), pl.lit(0)),
+                events(allocation.join(keys, on="job_id"), pl.lit(held), pl.col("held")),
+                events(
+                    spans.select("key", "counter", pl.col("start").alias("t")), counted, pl.lit(1)
+                ),
+                events(
+                    spans.select("key", "counter", pl.col("end").alias("t")), counted, pl.lit(-1)
+                ),
+            ]
         )
-        for edge, sign in (("start", 1), ("end", -1))
-    ]
-    return pl.concat(
-        [
-            events(jobs.select("key", pl.col("submit_us").alias("t")), {"wanted": pl.lit(1)}),
-            events(jobs.select("key", pl.col("wanted_end_us").alias("t")), {"wanted": pl.lit(-1)}),
-            events(midnights, {}),
-            events(allocation.join(keys, on="job_id"), {"held": pl.col("held")}),
-            *span_edges,
-        ]
-    ).sort("key", "t")
+        # by job and instant: two one-column sorts, faster here than one sort by two columns
+        .sort("t")
+        .sort("key", maintain_order=True)
+    )
+
+
+# Each counter's index in `_boundary_events`; the categories a segment is charged to, by code.
+_COUNTER_OF = {c: i for i, c in enumerate(_COUNTERS)}
+_SCHEDULING, _RUNTIME_IDLE = len(_COUNTERS), len(_COUNTERS) + 1
+_CATEGORY_OF = {_COUNTER_OF[k]: k for k in SPAN_PRECEDENCE} | {
+    _SCHEDULING: "scheduling",
+    _RUNTIME_IDLE: "runtime_idle",
+}
 
 
 def charge_segments(
@@ -214,44 +248,60 @@ def charge_segments(
 ) -> pl.DataFrame:
     """Chip-microseconds per job, UTC day and category (scheduling, runtime_idle or a span kind).
 
-    Over the boundary events sorted by job and instant, each counter's running sum within its
-    job is the running sum over all rows less its value before the job's first row; a row's
-    segment lasts until the next row of its job. Rows at one instant make segments of length
-    zero but the last, which carries all of that instant's deltas, so no grouping by instant is
-    needed (nor any window per job: a sort and running sums do it all).
+    Over the boundary events sorted by job and instant, each counter's running sum is its value
+    during the segment that starts at a row, which lasts until the next row of its job. The
+    wanted and span counters return to zero at each job's last row (every +1 has its -1), so
+    their running sums over all rows are already each job's own; only the chips held (a job
+    without JOB_END may keep them) are counted from the job's first row: the running sum over
+    all rows less its value before that row. Rows at one instant make segments of length zero
+    but the last, which carries all of that instant's deltas, so no grouping by instant is
+    needed (nor any window per job: a sort and running sums do it all). Segments are grouped by
+    the job's integer key and a category code; names are joined to the few groups.
     """
+    counter, delta = pl.col("counter"), pl.col("delta")
+
+    def moved(name: str) -> pl.Expr:
+        return pl.when(counter == _COUNTER_OF[name]).then(delta).otherwise(0)
+
     first_of_job = (pl.col("key") != pl.col("key").shift(1)).fill_null(True)
-
-    def within_job(counter: str) -> pl.Expr:
-        total = pl.col(counter).cum_sum()
-        before_job = pl.when(first_of_job).then(total - pl.col(counter)).forward_fill()
-        return (total - before_job).alias(counter)
-
+    held = moved("held").cum_sum()
+    before_job = pl.when(first_of_job).then(held - moved("held")).forward_fill()
     same_job_next = pl.col("key").shift(-1) == pl.col("key")
     state = (
         _boundary_events(jobs, allocation, spans)
         .with_columns(
-            *(within_job(c) for c in _COUNTERS),
+            *(moved(c).cum_sum().alias(c) for c in ("wanted", *SPAN_PRECEDENCE)),
+            (held - before_job).alias("held"),
             pl.when(same_job_next).then(pl.col("t").shift(-1) - pl.col("t")).alias("length_us"),
         )
         .filter((pl.col("wanted") > 0) & (pl.col("length_us") > 0))
-        .join(jobs.select("job_id", "chips_requested").with_row_index("key"), on="key")
     )
-    category = pl.when(pl.col("held") < pl.col("chips_requested")).then(pl.lit("scheduling"))
+    chips = jobs.get_column("chips_requested").gather(state.get_column("key"))
+    category = pl.when(pl.col("held") < chips).then(pl.lit(_SCHEDULING, pl.UInt8))
     for kind in SPAN_PRECEDENCE:
-        category = category.when(pl.col(kind) > 0).then(pl.lit(kind))
+        category = category.when(pl.col(kind) > 0).then(pl.lit(_COUNTER_OF[kind], pl.UInt8))
+    names = pl.DataFrame(
+        {"code": list(_CATEGORY_OF), "category": list(_CATEGORY_OF.values())},
+        schema={"code": pl.UInt8, "category": pl.String},
+    )
     return (
-        state.with_columns(
-            category.otherwise(pl.lit("runtime_idle")).alias("category"),
+        state.select(
+            "key",
             utc_day("t"),
+            category.otherwise(pl.lit(_RUNTIME_IDLE, pl.UInt8)).alias("code"),
+            "length_us",
         )
-        .group_by("job_id", "day", "category")
+        .group_by("key", "day", "code")
+        .agg(pl.col("length_us").sum())
+        .join(jobs.select(pl.col("job").alias("key"), "job_id", "chips_requested"), on="key")
+        .join(names, on="code")
         # Time sums stay exact integers; chips multiply in float64, which cannot overflow the way
         # int64 would for a very large gang (and is exact up to 2**53 chip-microseconds).
-        .agg(
-            (pl.col("length_us").sum().cast(pl.Float64) * pl.col("chips_requested").first()).alias(
-                "chip_us"
-            )
+        .select(
+            "job_id",
+            "day",
+            "category",
+            (pl.col("length_us").cast(pl.Float64) * pl.col("chips_requested")).alias("chip_us"),
         )
     )
 
@@ -357,19 +407,30 @@ class ChipTimeSweep:
 
 
 def sweep_chip_time(
-    scheduler: pa.Table, runtime: pa.Table, profiles: pa.Table, data_end_us: int
+    scheduler: pa.Table,
+    runtime: pa.Table,
+    profiles: pa.Table,
+    data_end_us: int,
+    in_job_order: bool = False,
 ) -> ChipTimeSweep:
     """Charge every chip-microsecond of some jobs' accepted records to a category and day.
 
     `data_end_us` is the run's end of data (latest accepted scheduler `ts` or span `end`), where
-    the wanted time of a job with no `JOB_END` stops.
+    the wanted time of a job with no `JOB_END` stops. With `in_job_order` the caller says each
+    job's records are together and in RECORD_ORDER (as `reconcile_jobs` leaves them, whatever
+    order the jobs are in): they are not sorted again.
     """
-    # Sorted first: floating-point sums then add up in one order, whatever order the records
-    # arrive in (a bucket reconciled whole, or some jobs read back from the record store).
-    sched = pl.from_arrow(scheduler).sort(RECORD_ORDER["scheduler"]).with_columns(_us("ts"))
-    runtime_spans = (
-        pl.from_arrow(runtime).sort(RECORD_ORDER["runtime"]).with_columns(_us("start"), _us("end"))
-    )
+
+    def ordered(table: pa.Table, source: str) -> pl.DataFrame:
+        # Every figure of a job is computed over its records in RECORD_ORDER, so floating-point
+        # sums add up in one order whatever order the records arrive in (a bucket reconciled
+        # whole, or some jobs read back from the record store).
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        return frame if in_job_order else frame.sort(RECORD_ORDER[source])
+
+    sched = ordered(scheduler, "scheduler").with_columns(_us("ts"))
+    runtime_spans = ordered(runtime, "runtime").with_columns(_us("start"), _us("end"))
     jobs = job_windows(sched, data_end_us)
     attempts = attempt_windows(runtime_spans, jobs)
     spans = classify_spans(runtime_spans, attempts, jobs)
@@ -380,7 +441,7 @@ def sweep_chip_time(
         attempts=attempts,
         spans=spans,
         allocation=allocation,
-        profiles=pl.from_arrow(profiles).sort(RECORD_ORDER["profiles"]).with_columns(_us("ts")),
+        profiles=ordered(profiles, "profiles").with_columns(_us("ts")),
         charged=charge_segments(jobs, allocation, spans),
     )
 

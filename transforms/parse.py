@@ -56,7 +56,11 @@ class ParsedBlock:
     lines_read: int
 
 
-def line_bounds(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+# Where each line of a block starts, and where its text ends (`line_bounds`).
+Bounds = tuple[np.ndarray, np.ndarray]
+
+
+def line_bounds(buf: np.ndarray) -> Bounds:
     """Where each line of `buf` (bytes as uint8) starts, and where its text ends.
 
     A final line break ends the last line rather than starting an empty one; a '\\r' just before
@@ -79,14 +83,15 @@ def split_lines(data: bytes, first_line: int) -> pa.Table:
     return pa.table({"line": numbers, "raw_bytes": _copied_lines(buf, starts, ends)})
 
 
-def _viewed_lines(data: bytes, first_line: int) -> pa.Table:
+def _viewed_lines(data: bytes, first_line: int, bounds: Bounds | None = None) -> pa.Table:
     """`split_lines`, with the bytes as a binary view array over `data` itself: each line is a
     16-byte view (its length, and its offset in `data` or, up to 12 bytes, the line itself), so
-    no line is copied. (pyarrow 25 cannot filter such an array: `_some_lines` selects.)"""
+    no line is copied. (pyarrow 25 cannot filter such an array: `_some_lines` selects.) `bounds`:
+    `line_bounds` of `data` when known already."""
     buf = np.frombuffer(data, dtype=np.uint8)
     if len(buf) >= 2**31:  # a view's offset is 32 bits
         return split_lines(data, first_line)
-    starts, ends = line_bounds(buf)
+    starts, ends = line_bounds(buf) if bounds is None else bounds
     numbers = pa.array(np.arange(first_line, first_line + len(ends), dtype=np.int64))
     return pa.table({"line": numbers, "raw_bytes": _line_views(data, buf, starts, ends)})
 
@@ -179,8 +184,12 @@ class BlockParser:
     def close(self) -> None:
         self._con.close()
 
-    def parse(self, source: str, file: str, data: bytes, first_line: int = 1) -> ParsedBlock:
-        lines = _viewed_lines(data, first_line)
+    def parse(
+        self, source: str, file: str, data: bytes, first_line: int = 1, bounds: Bounds | None = None
+    ) -> ParsedBlock:
+        """The block's records and quarantine rows; `bounds`: `line_bounds` of `data`, when
+        the reader found them already."""
+        lines = _viewed_lines(data, first_line, bounds)
         fast = self._run(f"parse/{source}_ordinary.sql", source, lines)
         records = [_records(source, file, _where(fast, fast.column("ordinary")))]
         rejected = _REJECTED.empty_table()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mpg.schemas import (
     JOB_COUNTS,
@@ -90,6 +91,18 @@ class JobRecords:
         """Several parts' records as one, for a check whose cost is per call, not per record."""
         return cls(**{s: pa.concat_tables([p.table(s) for p in parts]) for s in SOURCES})
 
+    def split(self, jobs: pa.Array | pa.ChunkedArray) -> tuple[JobRecords, JobRecords]:
+        """The records of the jobs in `jobs`, and the others (one membership test per table)."""
+        parts = []
+        for s in SOURCES:
+            table = self.table(s)
+            inside = pc.is_in(table.column("job_id"), jobs)
+            parts.append((table.filter(inside), table.filter(pc.invert(inside))))
+        return (
+            JobRecords(*(p[0] for p in parts)),
+            JobRecords(*(p[1] for p in parts)),
+        )
+
     @property
     def records(self) -> int:
         return sum(self.table(s).num_rows for s in SOURCES)
@@ -114,12 +127,27 @@ class Reconciled:
     jobs: pa.Table  # JOB_COUNTS: one row per job id, how its records were disposed of
 
 
-def _dedup(frame: pl.DataFrame) -> pl.DataFrame:
+def _dedup(frame: pl.DataFrame, source: str) -> pl.DataFrame:
     """One copy of each record, the first: in RECORD_ORDER (or any order that keeps a job's
-    records in it) that is the one with the smallest (file, line), since copies share every other
-    column, their job and instant included."""
+    records together and in it) that is the one with the smallest (file, line), since copies
+    share every other column, their job and instant included. So copies lie in one run of rows
+    with the same job and instant: only such runs are compared column by column (most records
+    are alone at their instant, and a look at their neighbours clears them)."""
+    job, instant = RECORD_ORDER[source][:2]
+    same = [
+        (pl.col(c) == pl.col(c).shift(n)).fill_null(False) for c in (job, instant) for n in (1, -1)
+    ]
+    in_run = (same[0] & same[2]) | (same[1] & same[3])
+    runs = frame.with_row_index("_row").filter(in_run)
+    if runs.is_empty():
+        return frame
     content = [c for c in frame.columns if c not in _PROVENANCE]
-    return frame.unique(subset=content, keep="first", maintain_order=True)
+    copies = runs.filter(pl.struct(content).is_first_distinct().not_()).get_column("_row")
+    if copies.is_empty():
+        return frame
+    keep = np.ones(frame.height, dtype=bool)
+    keep[copies.to_numpy()] = False
+    return frame.filter(pl.Series(keep))
 
 
 def _first_per_job(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -206,7 +234,7 @@ def reconcile_jobs(
     accepted spans and profiles keep that order (scheduler events, few, are sorted still).
     """
     frames = {s: _in_order(parsed[s], s, in_job_order) for s in SOURCES}
-    deduped = {s: _dedup(frames[s]) for s in SOURCES}
+    deduped = {s: _dedup(frames[s], s) for s in SOURCES}
 
     sched = deduped["scheduler"]
     submits, extra_submits = _first_per_job(sched.filter(pl.col("type") == "JOB_SUBMIT"))

@@ -46,17 +46,21 @@ def _kept(spans: pl.DataFrame) -> pl.DataFrame:
 
 def kept_steps(spans: pl.DataFrame) -> pl.DataFrame:
     """One row per kept step: job_id, attempt, step, day, start and end (epoch µs, over its
-    ranks), step_s and ranks (how many distinct ranks reported it; 0 where none names one)."""
+    ranks), step_s and ranks (how many distinct ranks reported it; 0 where none names one), in
+    the order of start, attempt and step: each job's steps are in that order (what its figures
+    are computed in), the jobs interleaved (a sort by the job too costs three times as much)."""
     return (
         _kept(spans)
-        .group_by("job_id", "attempt", "step")
+        .group_by("job", "attempt", "step")
         .agg(
+            pl.col("job_id").first(),
             pl.col("start").min(),
             pl.col("end").max(),
             pl.col("rank").drop_nulls().n_unique().cast(pl.Int64).alias("ranks"),
         )
         .with_columns(seconds(pl.col("end") - pl.col("start")).alias("step_s"), utc_day("start"))
-        .sort("job_id", "start", "attempt", "step")
+        .sort("start", "attempt", "step")
+        .drop("job")
     )
 
 

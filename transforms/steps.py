@@ -36,7 +36,7 @@ def parse_block(parser: BlockParser, block) -> ParsedBlock:  # block: mpg.pipeli
     """One block of lines parsed; or the record the reader set aside, quarantined."""
     source, name = block.file.source, block.file.name
     if block.problem is None:
-        return parser.parse(source, name, block.data, block.first_line)
+        return parser.parse(source, name, block.data, block.first_line, block.bounds)
     # A line over the length limit, or a corrupt stream's unreadable rest: one quarantined record,
     # even where its text happens to parse.
     return ParsedBlock(

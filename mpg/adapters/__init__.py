@@ -60,7 +60,8 @@ ADAPTERS: dict[str, Adapter] = {
     ),
     "kubernetes": Adapter(
         "mpg.adapters.kubernetes",
-        "Kueue Workloads, their events and JobSet restarts (kubectl -o json): SG and RG per job",
+        "Kueue Workloads, their pods, events and JobSet restarts (kubectl -o json, event "
+        "exporters): SG and RG per job",
         ("*.json", "*.jsonl", "*.json.gz", "*.jsonl.gz"),
     ),
 }

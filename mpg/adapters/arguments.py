@@ -200,6 +200,12 @@ def slurm(parser: argparse.ArgumentParser) -> None:
         "--workload-class", choices=WORKLOAD_CLASSES, default="training", help="default: training"
     )
     parser.add_argument("--framework", choices=FRAMEWORKS, default="other", help="default: other")
+    parser.add_argument(
+        "--as-of",
+        type=instant,
+        help="RFC 3339 instant sacct ran, where a running job's span ends (default: the latest "
+        "time in the input, earlier than it: sacct does not print when it ran)",
+    )
     add_runtime_argument(parser)
 
 
@@ -208,6 +214,16 @@ def _accelerator(text: str) -> tuple[str, str]:
     if not sep or not value.strip() or not generation.strip():
         raise argparse.ArgumentTypeError(f"not VALUE=ID: {text!r}")
     return value.strip(), generation.strip()
+
+
+def _positive_days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not days > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of days")
+    return days
 
 
 def kubernetes(parser: argparse.ArgumentParser) -> None:
@@ -233,5 +249,19 @@ def kubernetes(parser: argparse.ArgumentParser) -> None:
         "--as-of",
         help="RFC 3339 instant the export was taken, where a running attempt's span ends "
         "(default: the latest time in the input)",
+    )
+    parser.add_argument(
+        "--owner-label",
+        metavar="KEY",
+        help="label (or annotation) of a Workload, its JobSet or Job, or its pods that names "
+        "the job's owner (default: no owner)",
+    )
+    parser.add_argument(
+        "--keep-days",
+        type=_positive_days,
+        default=2.0,
+        metavar="DAYS",
+        help="how long after a Workload ends the import keeps what it read of it, for records "
+        "that arrive late (default: 2)",
     )
     add_runtime_argument(parser)

@@ -9,7 +9,7 @@ Polars, so job names from the wild cannot break a line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -26,7 +26,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "framework",
         "priority",
         "owner",
+        "team",
+        "queue",
         "topology",
+        "allocated_from",  # an extension (docs/trace-format.md): kubernetes writes it
         "task_index",
         "chips",
         "state",
@@ -72,13 +75,25 @@ class Batch:
 @dataclass(frozen=True)
 class Conversion:
     """An adapter's whole answer. `read` counts input records in the adapter's own unit (a log
-    line, a CSV row, a profiled step); each was converted or quarantined: `read = converted +
-    quarantined`, checked when written."""
+    line, a CSV row, a profiled step); each was converted, quarantined, or ignored as about no
+    job (counted by what it is, e.g. `Pod events`): `read = converted + quarantined + ignored`,
+    checked when written.
+
+    An adapter that keeps what earlier imports read (kubernetes) derives its quarantine from all
+    of it: `quarantine` then holds earlier imports' rows too, written to the one file
+    `quarantine_name` names (replacing it), and `quarantined` counts this input's records."""
 
     read: int
     converted: int
     batches: Sequence[Batch] = ()
     quarantine: pl.DataFrame = field(default_factory=empty_quarantine)
+    ignored: Mapping[str, int] = field(default_factory=dict)
+    quarantined: int | None = None
+    quarantine_name: str | None = None
+
+    @property
+    def quarantined_here(self) -> int:
+        return self.quarantine.height if self.quarantined is None else self.quarantined
 
 
 def rfc3339(column: str) -> pl.Expr:

@@ -13,10 +13,15 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from mpg.adapters import ADAPTERS, arguments
 from mpg.arguments import add_subcommands
 from mpg.errors import TraceRootError
+from mpg.locations import is_remote
+
+if TYPE_CHECKING:
+    from mpg.storage import Storage
 
 
 def _adapter(fmt: str) -> ModuleType:
@@ -25,10 +30,13 @@ def _adapter(fmt: str) -> ModuleType:
 
 def _declare(fmt: str, sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
-        "src", nargs="+", type=Path, metavar="SRC", help="input files, or folders to search"
+        "src",
+        nargs="+",
+        metavar="SRC",
+        help="input files, or folders to search (local, gs://, s3://)",
     )
     sub.add_argument(
-        "--out", type=Path, required=True, help="trace root to write (for mpg run --traces)"
+        "--out", required=True, help="trace root to write, local, gs:// or s3:// (mpg run --traces)"
     )
     getattr(arguments, ADAPTERS[fmt].arguments)(sub)
 
@@ -43,29 +51,18 @@ def add_import_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | 
     add_subcommands(parser, "format", "FORMAT", formats, argv)
 
 
-def input_files(sources: list[Path], patterns: tuple[str, ...]) -> list[Path]:
-    """The files named, and those under the folders named that match the format's patterns."""
-    found: list[Path] = []
-    for src in sources:
-        if src.is_dir():
-            matches = sorted({p for pattern in patterns for p in src.rglob(pattern) if p.is_file()})
-            if not matches:
-                raise TraceRootError(f"{src} holds no files named {' or '.join(patterns)}")
-            found.extend(matches)
-        elif src.is_file():
-            found.append(src)
-        else:
-            raise TraceRootError(f"{src} does not exist")
-    return list(dict.fromkeys(found))
-
-
 def import_command(args: argparse.Namespace) -> int:
-    if args.out.exists() and not args.out.is_dir():
+    from mpg.adapters.inputs import input_files
+
+    if not is_remote(args.out) and Path(args.out).exists() and not Path(args.out).is_dir():
         raise TraceRootError(f"--out {args.out} is a file, not a folder")
     files = input_files(args.src, ADAPTERS[args.format].patterns)
     adapter = _adapter(args.format)
+    from mpg.storage import Storage
+
+    out = Storage(args.out)
     from mpg import progress
-    from mpg.adapters.write import format_summary, write_conversion
+    from mpg.adapters.write import format_summary, under, write_conversion
 
     with progress.reporting("import"):
         with progress.phase("convert") as step:
@@ -76,9 +73,10 @@ def import_command(args: argparse.Namespace) -> int:
             step.done(summary.converted + summary.quarantined)
         progress.summary(summary.read)
     print(format_summary(summary, args.out))
-    if summary.records and "scheduler" not in summary.records and not _has_scheduler(args.out):
+    if summary.records and "scheduler" not in summary.records and not _has_scheduler(out):
+        scheduler = under(args.out, "scheduler")
         print(
-            f"mpg: warning: no scheduler events were written and {args.out / 'scheduler'} has "
+            f"mpg: warning: no scheduler events were written and {scheduler} has "
             "none: mpg run will quarantine every record of these jobs as `unknown job`; add "
             "the jobs' scheduler trace there, or import again with --chips and "
             "--chip-generation to synthesize it",
@@ -87,9 +85,6 @@ def import_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _has_scheduler(root: Path) -> bool:
+def _has_scheduler(root: Storage) -> bool:
     """Whether the trace root holds any scheduler trace file (the jobs may be there)."""
-    folder = root / "scheduler"
-    return folder.is_dir() and any(
-        p.name.endswith((".jsonl", ".jsonl.gz")) for p in folder.rglob("*")
-    )
+    return any(e.path.endswith((".jsonl", ".jsonl.gz")) for e in root.list("scheduler"))

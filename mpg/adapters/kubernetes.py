@@ -1,15 +1,17 @@
-"""`mpg import kubernetes`: Kueue Workloads, the events about them and JobSet restarts, as kubectl
-exports them, into scheduler events and attempt spans.
+"""`mpg import kubernetes`: Kueue Workloads, their pods and the events about them, and JobSet
+restarts, as kubectl and event exporters export them, into scheduler events and attempt spans.
 
-    mpg import kubernetes workloads.json events.json jobs.json --out traces
+    mpg import kubernetes exports/ exporter/ --out traces --as-of 2026-11-20T16:00:00Z
 
-Each Kueue `Workload` is one job (`namespace/name`): `JOB_SUBMIT` at its creation with the
-accelerators its pod sets request (`google.com/tpu` or `nvidia.com/gpu`, count x per pod) and the
-chip generation its node selector names; one task per pod set, given its chips at each admission
-and released at each eviction (`TASK_LOST` for node failures); `JOB_END` when it finished, was
-deleted or deactivated. Each admission, and each JobSet restart within one, is an attempt: one
-runtime `step` span (`allocation_spans`), so RG shows the attempts that were thrown away.
-docs/adapters.md (section kubernetes) gives every choice made here and why.
+Each Kueue `Workload` is one job (`namespace/name`, team = the namespace, queue = its
+LocalQueue): `JOB_SUBMIT` at its creation with the accelerators its pod sets request and the chip
+generation its node selector names; its chips held by its pods from binding to end where the
+input shows them (`kubernetes_pods`), else by each admission until its eviction; `JOB_END` when
+it finished, was deleted or deactivated. Each admission, and each JobSet restart within one, is
+an attempt: one runtime `step` span (`allocation_spans`), so RG shows the attempts thrown away.
+Every import re-reads what earlier imports into the root kept (`kubernetes_state`) and derives
+every Workload from all of it (`kubernetes_derive`): a day imported after another writes what
+both at once would. docs/adapters.md (section kubernetes) gives every choice made here and why.
 """
 
 from __future__ import annotations
@@ -17,18 +19,21 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 
 from mpg.adapters import kubernetes_history as history
 from mpg.adapters.canonical import QUARANTINE_SCHEMA, UTC_TIME, Batch, Conversion
-from mpg.adapters.jobs import allocation_spans
-from mpg.adapters.kubernetes_jobs import jobs, links, readable, snapshots, tasks
+from mpg.adapters.kubernetes_derive import SEALED, Derived, derive
+from mpg.adapters.kubernetes_events import ADMISSION, BOTH, PODS
 from mpg.adapters.kubernetes_read import Objects, read_objects
+from mpg.adapters.kubernetes_state import FOLDER, RECORDS, ImportState, load_state, save_state
+from mpg.adapters.kubernetes_state import SEALED as SEALED_SCHEMA
 from mpg.catalog import load_catalog
 from mpg.errors import OptionsError
+from mpg.locations import is_remote
 
 # GKE's accelerator node label values -> catalog ids, only where the catalog's figures are that
 # chip's: nvidia-tesla-a100 is the 40 GB A100 (1555 GB/s HBM, not the catalog's 2039).
@@ -48,7 +53,6 @@ ACCELERATORS = {
     "nvidia-tesla-p100": "gpu-p100",
     "nvidia-tesla-t4": "gpu-t4",
 }
-NOT_CONVERTED = "its Workload was not converted"
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class KubernetesOptions:
     framework: str
     as_of: datetime | None
     runtime: bool
+    owner_label: str | None
+    keep: timedelta
 
 
 def kubernetes_options(args: argparse.Namespace) -> KubernetesOptions:
@@ -81,245 +87,172 @@ def kubernetes_options(args: argparse.Namespace) -> KubernetesOptions:
         framework=args.framework,
         as_of=as_of,
         runtime=not args.no_runtime,
+        owner_label=args.owner_label,
+        keep=timedelta(days=args.keep_days),
     )
 
 
-@dataclass(frozen=True)
-class History:
-    """What `_history` found, over all Workloads."""
-
-    transitions: pl.DataFrame  # wid, at, kind, cause, source
-    problems: pl.DataFrame  # wid, problem: why the Workload's history is incomplete
-    unreadable: pl.DataFrame  # rid, problem: records whose own time cannot be read
-    latest: datetime | None  # the latest time of a convertible Workload's records
-
-
-def _history(
-    objs: Objects, conditions: pl.DataFrame, table: pl.DataFrame, linked: pl.DataFrame
-) -> History:
-    """Every Workload's transitions: its conditions, its events, its JobSet's restarts."""
-    owned = linked.filter(pl.col("wid").is_not_null()).select("rid", "wid")
-    events = (
-        readable(objs.events, objs)
-        .join(owned, on="rid")
-        .with_columns(
-            history.parse_time("first").alias("first_at"),
-            history.parse_time("last").alias("last_at"),
+def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
+    """Every object of every file converted, quarantined or ignored, together with what earlier
+    imports into the same root kept (`kubernetes_state`); one batch per Workload (named by its
+    namespace and name, so importing it again replaces its records)."""
+    opts = kubernetes_options(args)
+    if is_remote(args.out):  # the state is swapped in as a whole folder, by renames
+        raise OptionsError(
+            f"--out {args.out}: the kubernetes import keeps its state in the trace root, which "
+            "must be a local folder (its inputs may be on gs:// or s3://)"
         )
+    root = Path(args.out)
+    state = load_state(root)
+    objs = read_objects(paths, state.records, opts.owner_label)
+    # A record read again (the same file, line and text) is the one an earlier import kept.
+    first = pl.col("rid").min().over("file", "line", "raw")
+    again = objs.records.select("rid", first.alias("first")).filter(
+        pl.col("rid") != pl.col("first")
     )
-    children = (
-        readable(objs.children, objs)
-        .join(owned, on="rid")
-        .with_columns(history.parse_time("created").alias("created_at"))
-    )
-    unreadable = pl.concat(
+    objs = objs.without(again.get_column("rid"))
+    derived = derive(objs, opts, state.sealed, state.stop)
+    fates = pl.concat(
         [
-            events.filter(pl.col("first_at").is_null()).select(
-                "rid", pl.lit("unparseable time: eventTime or firstTimestamp").alias("problem")
-            ),
-            children.filter(pl.col("created_at").is_null()).select(
-                "rid", pl.lit("unparseable time: metadata.creationTimestamp").alias("problem")
-            ),
+            derived.records,
+            again.join(derived.records.rename({"rid": "first"}), on="first").drop("first"),
         ]
     )
-    events = events.filter(pl.col("first_at").is_not_null())
-    known, missing = history.occurrences(events)
-    from_events = history.event_transitions(events, known)
-    kueue = history.merged(
-        history.condition_transitions(conditions),
-        from_events.filter(pl.col("kind") != history.RESTART),
+    mine = fates.filter(pl.col("rid") >= state.records.height)
+    _check_as_of(opts, mine, derived.workloads)
+    quarantine = _quarantine(objs, derived.records)
+    kept, settled, sealed = _retained(objs, derived, opts.keep)
+    batches = _batches(derived)
+    names = {b.name for b in batches}
+    done = set(sealed.join(derived.workloads, on=["namespace", "name", "uid"])["job_id"])
+    gone = [Batch(name=n) for n in sorted(state.written - names - done)]
+    save_state(
+        root,
+        ImportState(
+            records=kept,
+            settled=pl.concat([state.settled, settled]).unique(maintain_order=True),
+            sealed=pl.concat([state.sealed, sealed]).unique(maintain_order=True),
+            stop=derived.stop,
+            written=frozenset((state.written | names) - done),
+        ),
     )
-    restarts, restart_problems = history.restart_transitions(
-        from_events.filter(pl.col("kind") == history.RESTART),
-        readable(objs.jobsets, objs).join(owned, on="rid"),
-        children.filter(pl.col("created_at").is_not_null()),
-    )
-    incomplete = missing.join(events.select("identity", "wid").unique(), on="identity")
-    # The latest time of any record of a Workload that can be converted (a quarantined one's
-    # times may be anything) stands for the instant the export was taken.
-    usable = table.filter(pl.col("problem").is_null()).select("wid")
-    times = pl.concat(
-        [
-            conditions.join(usable, on="wid").get_column("at_time"),
-            known.join(events.select("rid", "wid"), on="rid").join(usable, on="wid")["at"],
-            children.join(usable, on="wid").get_column("created_at"),
-            usable.join(table, on="wid").get_column("created_at"),
-            usable.join(table, on="wid").get_column("end_at"),
-        ]
-    )
-    return History(
-        transitions=pl.concat([kueue, restarts]),
-        problems=pl.concat([incomplete.select("wid", "problem"), restart_problems]),
-        unreadable=unreadable,
-        latest=times.max(),
+    _say(derived, mine)
+    ignored = mine.filter(pl.col("ignored").is_not_null()).group_by("ignored").len()
+    quarantined = mine.filter(pl.col("reason").is_not_null()).height
+    return Conversion(
+        read=mine.height,
+        converted=mine.height - quarantined - sum(ignored.get_column("len")),
+        batches=[*batches, *gone],
+        quarantine=pl.concat([state.settled, quarantine]).unique(maintain_order=True),
+        ignored=dict(ignored.iter_rows()),
+        quarantined=quarantined,
+        quarantine_name=str(FOLDER),
     )
 
 
-def _scheduler(
-    table: pl.DataFrame,
-    podsets: pl.DataFrame,
-    folded: dict[str, pl.DataFrame],
-    opts: KubernetesOptions,
-) -> pl.DataFrame:
-    """The canonical scheduler events of the converted Workloads (`table`), with `wid`."""
-    submit = table.select(
-        "wid",
-        pl.lit("JOB_SUBMIT").alias("type"),
-        pl.col("created_at").alias("ts"),
-        "job_id",
-        "chips_requested",
-        "chip_generation",
-        pl.lit(opts.workload_class).alias("workload_class"),
-        pl.lit(opts.framework).alias("framework"),
-        "priority",
-        pl.col("namespace").alias("owner"),
-        "topology",
-    )
-    ids = table.select("wid", "job_id", "admitted")
-    # The admission in the Workload's status is its latest; earlier ones held the spec's count.
-    count = (
-        pl.when(pl.col("latest") & pl.col("admitted") & pl.col("assigned").is_not_null())
-        .then("assigned")
-        .otherwise("count")
-    )
-    schedule = (
-        folded["admissions"]
-        .join(ids, on="wid")
-        .join(podsets, on="wid")
-        .select(
-            "wid",
-            pl.lit("TASK_SCHEDULE").alias("type"),
-            pl.col("at").alias("ts"),
-            "job_id",
-            "task_index",
-            (count * pl.col("per_pod")).alias("chips"),
-        )
-        .filter(pl.col("chips") > 0)
-    )
-    release = (
-        folded["releases"]
-        .join(ids, on="wid")
-        .join(podsets, on="wid")
-        .select(
-            "wid",
-            pl.when(pl.col("cause") == history.NODE_FAILURES)
-            .then(pl.lit("TASK_LOST"))
-            .otherwise(pl.lit("TASK_EVICT"))
-            .alias("type"),
-            pl.col("at").alias("ts"),
-            "job_id",
-            "task_index",
-        )
-    )
-    end = table.filter(pl.col("state").is_not_null()).select(
-        "wid", pl.lit("JOB_END").alias("type"), pl.col("end_at").alias("ts"), "job_id", "state"
-    )
-    order = {"JOB_SUBMIT": 0, "TASK_EVICT": 1, "TASK_LOST": 1, "TASK_SCHEDULE": 2, "JOB_END": 3}
-    events = pl.concat([submit, schedule, release, end], how="diagonal")
-    rank = pl.col("type").replace_strict(order, return_dtype=pl.Int64)
-    return events.sort(pl.col("wid"), pl.col("ts"), rank, pl.col("task_index"), nulls_last=True)
+def _check_as_of(opts: KubernetesOptions, mine: pl.DataFrame, workloads: pl.DataFrame) -> None:
+    """--as-of must not be before any time this import's records of a usable Workload state."""
+    usable = workloads.filter(pl.col("problem").is_null()).select("wid")
+    latest = mine.join(usable, on="wid").get_column("at").max()
+    if opts.as_of is not None and latest is not None and opts.as_of < latest:
+        shown = opts.as_of.strftime("%Y-%m-%dT%H:%M:%SZ")
+        raise OptionsError(f"--as-of {shown} is before the input's latest time {latest}")
 
 
-def _unknown_counts(
-    folded: dict[str, pl.DataFrame], podsets: pl.DataFrame, table: pl.DataFrame
-) -> int:
-    """Admissions of a pod set that allows partial admission whose count no object records (an
-    admission before the latest): they are taken as the spec's count (said on stderr)."""
-    earlier = folded["admissions"].join(table.select("wid", "admitted"), on="wid")
-    earlier = earlier.filter(~(pl.col("latest") & pl.col("admitted")))
-    return earlier.join(podsets.filter(pl.col("min_count").is_not_null()), on="wid").height
-
-
-def _quarantine(objs: Objects, rows: pl.DataFrame) -> pl.DataFrame:
-    """The quarantine rows of the records with a `reason` in `rows` (`rid`, `reason`)."""
+def _quarantine(objs: Objects, fates: pl.DataFrame) -> pl.DataFrame:
+    """The quarantine rows of the records with a `reason` in `fates`."""
     return (
-        objs.records.join(rows, on="rid")
+        objs.records.join(fates.filter(pl.col("reason").is_not_null()), on="rid")
         .sort("rid")
         .select("file", "line", "reason", "raw")
         .cast(QUARANTINE_SCHEMA)
     )
 
 
-def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
-    """Every object of every file converted or quarantined; one batch per Workload (named by
-    its namespace and name, so importing it again replaces its records)."""
-    opts = kubernetes_options(args)
-    objs = read_objects(paths)
-    parsed = objs.conditions.with_columns(history.parse_time("at").alias("at_time"))
-    shots = snapshots(objs, parsed)
-    conditions = parsed.join(shots.select("rid", "wid"), on="rid")  # of every snapshot
-    newest = shots.filter(pl.col("rid") == pl.col("wid"))
-    podsets = tasks(objs, newest, opts.accelerators, opts.chip_generation)
-    table = jobs(shots, conditions, podsets)
-    linked = links(objs, shots)
-    found = _history(objs, conditions, table, linked)
-    if opts.as_of is not None and found.latest is not None and opts.as_of < found.latest:
-        raise OptionsError(f"--as-of {args.as_of} is before the input's latest time {found.latest}")
-    stop = opts.as_of or found.latest
-    folded = history.fold(
-        found.transitions,
-        table.filter(pl.col("problem").is_null()).with_columns(
-            pl.lit(stop, UTC_TIME).alias("stop_at")
-        ),
+def _retained(
+    objs: Objects, derived: Derived, keep: timedelta
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """What the next import needs of these records (RECORDS), the quarantine rows that can no
+    longer change (of the records let go), and the Workloads whose records are now final
+    (SEALED): those that ended `keep` before the end of the data. A record of no Workload is
+    kept while it is that recent, in case its Workload comes later; one unusable in itself, or
+    about a settled Workload, is let go at once; of the ResourceFlavors, the latest of each."""
+    horizon = None if derived.stop is None else derived.stop - keep
+    workloads = derived.workloads
+    ended = pl.col("end_at").is_not_null() & (pl.col("end_at") < pl.lit(horizon, UTC_TIME))
+    final_jobs = workloads.filter(ended & pl.col("problem").is_null()).select("job_id")
+    final = workloads.filter(ended).select("job_id").vstack(final_jobs).unique()
+    final_wids = workloads.join(final, on="job_id").select("wid")
+    flavors = objs.flavors.join(objs.records.select("rid"), on="rid")
+    stale_flavors = flavors.filter(pl.col("rid") != pl.col("rid").max().over("name"))
+    recent = pl.col("at").is_not_null() & (pl.col("at") >= pl.lit(horizon, UTC_TIME))
+    records = objs.records.join(derived.records, on="rid")
+    let_go = (
+        pl.col("intrinsic")
+        | pl.col("wid").is_in(final_wids.get_column("wid").implode())
+        | pl.col("ignored").eq_missing(SEALED)
+        | (pl.col("wid").is_null() & (pl.col("kind") != "ResourceFlavor") & ~recent)
+        | pl.col("rid").is_in(stale_flavors.get_column("rid").implode())
     )
-    problems = (
-        pl.concat(
-            [
-                table.filter(pl.col("problem").is_not_null()).select("wid", "problem"),
-                found.problems,
-                folded["problems"],
-            ]
-        )
-        .group_by("wid", maintain_order=True)
-        .agg(pl.col("problem").first())
+    if horizon is None:
+        let_go = pl.col("intrinsic") | pl.col("ignored").eq_missing(SEALED)
+    records = records.with_columns(let_go.fill_null(False).alias("let_go"))
+    gone = records.filter(pl.col("let_go"))
+    kept = records.filter(~pl.col("let_go")).select(
+        "file", "line", "raw", pl.when(pl.col("malformed")).then("problem").alias("malformed")
     )
-    good = table.join(problems, on="wid", how="anti")
-    ok = good.select("wid")
-    records = objs.records.join(shots.select("rid", "wid"), on="rid", how="left").join(
-        linked.select("rid", pl.col("wid").alias("linked"), "link_problem"), on="rid", how="left"
+    settled = (
+        gone.filter(pl.col("reason").is_not_null())
+        .select("file", "line", "reason", "raw")
+        .cast(QUARANTINE_SCHEMA)
     )
-    owner = pl.coalesce("wid", "linked")
-    reasons = (
-        records.join(found.unreadable.rename({"problem": "time_problem"}), on="rid", how="left")
-        .join(
-            problems.rename({"wid": "owner_wid", "problem": "wid_problem"}),
-            left_on=owner,
-            right_on="owner_wid",
-            how="left",
-        )
-        .select(
-            "rid",
-            pl.coalesce(
-                "problem",
-                "link_problem",
-                "time_problem",
-                pl.when(pl.col("wid").is_not_null()).then("wid_problem"),
-                pl.when(pl.col("wid_problem").is_not_null()).then(pl.lit(NOT_CONVERTED)),
-            ).alias("reason"),
-        )
-    )
-    bad = reasons.filter(pl.col("reason").is_not_null())
-    admitted = podsets.join(ok, on="wid")
-    scheduler = _scheduler(good, admitted, folded, opts)
+    sealed = workloads.join(final_wids, on="wid").select("namespace", "name", "uid")
+    return kept.cast(RECORDS), settled, sealed.cast(SEALED_SCHEMA)
+
+
+def _batches(derived: Derived) -> list[Batch]:
     spans: dict[int, pl.DataFrame] = {}
-    if opts.runtime:
-        segments = folded["segments"].join(good.select("wid", "job_id"), on="wid")
-        runtime = allocation_spans(segments).with_columns(segments.get_column("wid"))
-        spans = {w: f.drop("wid") for (w,), f in runtime.partition_by("wid", as_dict=True).items()}
-    unknown = _unknown_counts(folded, admitted, good)
-    if unknown:
+    if derived.runtime is not None:
+        spans = {
+            w: f.drop("wid")
+            for (w,), f in derived.runtime.partition_by("wid", as_dict=True).items()
+        }
+    return [
+        Batch(name=frame.item(0, "job_id"), scheduler=frame.drop("wid"), runtime=spans.get(wid))
+        for (wid,), frame in derived.scheduler.partition_by("wid", as_dict=True).items()
+    ]
+
+
+def _say(derived: Derived, mine: pl.DataFrame) -> None:
+    """What the import could not see, once: Workloads whose history is incomplete and what to
+    export instead, and where the allocation came from Kueue's admission for want of pods."""
+    touched = derived.workloads.join(mine.select("wid").unique(), on="wid")
+    incomplete = touched.filter(pl.col("problem").str.starts_with("history incomplete"))
+    if incomplete.height:
+        names = ", ".join(incomplete.get_column("job_id").sort().head(5))
+        more = f" and {incomplete.height - 5} more" if incomplete.height > 5 else ""
         print(
-            f"mpg import kubernetes: {unknown} earlier admissions of pod sets that allow partial "
-            "admission are taken at the spec's count (only the latest admission's is recorded)",
+            f"mpg import kubernetes: {incomplete.height} Workloads' histories are incomplete "
+            f"({names}{more}): events expire an hour after they happen (kubectl get events "
+            "shows only that hour); export them as they come, with an event exporter or GKE's "
+            "Cloud Logging, and import those files with the Workloads",
             file=sys.stderr,
         )
-    batches = [
-        Batch(name=frame.item(0, "job_id"), scheduler=frame.drop("wid"), runtime=spans.get(wid))
-        for (wid,), frame in scheduler.partition_by("wid", as_dict=True).items()
-    ]
-    return Conversion(
-        read=objs.records.height,
-        converted=objs.records.height - bad.height,
-        batches=batches,
-        quarantine=_quarantine(objs, bad),
-    )
+    sources = touched.filter(pl.col("problem").is_null()).group_by("allocated_from").len()
+    counts = dict(sources.iter_rows())
+    fallback = counts.get(ADMISSION, 0) + counts.get(BOTH, 0)
+    if fallback:
+        print(
+            f"mpg import kubernetes: allocation read from pods for {counts.get(PODS, 0)} "
+            f"Workloads, from Kueue's admission for {counts.get(ADMISSION, 0)} (no pods in the "
+            f"input) and for part of {counts.get(BOTH, 0)}: export the pods (kubectl get pods "
+            "-A -o json, and their events) for when the chips were really held",
+            file=sys.stderr,
+        )
+    if derived.earlier_admissions:
+        print(
+            f"mpg import kubernetes: {derived.earlier_admissions} earlier admissions of pod "
+            "sets that allow partial admission are taken at the spec's count (only the latest "
+            "admission's is recorded)",
+            file=sys.stderr,
+        )

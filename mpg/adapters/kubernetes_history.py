@@ -32,7 +32,9 @@ RESTART_REASONS = (
     "Restarting",  # JobSet < 0.6
 )
 NODE_FAILURES = "NodeFailures"
-DEACTIVATED = "Deactivated"
+# Evicted reasons of a deactivation (spec.active false): Kueue >= 0.10 writes Deactivated[...],
+# 0.6 to 0.9 InactiveWorkload[<DeactivationTarget reason>] (WorkloadEvictedByDeactivation).
+DEACTIVATED = ("Deactivated", "InactiveWorkload")
 MATCH_BEFORE, MATCH_AFTER = pl.duration(seconds=1), pl.duration(seconds=5)
 
 TRANSITION = {
@@ -45,9 +47,32 @@ TRANSITION = {
 PROBLEM = {"wid": pl.Int64, "problem": pl.String}
 
 
+def deactivation(column: str) -> pl.Expr:
+    """Whether an Evicted reason (`column`) is a deactivation's."""
+    reason = pl.col(column).fill_null("")
+    return pl.any_horizontal(*(reason.str.starts_with(p) for p in DEACTIVATED))
+
+
 def parse_time(column: str) -> pl.Expr:
     """RFC 3339 text (`Z` or an offset, any fraction) as a UTC instant; null if unreadable."""
     return pl.col(column).str.strptime(UTC_TIME, "%Y-%m-%dT%H:%M:%S%.f%#z", strict=False)
+
+
+def latest_before(
+    left: pl.DataFrame, right: pl.DataFrame, on: tuple[str, str], *, exact: bool = True
+) -> pl.DataFrame:
+    """Each row of `left` with the row of `right` of the same Workload (`wid`) whose time
+    (`on[1]`) is the latest at or before its own (`on[0]`; strictly before where not `exact`);
+    nulls where there is none."""
+    return left.sort(on[0]).join_asof(
+        right.sort(on[1]),
+        left_on=on[0],
+        right_on=on[1],
+        by="wid",
+        strategy="backward",
+        allow_exact_matches=exact,
+        check_sortedness=False,
+    )
 
 
 def occurrences(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -266,8 +291,8 @@ def fold(transitions: pl.DataFrame, jobs: pl.DataFrame) -> dict[str, pl.DataFram
         (pl.col("at") == pl.col("at").max().over("wid")).alias("latest")
     )
     releases = steps.filter((kind == EVICT) & before)
-    deactivation = pl.col("cause").fill_null("").str.starts_with(DEACTIVATED)
-    counted = releases.filter(~deactivation).group_by("wid").agg(pl.len().alias("seen"))
+    deactivated = deactivation("cause")
+    counted = releases.filter(~deactivated).group_by("wid").agg(pl.len().alias("seen"))
     stats = jobs.join(counted, on="wid", how="left").filter(
         pl.col("evictions") > pl.col("seen").fill_null(0)
     )
@@ -279,7 +304,7 @@ def fold(transitions: pl.DataFrame, jobs: pl.DataFrame) -> dict[str, pl.DataFram
                     "problem"
                 ),
             ),
-            steps.filter((kind == EVICT) & (pl.col("admits") == 0) & ~deactivation).select(
+            steps.filter((kind == EVICT) & (pl.col("admits") == 0) & ~deactivated).select(
                 "wid",
                 pl.lit("history incomplete: evicted before any admission the input shows").alias(
                     "problem"

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from mpg.adapters.kubernetes_history import DEACTIVATED, parse_time
-from mpg.adapters.kubernetes_read import SELECTOR, TPU, Objects
+from mpg.adapters.kubernetes_history import deactivation, parse_time
+from mpg.adapters.kubernetes_read import Objects
+from mpg.adapters.kubernetes_tables import SELECTOR, TPU
 
 # Workload `Finished` reasons (Kueue apis/kueue/v1beta1/workload_types.go and Finish's callers).
 FINISHED = {
@@ -106,9 +107,7 @@ def jobs(shots: pl.DataFrame, conditions: pl.DataFrame, podsets: pl.DataFrame) -
         )
     )
     deactivated = (
-        conditions.filter(
-            (pl.col("type") == "Evicted") & true & pl.col("reason").str.starts_with(DEACTIVATED)
-        )
+        conditions.filter((pl.col("type") == "Evicted") & true & deactivation("reason"))
         .group_by("wid")
         .agg(pl.col("at_time").max().alias("deactivated_at"))
     )
@@ -191,67 +190,110 @@ def jobs(shots: pl.DataFrame, conditions: pl.DataFrame, podsets: pl.DataFrame) -
     return table.with_columns(problem.alias("problem"))
 
 
-def _compatible(left: str, right: str) -> pl.Expr:
+def compatible(left: str, right: str) -> pl.Expr:
     """Two uids that do not contradict: equal, or one of them not known."""
     return pl.col(left).is_null() | pl.col(right).is_null() | (pl.col(left) == pl.col(right))
 
 
-def links(objs: Objects, shots: pl.DataFrame) -> pl.DataFrame:
-    """Each readable event, JobSet and labelled Job or Pod (`rid`) with the Workload it belongs
-    to (`wid`), or `link_problem` saying why none: an event about a Workload by its name and
-    uid, an event about its owner (a JobSet, a Job) through `ownerReferences`, a JobSet and its
-    labelled Jobs and Pods through the owner JobSet."""
+def links(
+    objs: Objects,
+    shots: pl.DataFrame,
+    events: pl.DataFrame,
+    pods: pl.DataFrame,
+    podsets: pl.DataFrame,
+) -> pl.DataFrame:
+    """Each readable event, JobSet, Job and Pod (`rid`) with the Workload it is about (`wid`),
+    `matches` (how many Workloads it could be: 0 for none, more than 1 for a name that
+    several share) and `about`, what it is (`Pod events`, `JobSets`...). An event is about a
+    Workload by its name and uid; about its owner (a JobSet, a Job) through `ownerReferences`;
+    about one of a JobSet's Jobs by the Job's labels or name (`<JobSet>-<replicated job>-<n>`);
+    about a pod through `pods` (`key`, `wid`, `matches`, from `kubernetes_pods.link_pods`). A
+    JobSet, its labelled Jobs and Pods belong to the Workload its JobSet owns; a Job that is a
+    Workload's owner, to that Workload."""
     workloads = shots.filter(pl.col("rid") == pl.col("wid")).select(
         "wid", "namespace", "name", "uid", "owner_kind", "owner_name", "owner_uid"
     )
     jobsets = workloads.filter(pl.col("owner_kind") == "JobSet")
-    events = readable(objs.events, objs)
     about = pl.col("about_kind")
+    children = readable(objs.jobs, objs).filter(pl.col("jobset").is_not_null())
+    replicated = jobsets.join(podsets.select("wid", pl.col("name").alias("set")), on="wid")
+    replicated = replicated.select(
+        "wid", "namespace", pl.concat_str("owner_name", "set", separator="-").alias("prefix")
+    )
+    owned_jobs = pl.concat(
+        [
+            children.join(
+                jobsets, left_on=["namespace", "jobset"], right_on=["namespace", "owner_name"]
+            ).select("wid", "namespace", "name"),
+            readable(objs.jobs, objs)
+            .with_columns(pl.col("name").str.replace(r"-[0-9]+$", "").alias("prefix"))
+            .join(replicated, on=["namespace", "prefix"])
+            .select("wid", "namespace", "name"),
+        ]
+    ).unique()
+    job_events = events.filter(about == "Job").with_columns(
+        pl.col("about_name").str.replace(r"-[0-9]+$", "").alias("prefix")
+    )
     found = pl.concat(
         [
             events.filter(about == "Workload")
             .join(workloads, left_on=["namespace", "about_name"], right_on=["namespace", "name"])
-            .filter(_compatible("about_uid", "uid"))
+            .filter(compatible("about_uid", "uid"))
             .select("rid", "wid"),
             events.join(
                 workloads,
                 left_on=["namespace", "about_kind", "about_name"],
                 right_on=["namespace", "owner_kind", "owner_name"],
             )
-            .filter(_compatible("about_uid", "owner_uid"))
+            .filter(compatible("about_uid", "owner_uid"))
+            .select("rid", "wid"),
+            job_events.join(replicated, on=["namespace", "prefix"]).select("rid", "wid"),
+            events.filter(about == "Job")
+            .join(owned_jobs, left_on=["namespace", "about_name"], right_on=["namespace", "name"])
+            .select("rid", "wid"),
+            events.filter(about == "Pod")
+            .with_columns(pl.concat_str("namespace", "about_name", separator="/").alias("key"))
+            .join(pods, on="key")
             .select("rid", "wid"),
             readable(objs.jobsets, objs)
             .join(jobsets, left_on=["namespace", "name"], right_on=["namespace", "owner_name"])
-            .filter(_compatible("uid", "owner_uid"))
+            .filter(compatible("uid", "owner_uid"))
+            .select("rid", "wid"),
+            readable(objs.jobs, objs)
+            .join(
+                workloads.filter(pl.col("owner_kind") == "Job"),
+                left_on=["namespace", "name"],
+                right_on=["namespace", "owner_name"],
+            )
+            .filter(compatible("uid", "owner_uid"))
             .select("rid", "wid"),
             readable(objs.children, objs)
             .join(jobsets, left_on=["namespace", "jobset"], right_on=["namespace", "owner_name"])
-            .filter(_compatible("jobset_uid", "owner_uid"))
+            .filter(compatible("jobset_uid", "owner_uid"))
+            .select("rid", "wid"),
+            readable(objs.pods, objs)
+            .with_columns(pl.concat_str("namespace", "name", separator="/").alias("key"))
+            .join(pods, on="key")
             .select("rid", "wid"),
         ]
-    )
+    ).unique()
     counted = found.group_by("rid").agg(pl.col("wid").first(), pl.len().alias("matches"))
     kinds = ["Event", "JobSet", "Job", "Pod"]
-    out = (
+    kind = pl.col("kind")
+    return (
         readable(objs.records, objs)
-        .filter(pl.col("kind").is_in(kinds))
+        .filter(kind.is_in(kinds))
         .select("rid", "kind")
         .join(events.select("rid", "about_kind"), on="rid", how="left")
         .join(counted, on="rid", how="left")
-    )
-    kind, unmatched = pl.col("kind"), pl.col("matches").is_null()
-    problem = pl.coalesce(
-        _when(pl.col("matches") > 1, "matches several Workloads of one name: give uids"),
-        _when(
-            unmatched & (kind == "Event") & about.is_in(["Pod", "Node"]),
-            pl.format(
-                "event about a {}: only events about Workloads and their owners are read", about
-            ),
-        ),
-        _when(unmatched & (kind == "Event"), "no Workload in the input for this event"),
-        _when(unmatched & (kind == "JobSet"), "no Workload in the input owns this JobSet"),
-        _when(unmatched, "no Workload in the input owns its JobSet"),
-    )
-    return out.select(
-        "rid", pl.when(problem.is_null()).then("wid").alias("wid"), problem.alias("link_problem")
+        .select(
+            "rid",
+            pl.when(pl.col("matches") == 1).then("wid").alias("wid"),
+            pl.col("matches").fill_null(0),
+            pl.when(kind == "Event")
+            .then(pl.format("{} events", about.fill_null("?")))
+            .otherwise(pl.format("{}s", kind))
+            .alias("about"),
+            about.alias("about_kind"),
+        )
     )

@@ -72,15 +72,15 @@ def records_of(text: str) -> Iterator[tuple[int, str, Any, str | None]]:
         elif isinstance(value, list):
             yield from _items(value)
         else:
-            yield line, raw, _payload(value), None
+            yield line, raw, payload(value), None
 
 
 def _items(items: list[Any]) -> Iterator[tuple[int, str, Any, str | None]]:
     for place, item in enumerate(items, start=1):
-        yield place, json.dumps(item), _payload(item), None
+        yield place, json.dumps(item), payload(item), None
 
 
-def _payload(value: Any) -> Any:
+def payload(value: Any) -> Any:
     if isinstance(value, dict) and isinstance(value.get("jsonPayload"), dict):
         return value["jsonPayload"]  # a Cloud Logging entry: GKE exports events there
     return value

@@ -4,101 +4,45 @@ pass over the parsed JSON (docs/adapters.md, section kubernetes).
 Each object is one record (`kubernetes_json` finds them in a file of any shape). What a record
 *is* comes from its `kind` and the group of its `apiVersion` (an exporter's event lines may lack
 both: an object with `involvedObject` or `regarding` is an event). Only the structure is checked
-here, as JSON offers it; values stay text, and `kubernetes_jobs` and `kubernetes_history` parse
+here, as JSON offers it; values stay text, and `kubernetes_derive` and the modules it calls parse
 times and decide what can be used, as columns over all records at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from mpg.adapters.kubernetes_json import read_text, records_of
-
-TPU, GPU = "google.com/tpu", "nvidia.com/gpu"
-# The node label GKE puts the accelerator's type in, per resource.
-SELECTOR = {TPU: "cloud.google.com/gke-tpu-accelerator", GPU: "cloud.google.com/gke-accelerator"}
-TOPOLOGY = "cloud.google.com/gke-tpu-topology"
-JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
-JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
-RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
-
-# One row per record: `rid` numbers them over all files; `problem` is why one cannot be read.
-RECORD = {
-    "rid": pl.Int64,
-    "file": pl.String,
-    "line": pl.Int64,
-    "raw": pl.String,
-    "kind": pl.String,
-    "problem": pl.String,
-}
-WORKLOAD = {
-    "rid": pl.Int64,
-    "namespace": pl.String,
-    "name": pl.String,
-    "uid": pl.String,
-    "created": pl.String,
-    "deleted": pl.String,
-    "active": pl.Boolean,
-    "priority": pl.Int64,
-    "owner_kind": pl.String,
-    "owner_name": pl.String,
-    "owner_uid": pl.String,
-    "admitted": pl.Boolean,  # status.admission is set: it describes the latest admission
-    "evictions": pl.Int64,  # status.schedulingStats: evictions other than deactivations, or null
-}
-CONDITION = {
-    "rid": pl.Int64,
-    "type": pl.String,
-    "status": pl.String,
-    "reason": pl.String,
-    "message": pl.String,
-    "at": pl.String,
-}
-PODSET = {
-    "rid": pl.Int64,
-    "podset": pl.Int64,  # position in spec.podSets: the task index
-    "count": pl.Int64,
-    "min_count": pl.Int64,
-    "resource": pl.String,  # google.com/tpu or nvidia.com/gpu, null for a pod set without either
-    "per_pod": pl.Int64,
-    "selector": pl.String,  # the node selector's accelerator value for that resource
-    "topology": pl.String,
-    "assigned": pl.Int64,  # status.admission.podSetAssignments[].count
-    "flavor": pl.String,  # the ResourceFlavor assigned for the resource
-}
-EVENT = {
-    "rid": pl.Int64,
-    "identity": pl.String,
-    "namespace": pl.String,
-    "about_kind": pl.String,
-    "about_name": pl.String,
-    "about_uid": pl.String,
-    "reason": pl.String,
-    "message": pl.String,
-    "first": pl.String,
-    "last": pl.String,
-    "count": pl.Int64,
-}
-JOBSET = {
-    "rid": pl.Int64,
-    "namespace": pl.String,
-    "name": pl.String,
-    "uid": pl.String,
-    "restarts": pl.Int64,
-}
-CHILD = {  # a Job or Pod of a JobSet, by its labels
-    "rid": pl.Int64,
-    "namespace": pl.String,
-    "jobset": pl.String,
-    "jobset_uid": pl.String,
-    "attempt": pl.Int64,
-    "created": pl.String,
-}
-FLAVOR = {"rid": pl.Int64, "name": pl.String, "tpu": pl.String, "gpu": pl.String}
+from mpg.adapters.kubernetes_history import DEACTIVATED
+from mpg.adapters.kubernetes_json import payload, read_text, records_of
+from mpg.adapters.kubernetes_tables import (
+    CHILD,
+    CONDITION,
+    EVENT,
+    FLAVOR,
+    GPU,
+    JOB,
+    JOB_NAME,
+    JOBSET,
+    JOBSET_NAME,
+    JOBSET_UID,
+    POD,
+    PODSET,
+    PODSET_LABEL,
+    QUEUE_NAME,
+    RECORD,
+    REPLICATED_JOB,
+    RESTART_ATTEMPT,
+    SELECTOR,
+    TOPOLOGY,
+    TPU,
+    WORKLOAD,
+    WORKLOAD_NAME,
+)
 
 
 class UnreadableError(Exception):
@@ -131,8 +75,20 @@ class Objects:
     podsets: pl.DataFrame
     events: pl.DataFrame
     jobsets: pl.DataFrame
+    jobs: pl.DataFrame
     children: pl.DataFrame
+    pods: pl.DataFrame
+    pod_conditions: pl.DataFrame
     flavors: pl.DataFrame
+
+    def without(self, rids: pl.Series) -> Objects:
+        """These objects less the records `rids`, from every table."""
+        return Objects(
+            **{
+                f.name: getattr(self, f.name).filter(~pl.col("rid").is_in(rids.implode()))
+                for f in fields(self)
+            }
+        )
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -163,6 +119,24 @@ def _required(obj: dict[str, Any], *path: str) -> str:
     if value is None:
         raise UnreadableError(f"missing field: {'.'.join(path)}")
     return value
+
+
+def _conditions(table: _Table, rid: int, conditions: list[dict[str, Any]]) -> None:
+    """An object's `status.conditions` (metav1.Condition, or a pod's) into `table`."""
+    for c in conditions:
+        table.add(
+            rid=rid,
+            type=_str(c.get("type")),
+            status=_str(c.get("status")),
+            reason=_str(c.get("reason")),
+            message=_str(c.get("message")),
+            at=_str(c.get("lastTransitionTime")),
+        )
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, Any]:
+    labels = _get(obj, "metadata", "labels")
+    return labels if isinstance(labels, dict) else {}
 
 
 def _dicts(value: Any, what: str) -> list[dict[str, Any]]:
@@ -196,55 +170,75 @@ def _pod_chips(pod: dict[str, Any], what: str) -> dict[str, int]:
 
 
 class _Reader:
-    """The one Python pass: each object's fields into the tables, or its problem."""
+    """The one Python pass: each object's fields into the tables, or its problem. `owner_label`
+    is the label whose value names a job's owner (--owner-label), where one is given."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner_label: str | None) -> None:
+        self.owner_label = owner_label
         self.records = _Table(RECORD)
         self.workloads = _Table(WORKLOAD)
         self.conditions = _Table(CONDITION)
         self.podsets = _Table(PODSET)
         self.events = _Table(EVENT)
         self.jobsets = _Table(JOBSET)
+        self.jobs = _Table(JOB)
         self.children = _Table(CHILD)
+        self.pods = _Table(POD)
+        self.pod_conditions = _Table(CONDITION)
         self.flavors = _Table(FLAVOR)
 
     def read(self, path: Path) -> None:
         for line, raw, obj, problem in records_of(read_text(path)):
-            if problem is not None:
-                self._record(path, line, raw, None, problem)
-            else:
-                self._object(path, line, raw, obj)
+            self.add(str(path), line, raw, obj, problem)
 
-    def _record(
-        self, path: Path, line: int, raw: str, kind: str | None, problem: str | None
-    ) -> int:
+    def add(self, file: str, line: int, raw: str, obj: Any, problem: str | None) -> None:
+        """One record: an object, or a value that could not be parsed (`problem`)."""
+        if problem is not None:
+            rid = self._record(file, line, raw, None, problem)
+            self.records.rows["malformed"][rid] = True
+        else:
+            self._object(file, line, raw, obj)
+
+    def _record(self, file: str, line: int, raw: str, kind: str | None, problem: str | None) -> int:
         rid = len(self.records.rows["rid"])
-        self.records.add(rid=rid, file=str(path), line=line, raw=raw, kind=kind, problem=problem)
+        self.records.add(
+            rid=rid, file=file, line=line, raw=raw, kind=kind, problem=problem, malformed=False
+        )
         return rid
 
-    def _object(self, path: Path, line: int, raw: str, obj: Any) -> None:
+    def _object(self, file: str, line: int, raw: str, obj: Any) -> None:
         if not isinstance(obj, dict):
-            self._record(path, line, raw, None, "not a JSON object")
+            self._record(file, line, raw, None, "not a JSON object")
             return
         kind = _kind(obj)
         reader = {
             "Workload": self._workload,
             "Event": self._event,
             "JobSet": self._jobset,
-            "Job": self._child,
-            "Pod": self._child,
+            "Job": self._job,
+            "Pod": self._pod,
             "ResourceFlavor": self._flavor,
         }.get(kind or "")
         if reader is None:
             shown = _str(obj.get("kind"))
             problem = f"unknown kind: {shown}" if shown else "not a Kubernetes object: no kind"
-            self._record(path, line, raw, None, problem)
+            self._record(file, line, raw, None, problem)
             return
-        rid = self._record(path, line, raw, kind, None)
+        rid = self._record(file, line, raw, kind, None)
         try:
             reader(rid, obj)
         except UnreadableError as problem:
             self.records.rows["problem"][rid] = str(problem)
+
+    def _label(self, obj: dict[str, Any]) -> str | None:
+        """The value of the --owner-label label (or annotation) of `obj`."""
+        if self.owner_label is None:
+            return None
+        for where in ("labels", "annotations"):
+            value = _get(obj, "metadata", where, self.owner_label)
+            if _str(value):
+                return str(value)
+        return None
 
     def _workload(self, rid: int, obj: dict[str, Any]) -> None:
         namespace = _required(obj, "metadata", "namespace")
@@ -268,12 +262,12 @@ class _Reader:
         evictions = sum(
             _int(s.get("count"), "schedulingStats.evictions.count", default=0) or 0
             for s in stats
-            if not str(s.get("reason", "")).startswith("Deactivated")
+            if not str(s.get("reason", "")).startswith(DEACTIVATED)
         )
         rows = []
         for index, podset in enumerate(podsets):
             what = f"spec.podSets[{index}]"
-            name_of = podset.get("name", "main")
+            name_of = _str(podset.get("name")) or "main"
             pod = _get(podset, "template", "spec")
             chips = _pod_chips(pod if isinstance(pod, dict) else {}, f"{what}.template")
             if len(chips) > 1:
@@ -284,6 +278,7 @@ class _Reader:
             rows.append(
                 {
                     "podset": index,
+                    "name": name_of,
                     "count": _int(podset.get("count"), f"{what}.count", default=1),
                     "min_count": _int(podset.get("minCount"), f"{what}.minCount"),
                     "resource": resource,
@@ -308,20 +303,16 @@ class _Reader:
             owner_kind=_str(owner.get("kind")),
             owner_name=_str(owner.get("name")),
             owner_uid=_str(owner.get("uid")),
+            queue=_str(_get(obj, "spec", "queueName"))
+            or _str(_get(obj, "metadata", "labels", QUEUE_NAME)),
+            cluster_queue=_str(_get(obj, "status", "admission", "clusterQueue")),
+            owner_label=self._label(obj),
             admitted=bool(assignments),
             evictions=evictions if stats else None,
         )
         for row in rows:
             self.podsets.add(rid=rid, **row)
-        for c in conditions:
-            self.conditions.add(
-                rid=rid,
-                type=_str(c.get("type")),
-                status=_str(c.get("status")),
-                reason=_str(c.get("reason")),
-                message=_str(c.get("message")),
-                at=_str(c.get("lastTransitionTime")),
-            )
+        _conditions(self.conditions, rid, conditions)
 
     def _event(self, rid: int, obj: dict[str, Any]) -> None:
         about = obj.get("involvedObject", obj.get("regarding"))
@@ -344,8 +335,15 @@ class _Reader:
         )
         if first is None:
             raise UnreadableError("missing field: eventTime")
-        count = _int(series.get("count"), "series.count") or _int(obj.get("count"), "count")
-        count = count or _int(obj.get("deprecatedCount"), "deprecatedCount") or 1
+        counts = {
+            "series.count": _int(series.get("count"), "series.count"),
+            "count": _int(obj.get("count"), "count"),
+            "deprecatedCount": _int(obj.get("deprecatedCount"), "deprecatedCount"),
+        }
+        for what, value in counts.items():
+            if value is not None and value < 0:
+                raise UnreadableError(f"invalid field: {what} is negative ({value})")
+        count = next((c for c in counts.values() if c), 1)
         last = (
             _str(series.get("lastObservedTime"))
             or _str(obj.get("lastTimestamp"))
@@ -364,7 +362,7 @@ class _Reader:
             reason=reason,
             message=_str(obj.get("message", obj.get("note"))),
             first=first,
-            last=last if count > 1 else None,
+            last=last,
             count=count,
         )
 
@@ -375,16 +373,12 @@ class _Reader:
             name=_required(obj, "metadata", "name"),
             uid=_str(_get(obj, "metadata", "uid")),
             restarts=_int(_get(obj, "status", "restarts"), "status.restarts", default=0),
+            created=_str(_get(obj, "metadata", "creationTimestamp")),
+            owner_label=self._label(obj),
         )
 
-    def _child(self, rid: int, obj: dict[str, Any]) -> None:
-        labels = _get(obj, "metadata", "labels") or {}
-        if (
-            not isinstance(labels, dict)
-            or JOBSET_NAME not in labels
-            or RESTART_ATTEMPT not in labels
-        ):
-            raise UnreadableError(f"no JobSet labels ({JOBSET_NAME}, {RESTART_ATTEMPT})")
+    def _child(self, rid: int, obj: dict[str, Any], labels: dict[str, Any]) -> None:
+        """A Job or Pod labelled by the JobSet controller: when a JobSet restart began."""
         self.children.add(
             rid=rid,
             namespace=_required(obj, "metadata", "namespace"),
@@ -393,6 +387,67 @@ class _Reader:
             attempt=_int(labels.get(RESTART_ATTEMPT), f"label {RESTART_ATTEMPT}"),
             created=_required(obj, "metadata", "creationTimestamp"),
         )
+
+    def _job(self, rid: int, obj: dict[str, Any]) -> None:
+        labels = _labels(obj)
+        namespace = _required(obj, "metadata", "namespace")
+        name = _required(obj, "metadata", "name")
+        if RESTART_ATTEMPT in labels:
+            self._child(rid, obj, labels)
+        self.jobs.add(
+            rid=rid,
+            namespace=namespace,
+            name=name,
+            uid=_str(_get(obj, "metadata", "uid")),
+            jobset=_str(labels.get(JOBSET_NAME)),
+            created=_str(_get(obj, "metadata", "creationTimestamp")),
+            owner_label=self._label(obj),
+        )
+
+    def _pod(self, rid: int, obj: dict[str, Any]) -> None:
+        labels = _labels(obj)
+        namespace = _required(obj, "metadata", "namespace")
+        name = _required(obj, "metadata", "name")
+        created = _required(obj, "metadata", "creationTimestamp")
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        chips = _pod_chips(spec, "spec")
+        if len(chips) > 1:
+            raise UnreadableError("a pod requests both google.com/tpu and nvidia.com/gpu")
+        owners = _dicts(_get(obj, "metadata", "ownerReferences"), "metadata.ownerReferences")
+        owner = next((o for o in owners if o.get("controller") is True), {})
+        statuses = _dicts(_get(obj, "status", "containerStatuses"), "status.containerStatuses")
+        ends = [_get(c, "state", "terminated", "finishedAt") for c in statuses]
+        conditions = _dicts(_get(obj, "status", "conditions"), "status.conditions")
+        if JOBSET_NAME in labels and RESTART_ATTEMPT in labels:
+            self._child(rid, obj, labels)
+        self.pods.add(
+            rid=rid,
+            namespace=namespace,
+            name=name,
+            uid=_str(_get(obj, "metadata", "uid")),
+            created=created,
+            deleted=_str(_get(obj, "metadata", "deletionTimestamp")),
+            grace=_int(
+                _get(obj, "metadata", "deletionGracePeriodSeconds"), "deletionGracePeriodSeconds"
+            ),
+            node=_str(spec.get("nodeName")),
+            phase=_str(_get(obj, "status", "phase")),
+            started=_str(_get(obj, "status", "startTime")),
+            # A pod has ended when every container has (a sidecar outlives the main one).
+            finished=max(ends) if ends and all(_str(e) for e in ends) else None,
+            owner_kind=_str(owner.get("kind")),
+            owner_name=_str(owner.get("name")),
+            owner_uid=_str(owner.get("uid")),
+            jobset=_str(labels.get(JOBSET_NAME)),
+            jobset_uid=_str(labels.get(JOBSET_UID)),
+            rjob=_str(labels.get(REPLICATED_JOB)),
+            podset=_str(labels.get(PODSET_LABEL)),
+            workload=_str(_get(obj, "metadata", "annotations", WORKLOAD_NAME)),
+            job=next((_str(labels.get(k)) for k in JOB_NAME if _str(labels.get(k))), None),
+            chips=next(iter(chips.values()), 0),
+            owner_label=self._label(obj),
+        )
+        _conditions(self.pod_conditions, rid, conditions)
 
     def _flavor(self, rid: int, obj: dict[str, Any]) -> None:
         labels = _get(obj, "spec", "nodeLabels") or {}
@@ -411,7 +466,10 @@ class _Reader:
             podsets=self.podsets.frame(),
             events=self.events.frame(),
             jobsets=self.jobsets.frame(),
+            jobs=self.jobs.frame(),
             children=self.children.frame(),
+            pods=self.pods.frame(),
+            pod_conditions=self.pod_conditions.frame(),
             flavors=self.flavors.frame(),
         )
 
@@ -436,8 +494,16 @@ def _kind(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def read_objects(paths: list[Path]) -> Objects:
-    reader = _Reader()
+def read_objects(
+    paths: list[Path], earlier: pl.DataFrame | None = None, owner_label: str | None = None
+) -> Objects:
+    """Every record of `paths`, after the `earlier` records (`file`, `line`, `raw`, `problem`:
+    those an earlier import read, kept in the import's state): those come first, re-read from
+    their raw text, so that one set of rules applies to both."""
+    reader = _Reader(owner_label)
+    for file, line, raw, problem in earlier.iter_rows() if earlier is not None else ():
+        value = None if problem is not None else payload(json.loads(raw))
+        reader.add(file, line, raw, value, problem)
     for path in paths:
         reader.read(path)
     return reader.objects()

@@ -106,13 +106,16 @@ def _step_intervals(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _startup(steps: pl.DataFrame, custom: pl.DataFrame) -> pl.DataFrame:
-    """The compilation hidden in each attempt's first step, as `compile` intervals.
+def _startup(steps: pl.DataFrame, own: pl.DataFrame, custom: pl.DataFrame) -> pl.DataFrame:
+    """The compilation hidden in each attempt's first step: (job_id, attempt, step, excess).
 
     A jitted program compiles during its first step, and the recorder logs no span for it. Like
     the package's calculator (its PROGRAM_STARTUP), the first step's excess over the mean of the
-    attempt's other timed steps counts as compilation, with step durations less the custom badput
-    events wholly inside them; an attempt with no other timed step has none.
+    attempt's other timed steps counts as compilation, the others' durations taken as the
+    calculator takes them (less the custom badput events wholly inside them); an attempt with no
+    other timed step has none. The first step's own time (`own`: less every interval cut out of
+    it) is what is compared: a checkpoint save inside it (a restarted loop saving the step it
+    restored) is the save's time, not compilation.
     """
     inside = (
         custom.sort("start")
@@ -136,18 +139,36 @@ def _startup(steps: pl.DataFrame, custom: pl.DataFrame) -> pl.DataFrame:
     )
     first = pl.col("start").rank("ordinal").over("job_id", "attempt") == 1
     per_attempt = timed.group_by("job_id", "attempt").agg(
-        pl.col("start").filter(first).first().alias("start"),
-        pl.col("_d").filter(first & pl.col("timed")).first().alias("_first"),
+        pl.col("step").filter(first & pl.col("timed")).first(),
         pl.col("_d").filter(~first & pl.col("timed")).mean().alias("_mean"),
     )
-    excess = (pl.col("_first") - pl.col("_mean")).round().cast(pl.Int64)
-    return per_attempt.filter(excess > 0).select(
-        "job_id",
-        "attempt",
-        pl.lit("compile").alias("kind"),
-        "start",
-        (pl.col("start") + excess).alias("end"),
+    own_time = (
+        own.join(per_attempt, on=list(_STEP_KEY))
+        .group_by(*_STEP_KEY, "_mean")
+        .agg((pl.col("end") - pl.col("start")).sum().alias("_own"))
     )
+    excess = (pl.col("_own") - pl.col("_mean")).round().cast(pl.Int64).alias("excess")
+    return own_time.select(*_STEP_KEY, excess).filter(pl.col("excess") > 0)
+
+
+def _carve(own: pl.DataFrame, startup: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`compile` intervals of the first `excess` of each first step's own time, and the steps'
+    own time less them: the compile spans overlap nothing cut out of the step."""
+    key = list(_STEP_KEY)
+    before = pl.col("_len").cum_sum().over(*_STEP_KEY) - pl.col("_len")
+    carved = (
+        own.join(startup, on=key)  # first steps only: a window per step is slow with millions
+        .sort(*_STEP_KEY, "start")
+        .with_columns(_len=pl.col("end") - pl.col("start"))
+        .with_columns(_cut=pl.col("start") + (pl.col("excess") - before).clip(0, pl.col("_len")))
+    )
+    startup_spans = carved.filter(pl.col("_cut") > pl.col("start")).select(
+        "job_id", "attempt", pl.lit("compile").alias("kind"), "start", pl.col("_cut").alias("end")
+    )
+    rest = carved.filter(pl.col("_cut") < pl.col("end")).select(
+        *_STEP_KEY, pl.col("_cut").alias("start"), "end"
+    )
+    return startup_spans, pl.concat([own.join(startup, on=key, how="anti"), rest])
 
 
 def _cut(steps: pl.DataFrame, cuts: pl.DataFrame) -> pl.DataFrame:
@@ -225,15 +246,17 @@ def _runtime(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         "step",
     )
     steps = _step_intervals(events)
-    startup = _startup(steps, intervals.filter(pl.col("kind") == "custom"))
-    intervals = pl.concat([intervals, startup])
     cuts = pl.concat(
         [
             intervals.filter(pl.col("kind").is_in(_CUT_KINDS)).select("job_id", "start", "end"),
             checkpoints.select("job_id", "start", "end"),
         ]
     )
-    steps = _cut(steps.drop("timed"), cuts).with_columns(kind=pl.lit("step"))
+    own = _cut(steps.drop("timed"), cuts)
+    startup = _startup(steps, own, intervals.filter(pl.col("kind") == "custom"))
+    startup_spans, own = _carve(own, startup)
+    intervals = pl.concat([intervals, startup_spans])
+    steps = own.with_columns(kind=pl.lit("step"))
     spans = pl.concat(
         [intervals.filter(pl.col("kind") != "custom"), checkpoints, steps], how="diagonal"
     )

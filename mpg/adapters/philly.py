@@ -71,6 +71,7 @@ def scheduler_events(
         pl.lit(opts.workload_class).alias("workload_class"),
         pl.lit(opts.framework).alias("framework"),
         "owner",
+        "team",
     )
     tasks = attempts.join(jobs.select("key", "file", "job_id", "state"), on="key")
     schedule = tasks.filter(pl.col("start").is_not_null()).select(
@@ -152,6 +153,7 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
         pl.col("submitted_utc").alias("submitted"),
         "chips_requested",
         "owner",
+        "team",
         pl.when("ended").then(pl.col("status").replace_strict(STATES)).alias("state"),
     )
     # Nothing counts before submission: an attempt logged as starting earlier starts there.

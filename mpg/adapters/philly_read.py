@@ -42,7 +42,8 @@ JOB_COLUMNS = {
     "job_id": pl.String,
     "submitted": pl.String,
     "status": pl.String,
-    "owner": pl.String,
+    "owner": pl.String,  # `user`
+    "team": pl.String,  # `vc`: the virtual cluster whose GPU quota the job ran on
     "problem": pl.String,  # what the structural pass found wrong, if anything
 }
 ATTEMPT_COLUMNS = {
@@ -188,6 +189,7 @@ def flatten(records: list[Any], shape: Shape, file: int) -> tuple[pl.DataFrame, 
         jobs["submitted"].append(_text(job.get("submitted_time")))
         jobs["status"].append(_text(job.get("status")) if shape.has_status else "Pass")
         jobs["owner"].append(_text(job.get("user")))
+        jobs["team"].append(_text(job.get("vc")))
         jobs["problem"].append(problem)
     return pl.DataFrame(jobs, schema=JOB_COLUMNS), pl.DataFrame(attempts, schema=ATTEMPT_COLUMNS)
 

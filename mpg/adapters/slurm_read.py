@@ -23,9 +23,10 @@ MISSING_TIMES = ("", "Unknown", "None")
 TIME_FIELDS = ("Submit", "Eligible", "Start", "End")
 REQUIRED = ("JobID", "State", *TIME_FIELDS)
 TRES_FIELDS = ("ReqTRES", "AllocTRES")  # at least one of them
-OPTIONAL = ("User", "NodeList")
+OPTIONAL = ("User", "Account", "Partition", "NodeList")
 USED = (*REQUIRED, *TRES_FIELDS, *OPTIONAL)
 NOT_ALLOCATED = "None assigned"  # NodeList of a job that never had a node
+NO_GPU = "no GPU: no gres/gpu in ReqTRES or AllocTRES"
 
 # How an incarnation that ended gave its GPUs back, and how a job whose last incarnation ended
 # so left the system (docs/adapters.md gives the reasons).
@@ -163,10 +164,12 @@ def _when(condition: pl.Expr, reason: str) -> pl.Expr:
 
 def parse_rows(rows: pl.DataFrame, timezone: str) -> pl.DataFrame:
     """`rows` with their fields parsed: `step` (a job step's row), `job` / `tasks` (the job id,
-    or the pending array tasks' list with `array_id`), `state` (`CANCELLED by 0` -> `CANCELLED`),
-    times in UTC, GPU counts and types, `allocated` (the incarnation held its resources), and
-    `reason`: why the row cannot be used, the first check of docs/adapters.md that fails (a step
-    row needs no more than a well-formed line and JobID)."""
+    or the pending array tasks' list with `array_id`), `het_id` and `component` (of a
+    heterogeneous job's component `123+1`: `123` and 1; null and 0 for any other job), `state`
+    (`CANCELLED by 0` -> `CANCELLED`), times in UTC, GPU counts and types, `allocated` (the
+    incarnation held its resources), and `reason`: why the row cannot be used, the first check
+    of docs/adapters.md that fails (a step row needs no more than a well-formed line and JobID;
+    whether a heterogeneous job has a GPU is checked over its components: mpg.adapters.slurm)."""
     time_missing = [
         pl.when(pl.col(f).is_in(MISSING_TIMES)).then(None).otherwise(pl.col(f)).alias(f)
         for f in TIME_FIELDS
@@ -178,6 +181,10 @@ def parse_rows(rows: pl.DataFrame, timezone: str) -> pl.DataFrame:
         job_id.str.contains(_STEP).alias("step"),
         job_id.str.extract(_JOB, 1).alias("array_id"),
         job_id.str.extract(_JOB, 3).alias("tasks"),
+        pl.when(job_id.str.extract(_JOB, 4).is_not_null())
+        .then(job_id.str.extract(_JOB, 1))
+        .alias("het_id"),
+        job_id.str.extract(_JOB, 4).cast(pl.Int64).fill_null(0).alias("component"),
         pl.col("State")
         .str.replace(r"\s+by\s+\d+$", "")
         .str.strip_suffix("+")
@@ -209,7 +216,8 @@ def parse_rows(rows: pl.DataFrame, timezone: str) -> pl.DataFrame:
         _when(ended & end.is_null(), "missing field: End"),
         _when(holds & start.is_null(), "missing field: Start"),
         _when(end < start, "end before start"),
-        _when(no_gpu, "no GPU: no gres/gpu in ReqTRES or AllocTRES"),
+        # A heterogeneous job's CPU component is part of a job with GPUs (checked per job).
+        _when(no_gpu & ~job_id.str.contains(r"\+"), NO_GPU),
         _when(
             pl.col("tasks").is_not_null() & (_task_count() > MAX_TASKS),
             f"out of range: more than {MAX_TASKS} pending array tasks",

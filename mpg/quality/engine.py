@@ -1,77 +1,36 @@
-"""Runs declared suites: Great Expectations started once, then one GX batch per frame.
+"""Runs declared suites into VALIDATION_RESULTS rows, with one of two engines that find the same:
 
-Starting GX is the expensive part (importing it takes 2.5-4 s, building the context, assets and
-suites a few tenths more), so `SuiteRunner` does it once in its constructor (a Beam DoFn's
-`setup`) and `validate` is cheap per call: the frame goes in as a dataframe batch parameter and
-all of its GX expectations run as one suite on one batch (GX hashes the whole frame per batch).
+- `mpg` (the default): every expectation evaluated on the Arrow table in one vectorised pass
+  (`mpg.quality.arrow_checks`), in milliseconds and without importing Great Expectations;
+- `great-expectations`: GX itself (`mpg.quality.gx`), the suites' reference, which tests hold
+  the first to. Starting it costs seconds (its import), and each frame ~5-15 ms per expectation.
 
-GX's cost is a fixed ~5-15 ms per expectation, whatever the frame's size, and about half of it
-is the detail of a result (counts, samples). So a frame is validated in two passes: every
-expectation with result format BOOLEAN_ONLY, then only those that failed again, one by one, with
-SUMMARY for their counts and first unexpected rows. All GX expectations here are row-level, so a
-success means no unexpected row of `element_count` = the frame's rows. Types and required values
-are checked by mpg on the Arrow table (`mpg.quality.arrow_checks`).
-
-Kept off the network and the disk:
-- the context is ephemeral with in-memory stores, built from an explicit config without the
-  temporary data-docs site that `get_context(mode="ephemeral")` otherwise sets up under $TMPDIR;
-- analytics are off in that config, and `GX_ANALYTICS_ENABLED=false` is forced (not defaulted)
-  before the import: never reaching for the network is the project's promise, not a GX
-  preference a user's environment could turn back on;
-- progress bars are off, so nothing is drawn on a worker's stderr.
-GX is imported inside the constructor only: importing `mpg.cli`, `mpg.pipelines.*` or
-`mpg.quality` never imports it.
+`MPG_EXPECTATIONS` names the engine a run uses (`engine_named` reads it once, on the launcher,
+and the pipeline carries the name to its workers).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
 
 import pyarrow as pa
 
+from mpg.errors import OptionsError
 from mpg.quality import arrow_checks
-from mpg.quality.arrow_checks import Finding
 from mpg.quality.declare import Expect, Suite, Target
 from mpg.schemas import VALIDATION_RESULTS
 
-if TYPE_CHECKING:
-    from great_expectations.core import ExpectationValidationResult
-    from great_expectations.datasource.fluent.interfaces import Batch
-
-# Where GX's result says which of the target's expectations it is (GX reorders results).
-_ORDINAL = "mpg_ordinal"
+ENGINES = ("mpg", "great-expectations")
 
 
-def start_gx() -> Any:
-    os.environ["GX_ANALYTICS_ENABLED"] = "false"
-    import great_expectations as gx  # here only: keeps GX off every import path
-
-    return gx
-
-
-def _ephemeral_context(gx: Any) -> Any:
-    from great_expectations.data_context.types.base import (
-        DataContextConfig,
-        InMemoryStoreBackendDefaults,
-        ProgressBarsConfig,
-    )
-
-    config = DataContextConfig(
-        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
-        analytics_enabled=False,
-        progress_bars=ProgressBarsConfig(globally=False),
-    )
-    return gx.get_context(project_config=config, mode="ephemeral")
-
-
-def _gx_expectation(expect: Expect, ordinal: int) -> Any:
-    from great_expectations.expectations.registry import get_expectation_impl
-
-    return get_expectation_impl(expect.expectation)(**expect.kwargs, meta={_ORDINAL: ordinal})
+def engine_named(name: str | None = None) -> str:
+    """The engine `name` (by default `MPG_EXPECTATIONS`, else `mpg`), checked."""
+    name = name or os.environ.get("MPG_EXPECTATIONS") or ENGINES[0]
+    if name not in ENGINES:
+        raise OptionsError(f"MPG_EXPECTATIONS={name}: not one of {', '.join(ENGINES)}")
+    return name
 
 
 def kwargs_json(expect: Expect) -> str:
@@ -82,133 +41,50 @@ def kwargs_json(expect: Expect) -> str:
     return json.dumps(kwargs, sort_keys=True)
 
 
-def _pandas(frame: pa.Table) -> Any:
-    """`frame` for GX: timestamps as naive UTC (pandas deprecates the tz-aware path GX takes to
-    compare them), every other column as pandas converts it."""
-    naive = pa.schema(
-        [
-            f.with_type(pa.timestamp(f.type.unit)) if pa.types.is_timestamp(f.type) else f
-            for f in frame.schema
-        ]
-    )
-    return frame.cast(naive).to_pandas()
-
-
-def _error(info: Mapping[str, Any]) -> str | None:
-    """The message of an exception GX caught while checking (flat, or keyed by metric)."""
-    if info.get("raised_exception"):
-        return str(info.get("exception_message"))
-    nested = [v for v in info.values() if isinstance(v, Mapping) and v.get("raised_exception")]
-    return str(nested[0].get("exception_message")) if nested else None
-
-
-def _detailed(result: ExpectationValidationResult, rows: int) -> Finding:
-    details = result.result or {}
-    error = _error(result.exception_info or {})
-    return Finding(
-        success=bool(result.success) and error is None,
-        element_count=int(details.get("element_count", rows)),
-        unexpected_count=details.get("unexpected_count"),
-        rows=tuple(details.get("partial_unexpected_index_list") or ()),
-        observed=f"error: {error}" if error else None,
-    )
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """One target made ready: its suite, the GX batch definition and GX expectations."""
-
-    suite: Suite
-    target: Target
-    batch_definition: Any  # GX: the whole-dataframe batch of this target's asset
-    expectations: dict[int, Any]  # the target's ordinal -> GX expectation (not CHECKED_HERE)
-    gx_suite: Any  # the GX ExpectationSuite of those
-
-
 class SuiteRunner:
-    """Great Expectations set up once for `suites`: one dataframe asset and GX suite per target."""
+    """`suites` made ready to validate frames with `engine` (Great Expectations starts here)."""
 
-    def __init__(self, suites: Iterable[Suite]) -> None:
-        gx = start_gx()
-        context = _ephemeral_context(gx)
-        datasource = context.data_sources.add_pandas("mpg")
-        self._prepared: dict[str, _Prepared] = {}
+    def __init__(self, suites: Iterable[Suite], engine: str = ENGINES[0]) -> None:
+        suites = tuple(suites)
+        self._targets: dict[str, tuple[Suite, Target]] = {}
         for suite in suites:
             for target in suite.targets:
-                if target.name in self._prepared:
+                if target.name in self._targets:
                     raise ValueError(f"two targets named {target.name}")
-                expectations = {
-                    i: _gx_expectation(e, i)
-                    for i, e in enumerate(target.expectations)
-                    if e.expectation not in arrow_checks.CHECKED_HERE
-                }
-                asset = datasource.add_dataframe_asset(target.name)
-                gx_suite = gx.ExpectationSuite(
-                    name=target.name, expectations=[*expectations.values()]
-                )
-                self._prepared[target.name] = _Prepared(
-                    suite=suite,
-                    target=target,
-                    batch_definition=asset.add_batch_definition_whole_dataframe("all"),
-                    expectations=expectations,
-                    gx_suite=context.suites.add(gx_suite),
-                )
+                for expect in target.expectations:
+                    arrow_checks.supported(expect)
+                self._targets[target.name] = (suite, target)
+        if engine == "great-expectations":
+            from mpg.quality.gx import GxTargets
 
-    @staticmethod
-    def _run_gx(prepared: _Prepared, frame: pa.Table) -> dict[int, Finding]:
-        if not prepared.expectations:
-            return {}
-        parameters = {"dataframe": _pandas(frame)}
-        batch: Batch = prepared.batch_definition.get_batch(batch_parameters=parameters)
-        passed = batch.validate(prepared.gx_suite, result_format="BOOLEAN_ONLY")
-        found: dict[int, Finding] = {}
-        for result in passed.results:
-            ordinal = int(result.expectation_config.meta[_ORDINAL])
-            if result.success:
-                found[ordinal] = Finding(True, frame.num_rows, unexpected_count=0)
-            else:
-                detail = batch.validate(
-                    prepared.expectations[ordinal],
-                    result_format={
-                        "result_format": "SUMMARY",
-                        "partial_unexpected_count": arrow_checks.SAMPLE_SIZE,
-                    },
-                )
-                found[ordinal] = _detailed(detail, frame.num_rows)
-        return found
+            self._evaluate = GxTargets(suites).evaluate
+        else:
+            self._evaluate = arrow_checks.evaluate
 
     def validate(self, target_name: str, frame: pa.Table) -> pa.Table:
-        """VALIDATION_RESULTS rows for one frame, in the target's declared order.
+        """VALIDATION_RESULTS rows for one frame (in any order), in the target's declared order.
 
-        `frame` must be sorted by the target's index, so that samples (the first unexpected
-        rows) are the same however the data was split into frames.
+        Samples are the first unexpected rows by the target's index, so they are the same
+        however the data was split into frames or ordered.
         """
-        prepared = self._prepared[target_name]
-        suite, target = prepared.suite, prepared.target
-        found = self._run_gx(prepared, frame)
-        found.update(
-            (i, arrow_checks.check(frame, e))
-            for i, e in enumerate(target.expectations)
-            if e.expectation in arrow_checks.CHECKED_HERE
-        )
-        rows = []
-        for i, e in enumerate(target.expectations):
-            finding = found[i]
-            rows.append(
-                {
-                    "suite": suite.name,
-                    "suite_version": suite.version,
-                    "target": target.name,
-                    "expectation": e.expectation,
-                    "column": ", ".join(e.columns) or None,
-                    "kwargs": kwargs_json(e),
-                    "severity": e.severity,
-                    "description": e.description,
-                    "success": finding.success,
-                    "element_count": finding.element_count,
-                    "unexpected_count": finding.unexpected_count,
-                    "unexpected_sample": arrow_checks.sample_json(frame, target, e, finding.rows),
-                    "observed": finding.observed,
-                }
-            )
+        suite, target = self._targets[target_name]
+        findings = self._evaluate(frame, target)
+        rows = [
+            {
+                "suite": suite.name,
+                "suite_version": suite.version,
+                "target": target.name,
+                "expectation": e.expectation,
+                "column": ", ".join(e.columns) or None,
+                "kwargs": kwargs_json(e),
+                "severity": e.severity,
+                "description": e.description,
+                "success": finding.success,
+                "element_count": finding.element_count,
+                "unexpected_count": finding.unexpected_count,
+                "unexpected_sample": arrow_checks.sample_json(frame, target, e, finding.rows),
+                "observed": finding.observed,
+            }
+            for e, finding in zip(target.expectations, findings, strict=True)
+        ]
         return pa.Table.from_pylist(rows, schema=VALIDATION_RESULTS)

@@ -28,7 +28,7 @@ import pyarrow as pa
 from mpg.adapters.quarantine import IMPORT_SOURCE
 from mpg.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS
 from mpg.quality.declare import Expect, Suite, Target, between, in_set, not_null, unique
-from mpg.quality.engine import SuiteRunner
+from mpg.quality.engine import ENGINES, SuiteRunner
 from mpg.schemas import SOURCES, VALIDATION_RESULTS, concat
 from mpg.sqlfiles import load_sql
 
@@ -191,14 +191,16 @@ def output_frames(con: duckdb.DuckDBPyConnection, run_counts: pa.Table) -> dict[
     return frames
 
 
-def validate_outputs(con: duckdb.DuckDBPyConnection, run_counts: pa.Table) -> pa.Table:
+def validate_outputs(
+    con: duckdb.DuckDBPyConnection, run_counts: pa.Table, engine: str = ENGINES[0]
+) -> pa.Table:
     """VALIDATION_RESULTS of the output suites on the tables in `con` (the staged database).
 
     `run_counts` is the RECORD_COUNTS table the pipeline counted, to compare with the published
-    one. Starts Great Expectations for this call (seconds, once per run).
+    one. The `great-expectations` engine starts GX for this call (seconds).
     """
     frames = output_frames(con, run_counts)
-    runner = SuiteRunner(OUTPUT_SUITES)
+    runner = SuiteRunner(OUTPUT_SUITES, engine)
     return concat(
         (runner.validate(t.name, frames[t.name]) for s in OUTPUT_SUITES for t in s.targets),
         VALIDATION_RESULTS,

@@ -5,15 +5,15 @@ every expectation is a warning: recorded and reported, never fatal. They run on 
 accepted records (`JobRecords`), so they go wherever the buckets go (a Beam DoFn creates one
 `BucketValidator` in `setup()` and calls it per bucket; `combine_results` adds the parts up).
 
-Each source's frame is its record table sorted by provenance (file, line), plus columns derived
-so that one GX batch per source, with no row conditions (GX's are slow), checks it all:
+Each source's frame is its record table (in any order: samples are taken by provenance, file
+and line), plus columns derived so that one pass per source (one GX batch, with the GX engine),
+with no row conditions (GX's are slow), checks it all:
 - `job_chips_requested`, `job_submit_ts`: from the job's earliest JOB_SUBMIT in the same bucket
   (every record of a job lands in one bucket), NULL when the job has none;
 - scheduler only: `lifecycle_event` (the type of JOB_SUBMIT and JOB_END rows, else NULL) and
   `end_ts` (the ts of JOB_END rows, else NULL).
 
-    python -c "from mpg.quality import validate_bucket; from mpg.pipelines.io import \\
-        read_job_bucket; print(validate_bucket(read_job_bucket(0, 'out/records')))"
+    python bench/quality_cost.py OUT   # every bucket of a published folder, with both engines
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from mpg.quality.declare import (
     unique,
     with_severity,
 )
-from mpg.quality.engine import SuiteRunner
+from mpg.quality.engine import ENGINES, SuiteRunner
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, UTC_US, VALIDATION_RESULTS, concat
 from mpg.transforms.reconcile import JobRecords
 from mpg.vocabulary import (
@@ -155,14 +155,15 @@ def _lifecycle_columns(scheduler: pa.Table) -> pa.Table:
 
 
 def source_frames(records: JobRecords) -> dict[str, pa.Table]:
-    """Per source: its records sorted by (file, line), with the derived columns beside them."""
+    """Per source: its records with the derived columns beside them (in the records' order:
+    samples are taken by (file, line) whatever the frame's order)."""
     scheduler = records.scheduler
     submits = scheduler.filter(pc.equal(scheduler.column("type"), "JOB_SUBMIT")).sort_by(
         [(c, "ascending") for c in ("job_id", "ts", *PROVENANCE)]
     )
     frames = {}
     for source in SOURCES:
-        table = records.table(source).sort_by([(c, "ascending") for c in PROVENANCE])
+        table = records.table(source)
         # index_in finds a job's first (earliest) JOB_SUBMIT; taking a null index gives null.
         job = pc.index_in(table.column("job_id"), value_set=submits.column("job_id"))
         table = table.append_column(
@@ -175,12 +176,13 @@ def source_frames(records: JobRecords) -> dict[str, pa.Table]:
 class BucketValidator:
     """The source suites, ready to check job buckets: create one per worker, call it per bucket.
 
-    The constructor starts Great Expectations (seconds, mostly its import); a call costs about
-    0.2 s, mostly GX's fixed cost per expectation (bench/quality_cost.py measures it).
+    With the `mpg` engine a call costs milliseconds; with `great-expectations` the constructor
+    starts GX (seconds, mostly its import) and a call about 0.2 s, mostly GX's fixed cost per
+    expectation (bench/quality_cost.py measures both).
     """
 
-    def __init__(self, catalog: ChipCatalog | None = None) -> None:
-        self._runner = SuiteRunner(source_suites(catalog or load_catalog()))
+    def __init__(self, catalog: ChipCatalog | None = None, engine: str = ENGINES[0]) -> None:
+        self._runner = SuiteRunner(source_suites(catalog or load_catalog()), engine)
 
     def __call__(self, records: JobRecords) -> pa.Table:
         frames = source_frames(records)

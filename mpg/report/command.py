@@ -50,7 +50,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 def default_report_file(out: str) -> Path:
     """DIR/report.html for a local folder; ./report.html when DIR is on object storage (the
     page is a local file, opened in a browser)."""
-    from mpg.storage import is_remote
+    from mpg.locations import is_remote
 
     return Path(REPORT_FILE) if is_remote(out) else Path(out) / REPORT_FILE
 

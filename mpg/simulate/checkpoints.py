@@ -8,8 +8,8 @@ a blocking save of `save_s` after every `checkpoint_every`-th step. Interruption
 Poisson process in all-allocated time, `interrupts_per_hour` per hour: every task of the gang is
 evicted (the first at the instant, the others `teardown_s` later), the step in progress is
 reported cut at the eviction (its time is lost progress, as it truly is), a save in progress is
-not reported, and the tasks are scheduled again `reschedule_s` after the last is released. Two more kinds, each a
-known interruption:
+not reported, and the tasks are scheduled again `reschedule_s` after the last is released.
+Two more kinds, each a known interruption:
 - with chance `restart_in_place_p` an interruption is a crash the program restarts from on the
   chips it holds: no scheduler event, the next attempt starts at once;
 - with chance `crash_in_init_p` an attempt crashes during its init (at a uniform instant of it)

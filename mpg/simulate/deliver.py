@@ -8,12 +8,12 @@ given generator, and gzip members carry no file name and mtime 0.
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from mpg.simulate.manifest import SourceManifest
+from mpg.storage import Storage
 
 DUPLICATE_SHARE = 0.002  # of valid records, each then written twice
 MIN_DUPLICATES = 3
@@ -39,10 +39,10 @@ def _cuts(total: int, count: int, rng: np.random.Generator) -> list[int]:
     return [0, *inner.tolist(), total]
 
 
-def _write(path: Path, lines: pl.Series) -> None:
+def _write(root: Storage, path: str, lines: pl.Series) -> None:
     data = (lines.str.join("\n").item() + "\n").encode("utf-8")
-    with path.open("wb") as raw:
-        if path.suffix == ".gz":
+    with root.open_output(path) as raw:
+        if path.endswith(".gz"):
             with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) as gz:
                 gz.write(data)
         else:
@@ -50,7 +50,7 @@ def _write(path: Path, lines: pl.Series) -> None:
 
 
 def deliver(
-    source: str, valid: pl.Series, malformed: list[str], rng: np.random.Generator, root: Path
+    source: str, valid: pl.Series, malformed: list[str], rng: np.random.Generator, root: Storage
 ) -> SourceManifest:
     """Write `valid` (distinct records) plus duplicates of some and `malformed` under
     `root/source/`, and say what was written."""
@@ -66,10 +66,8 @@ def deliver(
     count = min(total, max(_MIN_FILES[source], -(-total // LINES_PER_FILE)))
     cuts = _cuts(total, count, rng)
     names = _file_names(source, count, rng)
-    folder = root / source
-    folder.mkdir(parents=True, exist_ok=True)
     for name, begin, end in zip(names, cuts[:-1], cuts[1:], strict=True):
-        _write(folder / name, lines.slice(int(begin), int(end - begin)))
+        _write(root, f"{source}/{name}", lines.slice(int(begin), int(end - begin)))
     return SourceManifest(
         source=source,
         files=tuple(f"{source}/{name}" for name in names),

@@ -84,6 +84,8 @@ def scheduler_lines(
         "framework",
         "priority",
         "owner",
+        "team",
+        "queue",
         "topology",
     )
     frame = _with_offsets(events, rng).join(attributes, on="job", how="left", maintain_order="left")
@@ -102,6 +104,8 @@ def scheduler_lines(
             ("framework", on_submit(_quoted("framework"))),
             ("priority", on_submit(_number("priority"))),
             ("owner", on_submit(_quoted("owner"))),
+            ("team", on_submit(_quoted("team"))),
+            ("queue", on_submit(_quoted("queue"))),
             ("topology", on_submit(_quoted("topology"))),
             ("task_index", _number("task_index")),
             ("chips", _number("chips")),

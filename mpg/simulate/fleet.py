@@ -55,7 +55,15 @@ _SIZE_WEIGHTS = {
 _FRAMEWORK_WEIGHTS_TPU = (0.60, 0.15, 0.15, 0.10)  # jax, tensorflow, pytorch, other
 _FRAMEWORK_WEIGHTS_GPU = (0.20, 0.10, 0.60, 0.10)
 _PRIORITY = {"training": 200, "serving": 300, "bulk_inference": 100}
-_OWNERS = ("team-lm", "team-chat", "team-vision", "team-ads", "team-search", "team-speech")
+# Who pays (a Slurm account, a namespace), each with a few users who submit its jobs.
+_TEAMS = ("team-lm", "team-chat", "team-vision", "team-ads", "team-search", "team-speech")
+_USERS = (
+    ("ana", "bo", "chen"), ("dev", "eli", "fay"), ("gus", "hana", "ivo"),
+    ("jun", "kai", "lea"), ("mia", "noor", "omar"), ("pia", "raj", "sol"),
+)  # fmt: skip
+# Where jobs wait (a Slurm partition, a Kueue LocalQueue): serving has its own queue, jobs of
+# low priority (below this) wait in the preemptible one, every other job in the batch queue.
+_PREEMPTIBLE_BELOW = 150
 _FLOPS_SOURCES = ("hlo_unoptimized", "hlo_optimized", "flop_counter")
 # Log-uniform ranges of the mean step (or batch) time, in seconds.
 _STEP_S = {"training": (30.0, 600.0), "serving": (60.0, 900.0), "bulk_inference": (60.0, 1200.0)}
@@ -75,7 +83,9 @@ class JobPlan:
     chips_requested: int
     tasks: int  # each task holds chips_requested // tasks chips
     priority: int | None
-    owner: str | None
+    owner: str | None  # the user
+    team: str | None
+    queue: str | None
     topology: str | None
     submit_s: int
     run_s: float  # planned run time: training/bulk without interruptions; serving until it ends
@@ -186,7 +196,14 @@ def draw_fleet(rng: np.random.Generator, jobs: int, days: int) -> list[JobPlan]:
     u = rng.random((jobs, 6))  # presence of optional fields, how serving ends
     hbm_fraction = rng.uniform(0.1, 0.9, jobs)
     pg = rng.uniform(0.2, 0.7, jobs)
-    owners = rng.choice(np.array(_OWNERS, dtype=object), jobs)
+    teams = rng.choice(len(_TEAMS), jobs)
+    submit_s = _submit_times(rng, jobs, days)
+    # Drawn after all the rest, so that adding them changed none of the fleet's other values.
+    users = rng.integers(0, len(_USERS[0]), jobs)
+    named = rng.random((jobs, 2))  # presence of owner and queue
+    queues = np.select(
+        [cls == "serving", priority < _PREEMPTIBLE_BELOW], ["serving", "preemptible"], "batch"
+    )
     return [
         JobPlan(
             job_id=f"{_JOB_PREFIX[cls[i]]}-{i:05d}",
@@ -196,7 +213,9 @@ def draw_fleet(rng: np.random.Generator, jobs: int, days: int) -> list[JobPlan]:
             chips_requested=int(chips[i]),
             tasks=int(tasks[i]),
             priority=int(priority[i]) if u[i, 0] < 0.8 else None,
-            owner=str(owners[i]) if u[i, 1] < 0.9 else None,
+            owner=_USERS[teams[i]][users[i]] if named[i, 0] < 0.95 else None,
+            team=_TEAMS[teams[i]] if u[i, 1] < 0.9 else None,
+            queue=str(queues[i]) if named[i, 1] < 0.95 else None,
             topology=(
                 _topology(int(chips[i]), GENERATIONS[gen[i]].torus_dims)
                 if GENERATIONS[gen[i]].torus_dims and u[i, 2] < 0.85
@@ -219,5 +238,5 @@ def draw_fleet(rng: np.random.Generator, jobs: int, days: int) -> list[JobPlan]:
             hbm_fraction=float(hbm_fraction[i]) if u[i, 4] < 0.9 else None,
             flops_source=str(flops_source[i]) if u[i, 5] < 0.6 else None,
         )
-        for i, s in enumerate(_submit_times(rng, jobs, days))
+        for i, s in enumerate(submit_s)
     ]

@@ -39,14 +39,18 @@ def _jobs_frame(plans: list[JobPlan]) -> pl.DataFrame:
     catalog = pl.from_arrow(load_catalog().table)
     columns = (
         "job_id", "chips_requested", "chip_generation", "workload_class", "framework",
-        "priority", "owner", "topology", "profile_rate", "pg", "hbm_fraction", "flops_source",
+        "priority", "owner", "team", "queue", "topology", "profile_rate", "pg", "hbm_fraction",
+        "flops_source",
     )  # fmt: skip
     jobs = pl.DataFrame(
         {
             "job": np.arange(len(plans), dtype=np.int32),
             **{name: [getattr(p, name) for p in plans] for name in columns},
         },
-        schema_overrides={"priority": pl.Int64, "owner": pl.String, "topology": pl.String},
+        schema_overrides={
+            "priority": pl.Int64,
+            **{name: pl.String for name in ("owner", "team", "queue", "topology")},
+        },
     ).join(catalog, on="chip_generation", how="left", maintain_order="left")
     # Profiles need a peak to set model_flops from; a catalog without one is a simulator bug.
     unpriced = jobs.filter(pl.col("peak_flops_per_chip").is_null())["chip_generation"].unique()

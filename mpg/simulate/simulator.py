@@ -9,6 +9,7 @@ stages stay independent: the same arguments always give the same bytes.
 from __future__ import annotations
 
 import datetime
+import fnmatch
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from mpg.simulate.malformed import profile_malformed, runtime_malformed, schedul
 from mpg.simulate.manifest import SimulationManifest
 from mpg.simulate.records import gather_records
 from mpg.simulate.timeline import simulate_job
+from mpg.storage import Storage
 
 DEFAULT_START = datetime.date(2026, 11, 20)
 MANIFEST_FILE = "manifest.json"
@@ -35,18 +37,21 @@ def _generator(seed: np.random.SeedSequence) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(seed))
 
 
-def _refuse_old_traces(out: Path) -> None:
+def _refuse_old_traces(out: Storage) -> None:
     """A root that already holds trace files would mix two fleets: refuse rather than delete."""
     for source in SOURCES:
-        folder = out / source
-        if folder.is_dir() and any(folder.glob("*.jsonl*")):
-            raise SimulationError(f"{folder} already holds trace files; remove them first")
+        names = [e.path.removeprefix(f"{source}/") for e in out.list(source)]
+        if any("/" not in n and fnmatch.fnmatch(n, "*.jsonl*") for n in names):
+            raise SimulationError(
+                f"{out.uri_of(source)} already holds trace files; remove them first"
+            )
 
 
 def simulate(
-    seed: int, jobs: int, days: int, out: Path, start: datetime.date = DEFAULT_START
+    seed: int, jobs: int, days: int, out: str | Path, start: datetime.date = DEFAULT_START
 ) -> SimulationManifest:
-    """Simulate `jobs` jobs over `days` UTC days from `start`; write the trace root `out`.
+    """Simulate `jobs` jobs over `days` UTC days from `start`; write the trace root `out` (a
+    folder, `gs://` or `s3://`, through `mpg.storage`).
 
     Writes `out/{scheduler,runtime,profiles}/*.jsonl[.gz]` in the layout of spec fleet-traces.md
     and `out/manifest.json` (the returned manifest), and returns the manifest. The runtime holds
@@ -58,8 +63,8 @@ def simulate(
         raise SimulationError(f"--seed must be >= 0, not {seed}")
     if jobs < 1 or days < 1:
         raise SimulationError("--jobs and --days must be at least 1")
-    out = Path(out)
-    _refuse_old_traces(out)
+    root = Storage(out)
+    _refuse_old_traces(root)
     fleet_seed, jobs_seed, profile_seed, encode_seed, bad_seed, deliver_seed = (
         np.random.SeedSequence(seed).spawn(6)
     )
@@ -83,7 +88,7 @@ def simulate(
         "profiles": profile_malformed(lines["profiles"], rng, at),
     }
     rng = _generator(deliver_seed)
-    written = {s: deliver(s, lines[s], malformed[s], rng, out) for s in SOURCES}
+    written = {s: deliver(s, lines[s], malformed[s], rng, root) for s in SOURCES}
     manifest = SimulationManifest(
         seed=seed,
         jobs=jobs,
@@ -93,5 +98,5 @@ def simulate(
         runtime=written["runtime"],
         profiles=written["profiles"],
     )
-    (out / MANIFEST_FILE).write_text(manifest.to_json(), encoding="utf-8")
+    root.write_text(MANIFEST_FILE, manifest.to_json())
     return manifest

@@ -10,8 +10,9 @@ with objects as (
     select * from mpg_json_objects('lines', '{
             "type": "JSON", "ts": "JSON", "job_id": "JSON", "chips_requested": "JSON",
             "chip_generation": "JSON", "workload_class": "JSON", "framework": "JSON",
-            "priority": "JSON", "owner": "JSON", "topology": "JSON", "task_index": "JSON",
-            "chips": "JSON", "state": "JSON"}')
+            "priority": "JSON", "owner": "JSON", "team": "JSON", "queue": "JSON",
+            "topology": "JSON", "allocated_from": "JSON", "task_index": "JSON", "chips": "JSON",
+            "state": "JSON"}')
 ),
 
 -- each field's kind, string and typed value, once
@@ -40,8 +41,14 @@ fields as (
         mpg_int(j.priority) as priority,
         mpg_kind(j.owner) as owner_kind,
         mpg_str(j.owner) as owner,
+        mpg_kind(j.team) as team_kind,
+        mpg_str(j.team) as team,
+        mpg_kind(j.queue) as queue_kind,
+        mpg_str(j.queue) as queue,
         mpg_kind(j.topology) as topology_kind,
         mpg_str(j.topology) as topology,
+        mpg_kind(j.allocated_from) as allocated_from_kind,
+        mpg_str(j.allocated_from) as allocated_from,
         j.task_index as task_index_json,
         mpg_kind(j.task_index) as task_index_kind,
         mpg_int(j.task_index) as task_index,
@@ -76,7 +83,11 @@ checked as (
                     mpg_optional(priority_kind, mpg_int_problem(
                         'priority', priority_json, priority_kind, priority)),
                     mpg_optional(owner_kind, mpg_str_problem('owner', owner_kind)),
-                    mpg_optional(topology_kind, mpg_str_problem('topology', topology_kind)))
+                    mpg_optional(team_kind, mpg_str_problem('team', team_kind)),
+                    mpg_optional(queue_kind, mpg_str_problem('queue', queue_kind)),
+                    mpg_optional(topology_kind, mpg_str_problem('topology', topology_kind)),
+                    mpg_optional(allocated_from_kind,
+                        mpg_str_problem('allocated_from', allocated_from_kind)))
                 when 'TASK_SCHEDULE' then coalesce(
                     mpg_int_problem('task_index', task_index_json, task_index_kind, task_index),
                     case when task_index < 0 then 'out of range: task_index must be >= 0' end,
@@ -105,7 +116,10 @@ select
     case when "type" = 'JOB_SUBMIT' then framework end as framework,
     case when "type" = 'JOB_SUBMIT' then priority end as priority,
     case when "type" = 'JOB_SUBMIT' then owner end as owner,
+    case when "type" = 'JOB_SUBMIT' then team end as team,
+    case when "type" = 'JOB_SUBMIT' then queue end as queue,
     case when "type" = 'JOB_SUBMIT' then topology end as topology,
+    case when "type" = 'JOB_SUBMIT' then allocated_from end as allocated_from,
     case when "type" like 'TASK_%' then task_index end as task_index,
     case when "type" = 'TASK_SCHEDULE' then chips end as chips,
     case when "type" = 'JOB_END' then state end as state

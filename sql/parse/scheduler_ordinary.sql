@@ -30,7 +30,10 @@ fields as (
         j.framework,
         j.priority,
         j.owner,
+        j.team,
+        j.queue,
         j.topology,
+        j.allocated_from,
         j.task_index,
         j.chips,
         j.state
@@ -42,7 +45,8 @@ fields as (
                 "type": "VARCHAR", "ts": "VARCHAR", "job_id": "VARCHAR",
                 "chips_requested": "BIGINT", "chip_generation": "VARCHAR",
                 "workload_class": "VARCHAR", "framework": "VARCHAR", "priority": "BIGINT",
-                "owner": "VARCHAR", "topology": "VARCHAR", "task_index": "BIGINT",
+                "owner": "VARCHAR", "team": "VARCHAR", "queue": "VARCHAR",
+                "topology": "VARCHAR", "allocated_from": "VARCHAR", "task_index": "BIGINT",
                 "chips": "BIGINT", "state": "VARCHAR"}') end as j
         from decoded
     )
@@ -61,7 +65,10 @@ checked as (
                 ', "framework": "' || framework || '"',
                 ', "priority": ' || priority,
                 ', "owner": "' || owner || '"',
+                ', "team": "' || team || '"',
+                ', "queue": "' || queue || '"',
                 ', "topology": "' || topology || '"',
+                ', "allocated_from": "' || allocated_from || '"',
                 ', "task_index": ' || task_index,
                 ', "chips": ' || chips,
                 ', "state": "' || state || '"',
@@ -100,7 +107,10 @@ select
     case when "type" = 'JOB_SUBMIT' then framework end as framework,
     case when "type" = 'JOB_SUBMIT' then priority end as priority,
     case when "type" = 'JOB_SUBMIT' then owner end as owner,
+    case when "type" = 'JOB_SUBMIT' then team end as team,
+    case when "type" = 'JOB_SUBMIT' then queue end as queue,
     case when "type" = 'JOB_SUBMIT' then topology end as topology,
+    case when "type" = 'JOB_SUBMIT' then allocated_from end as allocated_from,
     case when "type" like 'TASK_%' then task_index end as task_index,
     case when "type" = 'TASK_SCHEDULE' then chips end as chips,
     case when "type" = 'JOB_END' then state end as state

@@ -1,6 +1,6 @@
 """Regenerates tests/fixtures/adapters/kubernetes/ (its README says what each file is).
 
-    python tests/adapters/make_kubernetes_fixtures.py
+    .venv/bin/python -m tests.adapters.make_kubernetes_fixtures
 
 No cluster runs here, so the objects are written by hand to the published API types, as a GKE
 cluster running Kueue v0.19.2 and JobSet v0.12.0 would serialise them (field names, camelCase,
@@ -31,17 +31,32 @@ Scenarios (all times UTC; tests/test_adapter_kubernetes.py states each timeline 
 7. grid-search (batch Job, H100, 8 x 8, minCount 6): partial admission refused (Pending) from
    12:10 until deactivated at 15:00.
 8. vit-pretrain (TPU v6e, 8 chips): admitted 14:00:03, still running at the 16:00 export.
-Plus hostile/: malformed and unusable objects, each with the reason the test expects.
+9. detr-train (H100, 32 GPUs): admitted 10:20, one pod never bound (a tainted node); evicted for
+   PodsReadyTimeout at 10:30, admitted again 10:41, finished 11:55.
+10. t5-xxl (H100, 64 GPUs): admitted 13:00; a node lost at 14:10:03 under one pod, the JobSet
+   restarts at 14:15:05.3, its new pods all bound at 14:19:31; finished 15:40.
+Each pod's life is in `scenario_pods` (tests/adapters/kubernetes_pods.py writes the objects and
+the events); urgent-eval's namespace is in no pod export, mixtral-moe's first pods were on the
+19th. Plus hostile/: malformed and unusable objects, each with the reason the test expects.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import uuid
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from tests.adapters.kubernetes_pods import (
+    Pod,
+    core_event,
+    pod_events,
+    pod_object,
+    uid,
+    when,
+)
 
 OUT = Path(__file__).resolve().parent.parent / "fixtures" / "adapters" / "kubernetes"
 KUEUE_V1 = "kueue.x-k8s.io/v1beta1"
@@ -50,10 +65,6 @@ JOBSET = "jobset.x-k8s.io/v1alpha2"
 TPU, GPU = "google.com/tpu", "nvidia.com/gpu"
 TPU_NODE, GPU_NODE = "cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-accelerator"
 KUEUE_POD = "kueue-controller-manager-6d8f7b9c4-x2v7q"
-
-
-def uid(name: str) -> str:
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"mpg-fixture/{name}"))
 
 
 def digits(text: str, n: int) -> str:
@@ -291,6 +302,22 @@ def kubectl_list(items: list[dict[str, Any]]) -> str:
     )
 
 
+def small_workload(conditions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    """The tests' small cases' Workload `team-t/jobset-t-00001`: 2 pods x 8 H100s (16 GPUs),
+    created at 09:00, owned by JobSet `t`, in LocalQueue `q`."""
+    return workload(
+        KUEUE_V1,
+        "team-t",
+        "jobset-t-00001",
+        (JOBSET, "JobSet", "t"),
+        at(20, "09:00:00"),
+        [podset("main", 2, GPU, 8, {GPU_NODE: "nvidia-h100-80gb"})],
+        conditions,
+        queue="q",
+        **kw,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # The cluster: one TPU v5p, one TPU v6e, one H100 and one H200 ClusterQueue, and their flavors.
 
@@ -456,6 +483,8 @@ GEMMA = "jobset-gemma-sft-9e3f0"
 SWEEP = "job-sweep-shard-1a2b3"
 GRID = "job-grid-search-77c4e"
 VIT = "jobset-vit-pretrain-2b6d8"
+DETR = "jobset-detr-train-6c0d2"
+T5 = "jobset-t5-xxl-3e7a9"
 
 
 def llama(hour: int) -> dict[str, Any]:
@@ -512,7 +541,7 @@ def bert(hour: int) -> dict[str, Any]:
             finished(at(20, "14:00:00")),
         ]
         state = admission("gpu-cq", ("trainer", 2, GPU, "h100-80gb", 16))
-    return workload(
+    found = workload(
         KUEUE_V2 if hour == NOON else KUEUE_V1,
         "team-nlp",
         BERT,
@@ -525,6 +554,8 @@ def bert(hour: int) -> dict[str, Any]:
         admission=state,
         evictions=[("Preempted", 1)],
     )
+    found["metadata"]["labels"][OWNER] = "bob"  # Kueue's labelKeysToCopy copied it
+    return found
 
 
 def urgent(hour: int) -> dict[str, Any]:
@@ -674,7 +705,58 @@ def vit(hour: int) -> dict[str, Any] | None:
     )
 
 
-SCENARIOS = (llama, bert, urgent, mixtral, gemma, sweep, grid, vit)
+PODS_READY_TIMEOUT = "Exceeded the PodsReady timeout team-vision/" + DETR
+
+
+def detr(hour: int) -> dict[str, Any]:
+    """9. A pod that never gets a node (an untolerated taint on the only free H100 node): Kueue
+    evicts at 10:30 for PodsReadyTimeout (waitForPodsReady, 10 min), admits again at 10:41."""
+    previously = f"Previously: {PODS_READY_TIMEOUT}"
+    return workload(
+        KUEUE_V2 if hour == NOON else KUEUE_V1,
+        "team-vision",
+        DETR,
+        (*JOBSET_OWNER, "detr-train"),
+        at(20, "10:15:00"),
+        [podset("workers", 4, GPU, 8, H100)],
+        [
+            *admitted(at(20, "10:41:00"), "gpu-cq"),
+            condition("Evicted", "False", "QuotaReserved", previously, at(20, "10:41:00")),
+            condition(
+                "Requeued", "True", "BackoffFinished", "backoff finished", at(20, "10:40:55")
+            ),
+            condition(
+                "PodsReady", "True", "PodsReady", "All pods reached readiness", at(20, "10:41:48")
+            ),
+            finished(at(20, "11:55:00")),
+        ],
+        queue="vision-queue",
+        admission=admission("gpu-cq", ("workers", 4, GPU, "h100-80gb", 32)),
+        evictions=[("PodsReadyTimeout", 1)],
+    )
+
+
+def t5(hour: int) -> dict[str, Any] | None:
+    """10. A node lost under a JobSet: one of its 8 H100 nodes stops answering at 14:10:03; the
+    taint manager deletes its pod at 14:15:03, the Job fails and the JobSet restarts (14:15:05);
+    the new pods are bound by 14:19:31 (the last waited for a new node). Kueue's admission
+    holds throughout."""
+    if hour == NOON:
+        return None
+    return workload(
+        KUEUE_V1,
+        "team-lm",
+        T5,
+        (*JOBSET_OWNER, "t5-xxl"),
+        at(20, "12:50:00"),
+        [podset("workers", 8, GPU, 8, H100)],
+        [*admitted(at(20, "13:00:00"), "gpu-cq"), finished(at(20, "15:40:00"))],
+        queue="lm-queue",
+        admission=admission("gpu-cq", ("workers", 8, GPU, "h100-80gb", 64)),
+    )
+
+
+SCENARIOS = (llama, bert, urgent, mixtral, gemma, sweep, grid, vit, detr, t5)
 
 
 def record_events() -> dict[str, list[dict[str, Any]]]:
@@ -803,7 +885,203 @@ def record_events() -> dict[str, list[dict[str, Any]]]:
     )
     # 8. vit-pretrain: admitted at once.
     admit_events(wl_ref("team-vision", VIT), "tpu-v6e-cq", at(20, "14:00:03"), 3, 300000)
+    # 9. detr-train: evicted for PodsReadyTimeout at 10:30, admitted again 10:41.
+    ref, js = wl_ref("team-vision", DETR), js_ref("team-vision", "detr-train")
+    admit_events(ref, "gpu-cq", at(20, "10:20:00"), 300, 100000)
+    EVENTS.add(ref, "EvictedDueToPodsReadyTimeout", PODS_READY_TIMEOUT, at(20, "10:30:00", 200000))
+    EVENTS.add(
+        js,
+        "Stopped",
+        PODS_READY_TIMEOUT,
+        at(20, "10:30:00", 500000),
+        component="kueue-jobset-controller",
+    )
+    admit_events(ref, "gpu-cq", at(20, "10:41:00"), 660, 200000)
+    finished_event(js, f"team-vision/{DETR}", at(20, "11:55:00", 300000))
+    # 10. t5-xxl: the JobSet restarts after losing a node; Kueue's admission stays.
+    ref, js = wl_ref("team-lm", T5), js_ref("team-lm", "t5-xxl")
+    admit_events(ref, "gpu-cq", at(20, "13:00:00"), 600, 100000)
+    EVENTS.add(
+        js,
+        "RestartJobSetFailurePolicyAction",
+        "applying RestartJobSet failure policy action (first failed job: t5-xxl-workers-1)",
+        at(20, "14:15:05", 300000),
+        kind="Warning",
+        component="jobset",
+    )
+    finished_event(js, f"team-lm/{T5}", at(20, "15:40:00", 400000))
     return versions
+
+
+# ---------------------------------------------------------------------------------------------
+# The pods: each scenario's pods, as kubectl and the event exporter saw them (kubernetes_pods.py
+# writes the objects and events). Times on the 20th: `HH:MM:SS.ffffff`.
+
+
+def t20(clock: str) -> str:
+    whole, _, fraction = clock.partition(".")
+    return at(20, whole, int(fraction.ljust(6, "0")) if fraction else 0)
+
+
+def gang(
+    namespace: str,
+    owner: str,
+    rjob: str | None,
+    shape: tuple[int, int],
+    attempt: int,
+    seed: str,
+    per_pod: tuple[str | None, int, dict[str, str]],
+    created: str,
+    bound: list[str | None],
+    ends: list[tuple[str | None, str]],
+    nodes: str,
+) -> list[Pod]:
+    """The pods of one incarnation of a JobSet's replicated job (`shape`: Jobs x pods each), or
+    of a batch Job (`rjob` None), in order of Job and completion index."""
+    resource, chips, selector = per_pod
+    out = []
+    for n, ((job, index), moment, (end, how)) in enumerate(
+        zip(
+            [(j, i) for j in range(shape[0]) for i in range(shape[1])],
+            bound,
+            ends,
+            strict=True,
+        )
+    ):
+        out.append(
+            Pod(
+                namespace=namespace,
+                owner=owner,
+                rjob=rjob,
+                job_index=job,
+                index=index,
+                attempt=attempt,
+                seed=f"{seed}/{job}/{index}",
+                resource=resource,
+                chips=chips,
+                selector=selector,
+                created=t20(created),
+                bound=None if moment is None else t20(moment),
+                node=None if moment is None else f"{nodes}-{n}",
+                end=None if end is None else t20(end),
+                how=how,
+            )
+        )
+    return out
+
+
+V5P_2X2X4 = (TPU, 4, {**TPU_V5P, "cloud.google.com/gke-tpu-topology": "2x2x4"})
+V5P_2X4X4 = (TPU, 4, {**TPU_V5P, "cloud.google.com/gke-tpu-topology": "2x4x4"})
+H100_8 = (GPU, 8, H100)
+H200_8 = (GPU, 8, {GPU_NODE: "nvidia-h200-141gb"})
+V6E_2X4 = (TPU, 4, {TPU_NODE: "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "2x4"})
+CPU = (None, 0, {})
+
+
+def every(n: int, end: str | None, how: str) -> list[tuple[str | None, str]]:
+    return [(end, how)] * n
+
+
+def t5_owned(pods: list[Pod]) -> list[Pod]:
+    """t5's owner is named only on its pods (the JobSet's pod template carries the label)."""
+    return [replace(p, labels={OWNER: "carol"}) for p in pods]
+
+
+def scenario_pods() -> list[Pod]:
+    """Every pod of the day's Workloads but urgent-eval's (its namespace, team-safety, is not in
+    the pod exports nor the event exporter's filter: its allocation is Kueue's admission) and
+    mixtral-moe's first admission's (on the 19th, before the exporter's file)."""
+    killed = "killed"
+    return [
+        # 1. llama: bound 17 to 58 s after its 09:30 admission.
+        *gang("team-lm", "llama-pretrain", "workers", (1, 4), 0, "llama", V5P_2X2X4,
+              "09:30:01", ["09:30:17.412", "09:30:21.105", "09:30:33.65", "09:30:58.23"],
+              [("13:29:55", "done"), ("13:29:55", "done"), ("13:29:56", "done"),
+               ("13:29:56", "done")], "gke-tpu-v5p-a"),
+        # 2. bert: killed at the preemption (11:00:01), bound again after the 12:30 admission.
+        *gang("team-nlp", "bert-finetune", "trainer", (1, 2), 0, "bert-1", H100_8, "10:00:06",
+              ["10:00:22.3", "10:00:31.7"], every(2, "11:00:01", killed), "gke-h100-a"),
+        *gang("team-nlp", "bert-finetune", "trainer", (1, 2), 0, "bert-2", H100_8, "12:30:01",
+              ["12:30:18.5", "12:30:26.9"], [("13:59:57", "done"), ("13:59:58", "done")],
+              "gke-h100-c"),
+        # 4. mixtral: its second admission's pods.
+        *gang("team-lm", "mixtral-moe", "workers", (2, 4), 0, "mixtral-2", V5P_2X4X4, "01:40:01",
+              ["01:40:19.2", "01:40:22.8", "01:40:25.1", "01:40:31.6", "01:40:37.3",
+               "01:40:44.9", "01:40:52", "01:41:00.4"], every(8, "04:59:55", "done"),
+              "gke-tpu-v5p-b"),
+        # 5. gemma: three incarnations (two JobSet restarts), each with its CPU driver.
+        *gang("team-nlp", "gemma-sft", "driver", (1, 1), 0, "gemma-d0", CPU, "06:00:01",
+              ["06:00:15"], every(1, "07:10:01", killed), "gke-cpu"),
+        *gang("team-nlp", "gemma-sft", "workers", (1, 4), 0, "gemma-w0", H200_8, "06:00:01",
+              ["06:00:20.1", "06:00:24.2", "06:00:28.3", "06:00:40.4"],
+              every(4, "07:10:01", killed), "gke-h200-a"),
+        *gang("team-nlp", "gemma-sft", "driver", (1, 1), 1, "gemma-d1", CPU, "07:10:03",
+              ["07:10:20"], every(1, "08:20:01", killed), "gke-cpu"),
+        *gang("team-nlp", "gemma-sft", "workers", (1, 4), 1, "gemma-w1", H200_8, "07:10:03",
+              ["07:10:25.5", "07:10:29.5", "07:10:33.5", "07:10:50.5"],
+              every(4, "08:20:01", killed), "gke-h200-a"),
+        *gang("team-nlp", "gemma-sft", "driver", (1, 1), 2, "gemma-d2", CPU, "08:20:05",
+              ["08:20:18"], every(1, "09:59:59", "done"), "gke-cpu"),
+        *gang("team-nlp", "gemma-sft", "workers", (1, 4), 2, "gemma-w2", H200_8, "08:20:04",
+              ["08:20:20.6", "08:20:24.6", "08:20:28.6", "08:20:44.6"],
+              every(4, "09:59:58", "done"), "gke-h200-a"),
+        # 6. sweep: 4 pods of a batch Job admitted with 4 of its 8.
+        *gang("team-rec", "sweep-shard", None, (1, 4), 0, "sweep", H100_8, "09:00:01",
+              ["09:00:20.5", "09:00:23.5", "09:00:27.5", "09:00:31.5"],
+              every(4, "12:39:58", "done"), "gke-h100-b"),
+        # 8. vit: still running at 16:00.
+        *gang("team-vision", "vit-pretrain", "workers", (1, 2), 0, "vit", V6E_2X4, "14:00:04",
+              ["14:00:21.3", "14:00:24.8"], every(2, None, "running"), "gke-tpu-v6e-a"),
+        # 9. detr: its fourth pod is never bound; PodsReadyTimeout at 10:30.
+        *gang("team-vision", "detr-train", "workers", (1, 4), 0, "detr-1", H100_8, "10:20:01",
+              ["10:20:18.2", "10:20:22.9", "10:20:30.4", None],
+              [*every(3, "10:30:01", killed), ("10:30:01", "pending")], "gke-h100-d"),
+        *gang("team-vision", "detr-train", "workers", (1, 4), 0, "detr-2", H100_8, "10:41:01",
+              ["10:41:19.6", "10:41:23.1", "10:41:27.7", "10:41:41.2"],
+              every(4, "11:54:58", "done"), "gke-h100-d"),
+        # 10. t5: pod 1 of Job 1 loses its node at 14:10:03; the JobSet restarts at 14:15:05.3.
+        *t5_owned(gang("team-lm", "t5-xxl", "workers", (2, 4), 0, "t5-0", H100_8, "13:00:01",
+              ["13:00:17.1", "13:00:20.4", "13:00:23.8", "13:00:27.2", "13:00:31.5",
+               "13:00:35.9", "13:00:40.3", "13:00:44.9"],
+              [*every(5, "14:15:06", killed), ("14:10:03", "lost"),
+               *every(2, "14:15:06", killed)], "gke-h100-b")),
+        *t5_owned(gang("team-lm", "t5-xxl", "workers", (2, 4), 1, "t5-1", H100_8, "14:15:08",
+              ["14:15:26.4", "14:15:30.2", "14:15:34.1", "14:15:38.7", "14:15:42.3",
+               "14:19:31.6", "14:15:47.6", "14:15:55"], every(8, "15:39:57", "done"),
+              "gke-h100-e")),
+    ]  # fmt: skip
+
+
+def other_events() -> list[dict[str, Any]]:
+    """Events the exporter saw that are about no Workload's job: a node lost and one added,
+    the kubelet on a logging agent's pod; and the Job controller's on a JobSet's failed Job."""
+    node = {"apiVersion": "v1", "kind": "Node", "name": "gke-h100-b-5", "uid": uid("node-b-5")}
+    added = {"apiVersion": "v1", "kind": "Node", "name": "gke-h100-e-5", "uid": uid("node-e-5")}
+    agent = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "fluentbit-gke-x7k2p",
+        "namespace": "kube-system",
+        "uid": uid("fluentbit"),
+    }
+    failed = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "name": "t5-xxl-workers-1",
+        "namespace": "team-lm",
+        "uid": uid("t5-xxl-workers-1/0"),
+    }
+    return [
+        core_event(node, "NodeNotReady", "Node gke-h100-b-5 status is now: NodeNotReady",
+                   when(t20("14:10:03")), "node-controller"),
+        core_event(added, "RegisteredNode",
+                   "Node gke-h100-e-5 event: Registered Node gke-h100-e-5 in Controller",
+                   when(t20("14:18:50")), "node-controller"),
+        core_event(agent, "Started", "Started container fluentbit", when(t20("14:19:02")),
+                   "kubelet", host="gke-h100-e-5"),
+        core_event(failed, "BackoffLimitExceeded", "Job has reached the specified backoff limit",
+                   when(t20("14:15:04")), "job-controller", warning=True),
+    ]  # fmt: skip
 
 
 def pod_event(namespace: str, pod: str, reason: str, message: str, when: str) -> dict[str, Any]:
@@ -943,14 +1221,90 @@ def written_at(event: dict[str, Any]) -> str:
     return series["lastObservedTime"] if series else event["eventTime"] or event["lastTimestamp"]
 
 
+OWNER = "ml.example.com/owner"  # a label the fleet puts on jobs (--owner-label)
+
+
+def jobsets_at_four() -> list[dict[str, Any]]:
+    llama = jobset_object("team-lm", "llama-pretrain", at(20, "08:00:00"), 0, at(20, "13:30:00"))
+    llama["metadata"]["labels"][OWNER] = "alice"
+    return [
+        llama,
+        jobset_object("team-nlp", "bert-finetune", at(20, "10:00:00"), 0, at(20, "14:00:00")),
+        jobset_object("team-safety", "urgent-eval", at(20, "10:59:55"), 0, at(20, "12:29:30")),
+        jobset_object("team-lm", "mixtral-moe", at(19, "22:00:00"), 0, at(20, "05:00:00")),
+        jobset_object("team-nlp", "gemma-sft", at(20, "05:50:00"), 2, at(20, "10:00:00")),
+        jobset_object("team-vision", "vit-pretrain", at(20, "14:00:00"), 0, None),
+        jobset_object("team-vision", "notebook-scratch", at(20, "09:00:00"), 0, None),
+        jobset_object("team-vision", "detr-train", at(20, "10:15:00"), 0, at(20, "11:55:00")),
+        jobset_object("team-lm", "t5-xxl", at(20, "12:50:00"), 1, at(20, "15:40:00")),
+    ]
+
+
+def jobs_at_four() -> list[dict[str, Any]]:
+    return [
+        child_job("team-lm", "llama-pretrain", "workers", 0, 0, at(20, "08:00:00")),
+        child_job("team-nlp", "bert-finetune", "trainer", 0, 0, at(20, "12:30:00")),
+        child_job("team-safety", "urgent-eval", "eval", 0, 0, at(20, "10:59:55")),
+        child_job("team-lm", "mixtral-moe", "workers", 0, 0, at(19, "22:00:00")),
+        child_job("team-lm", "mixtral-moe", "workers", 1, 0, at(19, "22:00:00")),
+        child_job("team-nlp", "gemma-sft", "driver", 0, 2, at(20, "08:20:05")),
+        child_job("team-nlp", "gemma-sft", "workers", 0, 2, at(20, "08:20:04")),
+        child_job("team-vision", "vit-pretrain", "workers", 0, 0, at(20, "14:00:00")),
+        child_job("team-vision", "detr-train", "workers", 0, 0, at(20, "10:41:00")),
+        child_job("team-lm", "t5-xxl", "workers", 0, 1, at(20, "14:15:08")),
+        child_job("team-lm", "t5-xxl", "workers", 1, 1, at(20, "14:15:08")),
+    ]
+
+
+def prometheus(hour: datetime) -> dict[str, Any]:
+    """A monitoring pod of no Workload (a StatefulSet's), running all day."""
+    pod = pod_object(
+        Pod("team-vision", "prometheus", None, 0, 0, 0, "prometheus", None, 0, {},
+            at(19, "08:00:00"), at(19, "08:00:02"), "gke-cpu-pool-3f2a-x8kq", None, "running"),
+        hour,
+    )  # fmt: skip
+    pod["metadata"] |= {
+        "name": "prometheus-0",
+        "generateName": "prometheus-",
+        "labels": {"app": "prometheus", "statefulset.kubernetes.io/pod-name": "prometheus-0"},
+        "ownerReferences": [
+            {"apiVersion": "apps/v1", "controller": True, "kind": "StatefulSet",
+             "name": "prometheus", "uid": uid("prometheus-sts")}
+        ],
+    }  # fmt: skip
+    del pod["metadata"]["annotations"]
+    return pod
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
 def main() -> None:
+    """The day's exports in two folders, as a daily job that runs at 12:00 and 16:00 leaves
+    them: each folder is one import's input (imported together, or one after the other)."""
     versions = record_events()
-    (OUT / "hostile").mkdir(parents=True, exist_ok=True)
-    noon = [w for w in (s(NOON) for s in SCENARIOS) if w is not None]
-    four = [w for w in (s(FOUR) for s in SCENARIOS) if w is not None]
-    (OUT / "workloads-1200.json").write_text(kubectl_list(noon) + "\n")
-    (OUT / "workloads-1600.json").write_text(kubectl_list(four) + "\n")
-    exported = sorted([*EVENTS.all, *(v for vs in versions.values() for v in vs)], key=written_at)
+    pods = scenario_pods()
+    noon_at, four_at = (datetime.fromisoformat(at(20, f"{h}:00:00")) for h in (NOON, FOUR))
+    am, pm = OUT / "day-1200", OUT / "day-1600"
+    for hour, folder, moment in ((NOON, am, noon_at), (FOUR, pm, four_at)):
+        found = [w for w in (s(hour) for s in SCENARIOS) if w is not None]
+        write(folder / "workloads.json", kubectl_list(found) + "\n")
+        shown = [pod_object(p, moment) for p in pods if p.exists_at(moment)]
+        write(folder / "pods.json", kubectl_list([*shown, prometheus(moment)]) + "\n")
+    about_pods = [e for p in pods for e in pod_events(p)]
+    exported = sorted(
+        [*EVENTS.all, *(v for vs in versions.values() for v in vs), *about_pods, *other_events()],
+        key=written_at,
+    )
+    before = [e for e in exported if datetime.fromisoformat(written_at(e)) < noon_at]
+    after = [e for e in exported if datetime.fromisoformat(written_at(e)) >= noon_at]
+    for folder, part in ((am, before), (pm, after)):
+        write(
+            folder / "exporter.jsonl",
+            "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in part),
+        )
     latest = {e["metadata"]["uid"]: e for e in exported}  # each event's last version
     ttl = datetime.fromisoformat(at(20, "15:00:00"))  # the default 1 h TTL, at 16:00
     kept = [e for e in latest.values() if datetime.fromisoformat(written_at(e)) >= ttl]
@@ -966,34 +1320,13 @@ def main() -> None:
             "team-vision", "prometheus-0", "Started", "Started container main", at(20, "15:30:01")
         ),
     ]
-    (OUT / "events.json").write_text(kubectl_list(kept) + "\n")
-    (OUT / "event-exporter.jsonl").write_text(
-        "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in exported)
-    )
-    jobsets = [
-        jobset_object("team-lm", "llama-pretrain", at(20, "08:00:00"), 0, at(20, "13:30:00")),
-        jobset_object("team-nlp", "bert-finetune", at(20, "10:00:00"), 0, at(20, "14:00:00")),
-        jobset_object("team-safety", "urgent-eval", at(20, "10:59:55"), 0, at(20, "12:29:30")),
-        jobset_object("team-lm", "mixtral-moe", at(19, "22:00:00"), 0, at(20, "05:00:00")),
-        jobset_object("team-nlp", "gemma-sft", at(20, "05:50:00"), 2, at(20, "10:00:00")),
-        jobset_object("team-vision", "vit-pretrain", at(20, "14:00:00"), 0, None),
-        jobset_object("team-vision", "notebook-scratch", at(20, "09:00:00"), 0, None),
-    ]
-    (OUT / "jobsets.json").write_text(kubectl_list(jobsets) + "\n")
-    jobs = [
-        child_job("team-lm", "llama-pretrain", "workers", 0, 0, at(20, "08:00:00")),
-        child_job("team-nlp", "bert-finetune", "trainer", 0, 0, at(20, "10:00:00")),
-        child_job("team-safety", "urgent-eval", "eval", 0, 0, at(20, "10:59:55")),
-        child_job("team-lm", "mixtral-moe", "workers", 0, 0, at(19, "22:00:00")),
-        child_job("team-nlp", "gemma-sft", "driver", 0, 2, at(20, "08:20:05")),
-        child_job("team-nlp", "gemma-sft", "workers", 0, 2, at(20, "08:20:04")),
-        child_job("team-vision", "vit-pretrain", "workers", 0, 0, at(20, "14:00:00")),
-    ]
-    (OUT / "jobs.json").write_text(kubectl_list(jobs) + "\n")
+    write(pm / "events.json", kubectl_list(kept) + "\n")
+    write(pm / "jobsets.json", kubectl_list(jobsets_at_four()) + "\n")
+    write(pm / "jobs.json", kubectl_list(jobs_at_four()) + "\n")
     flavors = [resource_flavor(n, labels) for n, labels in FLAVORS.items()]
-    (OUT / "resourceflavors.json").write_text(kubectl_list(flavors) + "\n")
-    (OUT / "hostile" / "objects.json").write_text(kubectl_list(hostile_objects()) + "\n")
-    (OUT / "hostile" / "exporter.jsonl").write_text("\n".join(hostile_lines()) + "\n")
+    write(am / "resourceflavors.json", kubectl_list(flavors) + "\n")
+    write(OUT / "hostile" / "objects.json", kubectl_list(hostile_objects()) + "\n")
+    write(OUT / "hostile" / "exporter.jsonl", "\n".join(hostile_lines()) + "\n")
 
 
 if __name__ == "__main__":

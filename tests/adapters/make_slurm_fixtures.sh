@@ -2,6 +2,7 @@
 # Makes the fixtures of `mpg import slurm` (tests/fixtures/adapters/slurm/) from a real Slurm.
 #
 #     sudo bash tests/adapters/make_slurm_fixtures.sh        # about five minutes
+#     sudo bash tests/adapters/make_slurm_fixtures.sh het    # heterogeneous jobs, two minutes
 #
 # It installs Debian's Slurm (slurmctld, slurmd, slurmdbd with MariaDB, munge) on the machine it
 # runs on, as root and without systemd (tested on Debian 12, slurm-wlm 22.05.8), configures one
@@ -13,6 +14,11 @@
 # (sacct.txt), the same mid-way (sacct-midway.txt), and without --allocations (sacct-steps.txt:
 # the job steps too). Then it cancels its jobs and stops everything it started. The tests read the committed outputs and need no Slurm.
 #
+# With `het`, the cluster has two nodes instead (Slurm places a heterogeneous job's components on
+# different nodes): `gpu1` and `gpu2`, 4 h100 each, one partition, two slurmd on this machine
+# (the second on its own port); the workload is heterogeneous jobs, and the outputs go to het/
+# (sacct.txt, and sacct-steps.txt with the job steps).
+#
 # Everything Slurm writes lives under $WORK (default /tmp/mpg-slurm), so nothing in /etc/slurm
 # is touched: the daemons and commands find their configuration through SLURM_CONF.
 
@@ -21,6 +27,9 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="$(realpath -m "${OUT:-$HERE/../fixtures/adapters/slurm}")"
 WORK="${WORK:-/tmp/mpg-slurm}"
+MODE="${1:-}" # empty: the main workload; het: heterogeneous jobs on two nodes
+NODES=gpu1
+if [ "$MODE" = het ]; then NODES="gpu1 gpu2"; fi
 DB_PASSWORD="mpg-fixtures"
 export SLURM_CONF="$WORK/etc/slurm.conf"
 # sacct prints local times without a zone: UTC here, as the documented command asks.
@@ -39,7 +48,7 @@ install_packages() {
 
 write_config() {
     rm -rf "$WORK"
-    mkdir -p "$WORK"/{etc,state,spool,log,jobs}
+    mkdir -p "$WORK"/{etc,state,spool/gpu1,spool/gpu2,log,jobs}
     # Character devices for the gres: Slurm only checks that the File= paths exist. Those made
     # here are listed, and removed at the end.
     for n in 0 1 2 3 4 5 6 7; do
@@ -57,11 +66,11 @@ AuthType=auth/munge
 # Requeued jobs become eligible again after the credential's lifetime: 10 s, not 120.
 AuthInfo=cred_expire=10
 StateSaveLocation=$WORK/state
-SlurmdSpoolDir=$WORK/spool
+SlurmdSpoolDir=$WORK/spool/%n
 SlurmctldPidFile=$WORK/slurmctld.pid
-SlurmdPidFile=$WORK/slurmd.pid
+SlurmdPidFile=$WORK/slurmd-%n.pid
 SlurmctldLogFile=$WORK/log/slurmctld.log
-SlurmdLogFile=$WORK/log/slurmd.log
+SlurmdLogFile=$WORK/log/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
@@ -82,14 +91,28 @@ InactiveLimit=0
 OverTimeLimit=0
 MinJobAge=300
 ReturnToService=2
+EOF
+    if [ "$MODE" = het ]; then
+        cat >>"$WORK/etc/slurm.conf" <<EOF
+NodeName=gpu1 NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=2 RealMemory=4000 Gres=gpu:h100:4 State=UNKNOWN
+NodeName=gpu2 NodeHostname=gpu2 NodeAddr=127.0.0.1 Port=6820 CPUs=2 RealMemory=4000 Gres=gpu:h100:4 State=UNKNOWN
+PartitionName=gpu Nodes=gpu1,gpu2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
+EOF
+        cat >"$WORK/etc/gres.conf" <<EOF
+NodeName=gpu1 Name=gpu Type=h100 File=/dev/nvidia[0-3]
+NodeName=gpu2 Name=gpu Type=h100 File=/dev/nvidia[4-7]
+EOF
+    else
+        cat >>"$WORK/etc/slurm.conf" <<EOF
 NodeName=gpu1 NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=2 RealMemory=4000 Gres=gpu:a100:4,gpu:h100:4 State=UNKNOWN
 PartitionName=low Nodes=gpu1 Default=YES MaxTime=INFINITE State=UP PriorityTier=1 OverSubscribe=FORCE:8 PreemptMode=REQUEUE
 PartitionName=high Nodes=gpu1 MaxTime=INFINITE State=UP PriorityTier=2 OverSubscribe=FORCE:8
 EOF
-    cat >"$WORK/etc/gres.conf" <<EOF
+        cat >"$WORK/etc/gres.conf" <<EOF
 NodeName=gpu1 Name=gpu Type=a100 File=/dev/nvidia[0-3]
 NodeName=gpu1 Name=gpu Type=h100 File=/dev/nvidia[4-7]
 EOF
+    fi
     cat >"$WORK/etc/slurmdbd.conf" <<EOF
 AuthType=auth/munge
 DbdHost=localhost
@@ -133,8 +156,11 @@ start_daemons() {
     wait_until 60 "slurmdbd" sacctmgr -n list cluster
     sacctmgr -i add cluster mpgtest >/dev/null
     slurmctld -i
-    slurmd -N gpu1
-    wait_until 60 "node gpu1 idle" bash -c 'sinfo -h -n gpu1 -o %T | grep -qx idle'
+    local node
+    for node in $NODES; do
+        slurmd -N "$node"
+        wait_until 60 "node $node idle" bash -c "sinfo -h -n $node -o %T | grep -qx idle"
+    done
 }
 
 stop_daemons() {
@@ -144,7 +170,7 @@ stop_daemons() {
         wait_until 60 "no job left" bash -c '[ -z "$(squeue -h -o %i)" ]' || true
         wait_until 30 "the job steps to exit" bash -c '! pgrep -x slurmstepd' || true
     fi
-    for pidfile in "$WORK/slurmd.pid" "$WORK/slurmctld.pid" "$WORK/slurmdbd.pid"; do
+    for pidfile in "$WORK"/slurmd-*.pid "$WORK/slurmctld.pid" "$WORK/slurmdbd.pid"; do
         if [ -s "$pidfile" ]; then kill "$(cat "$pidfile")" 2>/dev/null || true; fi
     done
     sleep 2
@@ -257,8 +283,67 @@ EOF
     wait_until 60 "the open array in the accounting" pending_array_recorded "$open_array"
 }
 
-# The command docs/adapters.md gives (section slurm), over the day of the workload.
-FORMAT=JobID,JobIDRaw,Partition,User,Submit,Eligible,Start,End,State,ReqTRES,AllocTRES,NodeList
+het_script() { # het_script NAME BODY COMPONENT-OPTIONS...: a batch script, one component each
+    local name=$1 body=$2 file="$WORK/jobs/$1.sh"
+    shift 2
+    printf '#!/bin/bash\n#SBATCH -J %s %s\n' "$name" "$1" >"$file"
+    shift
+    for options in "$@"; do printf '#SBATCH hetjob\n#SBATCH %s\n' "$options" >>"$file"; done
+    printf '%s\n' "$body" >>"$file"
+    echo "$file"
+}
+
+submit_het() { # submit_het NAME BODY COMPONENT-OPTIONS...: the heterogeneous job's id
+    sbatch --parsable -o "$WORK/jobs/%x-%j.out" "$(het_script "$@")"
+}
+
+run_het_workload() {
+    cd "$WORK/jobs"
+    # Accounts to charge: the Account field is who pays (a component may name its own).
+    sacctmgr -i add account physics,vision >/dev/null
+    sacctmgr -i add user root account=physics,vision >/dev/null
+    local h1="-n 1 --gres=gpu:h100:1" h2="-n 1 --gres=gpu:h100:2" ok cut queued blocker requeued
+    log "heterogeneous jobs: one completes, one loses a component, one waits for GPUs"
+    ok=$(submit_het het-ok "srun --het-group=0,1 sleep 2; sleep 2" "-A physics $h1" "-A physics $h2")
+    wait_gone "$ok"
+    # The GPU component is cancelled 3 s in; the leader runs its script on to the end.
+    cut=$(submit_het het-cut "sleep 12" "-A vision $h1" "-A physics $h2")
+    wait_state "$cut" RUNNING
+    sleep 3
+    scancel "$cut+1"
+    # gpu1's GPUs all taken for 8 s: the next one waits for them.
+    blocker=$(submit blocker -A physics -w gpu1 --gres=gpu:h100:4 --wrap "sleep 8")
+    wait_state "$blocker" RUNNING
+    queued=$(submit_het het-queued "sleep 3" "-A physics $h1" "-A physics $h1")
+    wait_gone "$queued"
+    wait_gone "$cut"
+
+    log "heterogeneous jobs: requeued, failing, with a CPU-only component"
+    requeued=$(submit_het het-requeued "sleep 6" "--requeue -A physics $h1" "-A physics $h2")
+    wait_state "$requeued" RUNNING
+    sleep 3
+    scontrol requeue "$requeued"
+    local failed cpu
+    failed=$(submit_het het-failed "sleep 3; exit 3" "-A vision $h1" "-A vision $h1")
+    # CPU data preparation (charged to vision) beside GPU training (charged to physics).
+    cpu=$(submit_het het-cpu "sleep 4" "-A vision -n 1" "-A physics $h2")
+    wait_gone "$failed"
+    wait_gone "$cpu"
+    wait_gone "$requeued"
+
+    log "heterogeneous jobs still running and pending when the accounting is read"
+    local running
+    running=$(submit_het het-running "sleep 600" "-A physics $h1" "-A physics $h1")
+    wait_state "$running" RUNNING
+    # Four h100 on each node while het-running holds one of each: it waits.
+    submit_het het-pending "sleep 3" "-A physics -n 1 --gres=gpu:h100:4" \
+        "-A physics -n 1 --gres=gpu:h100:4" >/dev/null
+    sleep 3
+}
+
+# The command docs/adapters.md gives (section slurm), over the day of the workload. Account was
+# added after the main fixtures were made (their files have none: no team).
+FORMAT=JobID,JobIDRaw,Partition,Account,User,Submit,Eligible,Start,End,State,ReqTRES,AllocTRES,NodeList
 sacct_day() {
     sacct --allusers --duplicates --allocations --parsable2 --format="$FORMAT" \
         --starttime="$(date -u +%Y-%m-%d)T00:00:00" --endtime=now "$@"
@@ -271,8 +356,9 @@ main() {
     start_daemons
     local begin
     begin=$(date -u +%s)
+    if [ "$MODE" = het ]; then OUT="$OUT/het"; fi # another cluster: its job ids are its own
     mkdir -p "$OUT"
-    run_workload
+    if [ "$MODE" = het ]; then run_het_workload; else run_workload; fi
     log "reading the accounting"
     sacct_day >"$OUT/sacct.txt"
     sacct --allusers --duplicates --parsable2 --format="$FORMAT" \

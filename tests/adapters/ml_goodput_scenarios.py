@@ -231,6 +231,18 @@ def first_step_compiles(s: Script) -> None:
     s.end(t)
 
 
+def first_step_compiles_and_saves(s: Script) -> None:
+    """Step 0 compiles (15 s), runs (10 s) and saves a checkpoint of itself (3 s, 45-48 s)
+    before step 1 starts: 28 s where the others take 10 (docs/adapters.md, difference 8)."""
+    s.start(0)
+    s.init(0, 10)
+    s.prep(10, 20)
+    s.step(0, 20)
+    s.save(0, 45, 3)
+    t = s.steps(1, 9, 48, 10, {})
+    s.end(t)
+
+
 def restart_reruns_restored_step(s: Script) -> None:
     """A loop that resumes at the step it restored: attempt 1 restores step 9 and logs step 9
     again (docs/adapters.md, difference 6)."""
@@ -259,6 +271,25 @@ def restart_saves_restored_step_again(s: Script) -> None:
     s.end(t)
 
 
+def restart_saves_restored_step_then_compiles(s: Script) -> None:
+    """A loop that saves at the top of an iteration (its save of step N holds the state before
+    step N, so it resumes at the step it restored): attempt 1 runs step 9 again, saves it first
+    (4 s, 241-245 s), then compiles for 12 s and runs the step's 10 s (docs/adapters.md,
+    difference 8)."""
+    s.start(0)
+    s.init(0, 10)
+    s.prep(10, 30)
+    s.steps(0, 12, 30, 10, {})  # dies while step 12 runs
+    s.save(9, 121, 2)  # at the top of step 9 (120-130 s)
+    s.start(200)
+    s.init(200, 210)
+    s.prep(210, 240, restore=(9, 215, 10))
+    s.step(9, 240)
+    s.save(9, 241, 4)
+    t = s.steps(10, 19, 267, 10, {})
+    s.end(t)
+
+
 SCENARIOS: dict[str, Callable[[Script], None]] = {
     "clean": clean,
     "restart_from_checkpoint": restart_from_checkpoint,
@@ -268,8 +299,10 @@ SCENARIOS: dict[str, Callable[[Script], None]] = {
     "custom_badput": custom_badput,
     "restart_at_unlogged_step": restart_at_unlogged_step,
     "first_step_compiles": first_step_compiles,
+    "first_step_compiles_and_saves": first_step_compiles_and_saves,
     "restart_reruns_restored_step": restart_reruns_restored_step,
     "restart_saves_restored_step_again": restart_saves_restored_step_again,
+    "restart_saves_restored_step_then_compiles": restart_saves_restored_step_then_compiles,
 }
 
 

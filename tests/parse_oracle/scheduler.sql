@@ -1,4 +1,6 @@
--- Frozen oracle (tests/parse_oracle): a copy of sql/parse at commit 12cf9d5. Do not edit.
+-- Frozen oracle (tests/parse_oracle): a copy of sql/parse at commit 12cf9d5. Do not edit, but
+-- for the spec's own changes: JOB_SUBMIT's optional `team` and `queue` (issue 21), as `owner`,
+-- and the documented extension `allocated_from` (docs/trace-format.md), the same way.
 -- Scheduler events: validate and type every line of one block of a scheduler file.
 -- grain: one row per input line, in no particular order. `reason` is the first problem found
 -- (NULL: the record is usable);
@@ -10,8 +12,9 @@ with objects as (
     select * from mpg_json_objects('lines', '{
             "type": "JSON", "ts": "JSON", "job_id": "JSON", "chips_requested": "JSON",
             "chip_generation": "JSON", "workload_class": "JSON", "framework": "JSON",
-            "priority": "JSON", "owner": "JSON", "topology": "JSON", "task_index": "JSON",
-            "chips": "JSON", "state": "JSON"}')
+            "priority": "JSON", "owner": "JSON", "team": "JSON", "queue": "JSON",
+            "topology": "JSON", "allocated_from": "JSON", "task_index": "JSON", "chips": "JSON",
+            "state": "JSON"}')
 ),
 
 -- each value typed once, then checked
@@ -48,7 +51,11 @@ checked as (
                     mpg_enum_problem('framework', mpg_str(j.framework), $frameworks),
                     mpg_optional(j.priority, mpg_int_problem('priority', j.priority, priority)),
                     mpg_optional(j.owner, mpg_str_problem('owner', j.owner)),
-                    mpg_optional(j.topology, mpg_str_problem('topology', j.topology)))
+                    mpg_optional(j.team, mpg_str_problem('team', j.team)),
+                    mpg_optional(j.queue, mpg_str_problem('queue', j.queue)),
+                    mpg_optional(j.topology, mpg_str_problem('topology', j.topology)),
+                    mpg_optional(j.allocated_from,
+                        mpg_str_problem('allocated_from', j.allocated_from)))
                 when 'TASK_SCHEDULE' then coalesce(
                     mpg_int_problem('task_index', j.task_index, task_index),
                     case when task_index < 0 then 'out of range: task_index must be >= 0' end,
@@ -77,7 +84,10 @@ select
     case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.framework) end as framework,
     case when mpg_str(j.type) = 'JOB_SUBMIT' then priority end as priority,
     case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.owner) end as owner,
+    case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.team) end as team,
+    case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.queue) end as queue,
     case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.topology) end as topology,
+    case when mpg_str(j.type) = 'JOB_SUBMIT' then mpg_str(j.allocated_from) end as allocated_from,
     case when mpg_str(j.type) like 'TASK_%' then task_index end as task_index,
     case when mpg_str(j.type) = 'TASK_SCHEDULE' then chips end as chips,
     case when mpg_str(j.type) = 'JOB_END' then mpg_str(j.state) end as state

@@ -232,7 +232,10 @@ def scheduler_fields(obj: dict[str, Any]) -> dict[str, Any]:
         fields["framework"] = _choice(obj, "framework", FRAMEWORKS)
         fields["priority"] = _integer(obj, "priority", None, required=False)
         fields["owner"] = _string(obj, "owner", required=False)
+        fields["team"] = _string(obj, "team", required=False)
+        fields["queue"] = _string(obj, "queue", required=False)
         fields["topology"] = _string(obj, "topology", required=False)
+        fields["allocated_from"] = _string(obj, "allocated_from", required=False)
     elif kind == "JOB_END":
         fields["state"] = _choice(obj, "state", JOB_STATES)
     else:
