@@ -85,7 +85,9 @@ class ReportData:
     ledger_waterfall: pl.DataFrame
     slice_ledger: pl.DataFrame
     categories: pl.DataFrame  # period_categories.sql
-    worst_jobs: pl.DataFrame  # worst_jobs.sql, with each job's owner
+    worst_jobs: pl.DataFrame  # worst_jobs.sql: with each job's owner, team and queue
+    teams: pl.DataFrame  # teams.sql: each team and queue, worst first, against the period before
+    queue_waiting: pl.DataFrame  # queue_waiting.sql
     fix_list: pl.DataFrame  # fix_list.sql
     coverage_drops: pl.DataFrame
     checkpoint_jobs: pl.DataFrame | None
@@ -152,6 +154,8 @@ def read_report_data(
             ("slice_ledger", period),
             ("categories", period),
             ("coverage_drops", {**period, "drop": COVERAGE_DROP}),
+            ("teams", period),
+            ("queue_waiting", period),
             (
                 "worst_jobs",
                 {**period, "fleet_limit": WORST_JOBS, "slice_limit": WORST_JOBS_PER_SLICE},
@@ -170,9 +174,7 @@ def read_report_data(
         scheduler = _scheduler_records(out, jobs["job_id"].to_list())
         con.register("scheduler_records", scheduler)
         frames["fix_list"] = _frame(con, "fix_list", {**period, "limit": FIX_LIST})
-        owners = _frame(con, "job_owners")
         con.unregister("scheduler_records")
-    frames["worst_jobs"] = jobs.join(owners, on="job_id", how="left", maintain_order="left")
     return ReportData(
         metric_version=metric_version, first=first, last=last, tables=tables, **frames
     )
