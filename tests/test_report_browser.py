@@ -20,7 +20,6 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from mpg.figures import NONE_NAMED
-
 from tests.conftest import run_mpg
 from tests.report_fleet import (
     HOSTILE_JOB,

@@ -19,7 +19,7 @@ from mpg import figures
 from mpg.figures import NONE_NAMED, chip_hours, percent
 from mpg.report.blocks import Block, Chart, Note, Section, Table
 from mpg.report.data import WORST_JOBS_PER_SLICE, ReportData
-from mpg.report.slices import worst_jobs_layers, job_rows
+from mpg.report.slices import job_rows, worst_jobs_layers
 from mpg.report.theme import CATEGORY_LABELS, LOSSES, ledger_color, ledger_order, tooltips, values
 
 _BAR_WIDTH = 350
@@ -29,7 +29,8 @@ _COLUMNS = (
 )  # fmt: skip
 _QUEUE_COLUMNS = (
     "queue", "job size", "jobs", "of which waited", "waiting chip-hours", "of wanted",
-    "dollars of waiting", "median wait", "p90 wait", "longest wait", "chip-hours interruptions cost",
+    "dollars of waiting", "median wait", "p90 wait", "longest wait",
+    "chip-hours interruptions cost",
 )  # fmt: skip
 
 
