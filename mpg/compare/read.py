@@ -2,8 +2,8 @@
 
 Figures come from `DIR/mpg.duckdb`, opened read-only (mpg.published), through the queries in
 `sql/compare/`, which read the semantic layer's roll-up (`mpg_rollup`) with the metric version
-and the days bound as parameters: the fleet's and each slice's sums and ratios, the ledger
-categories that moved, and the parts of the change in dollars lost.
+and the days bound as parameters: the fleet's and each slice's sums and ratios, each team's, the
+ledger categories that moved, and the parts of the change in dollars lost.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import duckdb
 from mpg.compare.decompose import PeriodSums, Slice, Sums
 from mpg.compare.period import Period, check_periods
 from mpg.errors import UserError
+from mpg.figures import NONE_NAMED
 from mpg.published import open_published
 from mpg.sqlfiles import load_sql
 
@@ -29,11 +30,24 @@ class NoDataError(UserError):
 
 
 @dataclass(frozen=True)
+class TeamSums:
+    """One period's teams (sql/compare/period_teams.sql): the fleet partitioned by team, keyed
+    `(team,)` (NONE_NAMED where the input named none), and each team's dollars lost and
+    chip-hours lost (None: no price)."""
+
+    sums: PeriodSums
+    lost_usd: dict[Slice, float | None]
+    lost_chip_s: dict[Slice, float]
+
+
+@dataclass(frozen=True)
 class PeriodData:
     base: PeriodSums
     current: PeriodSums
     ledger_moves: list[dict[str, Any]]  # sql/compare/ledger_moves.sql
     dollar_parts: list[dict[str, Any]]  # sql/compare/dollar_parts.sql
+    base_teams: TeamSums
+    current_teams: TeamSums
 
 
 def _rows(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> list[dict[str, Any]]:
@@ -71,6 +85,23 @@ def read_period(con: duckdb.DuckDBPyConnection, period: Period, metric_version: 
     )
 
 
+def read_teams(con: duckdb.DuckDBPyConnection, period: Period, metric_version: str) -> TeamSums:
+    """One period's fleet and teams from an open published database."""
+    params = {"metric_version": metric_version, "first": period.first, "last": period.last}
+    rows = _rows(con, "period_teams", params)
+    fleet = next(_sums(r) for r in rows if r["slice_kind"] == "fleet")
+    teams = [r for r in rows if r["slice_kind"] == "team"]
+
+    def key(row: dict[str, Any]) -> Slice:
+        return (NONE_NAMED if row["team"] is None else row["team"],)
+
+    return TeamSums(
+        PeriodSums(fleet, {key(r): _sums(r) for r in teams}),
+        {key(r): r["lost_usd"] for r in teams},
+        {key(r): r["lost_chip_s"] for r in teams},
+    )
+
+
 def read_periods(out: Path, base: Period, current: Period, metric_version: str) -> PeriodData:
     """Both periods, after checking that every day of each has published job-day rows."""
     check_periods(base, current)
@@ -89,6 +120,8 @@ def read_periods(out: Path, base: Period, current: Period, metric_version: str) 
             current=read_period(con, current, metric_version),
             ledger_moves=_rows(con, "ledger_moves", both),
             dollar_parts=_rows(con, "dollar_parts", both),
+            base_teams=read_teams(con, base, metric_version),
+            current_teams=read_teams(con, current, metric_version),
         )
 
 
