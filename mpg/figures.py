@@ -23,6 +23,11 @@ LOSS_PARTS: tuple[str, ...] = ("scheduling", "runtime", "program", "unprofiled")
 NONE_NAMED = "(none named)"
 
 
+def named(value: str | None) -> str:
+    """A team, queue or owner as every surface writes it: NULL is the input naming none."""
+    return NONE_NAMED if value is None else value
+
+
 # Ledger categories as a short label, where a column is narrow (the terminal's scorecard).
 SHORT_LABELS = {
     "scheduling": "scheduling",

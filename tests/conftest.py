@@ -45,7 +45,7 @@ END_TO_END = frozenset(
         "test_one_number", "test_object_storage", "test_pipeline_vs_sql", "test_progress",
         "test_quality", "test_reference", "test_report", "test_report_analyses",
         "test_report_browser", "test_report_sections", "test_run_validation", "test_runners",
-        "test_sql_command", "test_storage", "test_storage_lock",
+        "test_sql_command", "test_storage", "test_storage_lock", "test_teams",
     }
 )  # fmt: skip
 

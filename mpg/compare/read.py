@@ -18,7 +18,7 @@ import duckdb
 from mpg.compare.decompose import PeriodSums, Slice, Sums
 from mpg.compare.period import Period, check_periods
 from mpg.errors import UserError
-from mpg.figures import NONE_NAMED
+from mpg.figures import named
 from mpg.published import open_published
 from mpg.sqlfiles import load_sql
 
@@ -93,7 +93,7 @@ def read_teams(con: duckdb.DuckDBPyConnection, period: Period, metric_version: s
     teams = [r for r in rows if r["slice_kind"] == "team"]
 
     def key(row: dict[str, Any]) -> Slice:
-        return (NONE_NAMED if row["team"] is None else row["team"],)
+        return (named(row["team"]),)
 
     return TeamSums(
         PeriodSums(fleet, {key(r): _sums(r) for r in teams}),

@@ -16,7 +16,7 @@ import altair as alt
 import polars as pl
 
 from mpg import figures
-from mpg.figures import NONE_NAMED, chip_hours, percent
+from mpg.figures import NONE_NAMED, chip_hours, named, percent
 from mpg.report.blocks import Block, Chart, Note, Section, Table
 from mpg.report.data import WORST_JOBS_PER_SLICE, ReportData
 from mpg.report.slices import job_rows, worst_jobs_layers
@@ -32,11 +32,6 @@ _QUEUE_COLUMNS = (
     "dollars of waiting", "median wait", "p90 wait", "longest wait",
     "chip-hours interruptions cost",
 )  # fmt: skip
-
-
-def named(value: str | None) -> str:
-    """A team, queue or owner as the page writes it: NULL is the input naming none."""
-    return NONE_NAMED if value is None else value
 
 
 def _duration(seconds: float | None) -> str:
