@@ -31,9 +31,9 @@ class NoDataError(UserError):
 
 @dataclass(frozen=True)
 class TeamSums:
-    """One period's teams (sql/compare/period_teams.sql): the fleet partitioned by team, keyed
-    `(team,)` (NONE_NAMED where the input named none), and each team's dollars lost and
-    chip-hours lost (None: no price)."""
+    """One period's teams (sql/compare/period_slices.sql's team rows): the fleet partitioned by
+    team, keyed `(team,)` (NONE_NAMED where the input named none), and each team's dollars lost
+    (None: no price) and chip-hours lost."""
 
     sums: PeriodSums
     lost_usd: dict[Slice, float | None]
@@ -77,21 +77,23 @@ def slice_key(row: dict[str, Any]) -> Slice:
 
 def read_period(con: duckdb.DuckDBPyConnection, period: Period, metric_version: str) -> PeriodSums:
     """One period's fleet and slices from an open published database."""
+    return _period(con, period, metric_version)[0]
+
+
+def _period(
+    con: duckdb.DuckDBPyConnection, period: Period, metric_version: str
+) -> tuple[PeriodSums, TeamSums]:
+    """One period's fleet and slices, and its fleet and teams (one query)."""
     params = {"metric_version": metric_version, "first": period.first, "last": period.last}
     rows = _rows(con, "period_slices", params)
     fleet = next(_sums(r) for r in rows if r["slice_kind"] == "fleet")
-    return PeriodSums(
+    slices = PeriodSums(
         fleet, {slice_key(r): _sums(r) for r in rows if r["slice_kind"] == SLICE_KIND}
     )
+    return slices, _teams(fleet, [r for r in rows if r["slice_kind"] == "team"])
 
 
-def read_teams(con: duckdb.DuckDBPyConnection, period: Period, metric_version: str) -> TeamSums:
-    """One period's fleet and teams from an open published database."""
-    params = {"metric_version": metric_version, "first": period.first, "last": period.last}
-    rows = _rows(con, "period_teams", params)
-    fleet = next(_sums(r) for r in rows if r["slice_kind"] == "fleet")
-    teams = [r for r in rows if r["slice_kind"] == "team"]
-
+def _teams(fleet: Sums, teams: list[dict[str, Any]]) -> TeamSums:
     def key(row: dict[str, Any]) -> Slice:
         return (named(row["team"]),)
 
@@ -115,13 +117,15 @@ def read_periods(out: Path, base: Period, current: Period, metric_version: str) 
     with open_published(out) as con:
         for name, period in (("base", base), ("current", current)):
             _check_days(con, name, period, metric_version)
+        base_slices, base_teams = _period(con, base, metric_version)
+        current_slices, current_teams = _period(con, current, metric_version)
         return PeriodData(
-            base=read_period(con, base, metric_version),
-            current=read_period(con, current, metric_version),
+            base=base_slices,
+            current=current_slices,
             ledger_moves=_rows(con, "ledger_moves", both),
             dollar_parts=_rows(con, "dollar_parts", both),
-            base_teams=read_teams(con, base, metric_version),
-            current_teams=read_teams(con, current, metric_version),
+            base_teams=base_teams,
+            current_teams=current_teams,
         )
 
 

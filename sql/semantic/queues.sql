@@ -77,7 +77,7 @@ ranked as (
     from jobs
 ),
 
-per_size as (
+sums as (
     select
         month,
         metric_version,
@@ -91,32 +91,18 @@ per_size as (
         mpg_sum(waiting_usd) as waiting_usd,
         mpg_sum(unpriced_chip_s) as unpriced_chip_s,
         mpg_sum(interrupted_chip_s) as interrupted_chip_s,
-        min(wait_s) filter (where size_rank_of_wait >= ceil(0.5 * size_jobs)) as wait_median_s,
-        min(wait_s) filter (where size_rank_of_wait >= ceil(0.9 * size_jobs)) as wait_p90_s,
+        -- nearest rank among the size class's jobs, or among all the queue's
+        case when grouping(size_class) = 0
+            then min(wait_s) filter (where size_rank_of_wait >= ceil(0.5 * size_jobs))
+            else min(wait_s) filter (where queue_rank_of_wait >= ceil(0.5 * queue_jobs))
+        end as wait_median_s,
+        case when grouping(size_class) = 0
+            then min(wait_s) filter (where size_rank_of_wait >= ceil(0.9 * size_jobs))
+            else min(wait_s) filter (where queue_rank_of_wait >= ceil(0.9 * queue_jobs))
+        end as wait_p90_s,
         max(wait_s) as wait_max_s
     from ranked
-    group by month, metric_version, queue, size_class
-),
-
-per_queue as (
-    select
-        month,
-        metric_version,
-        queue,
-        cast(null as varchar) as size_class,
-        count(*) as jobs,
-        count(*) filter (where wait_s > 0) as jobs_waiting,
-        mpg_sum(wanted_chip_s) as wanted_chip_s,
-        mpg_sum(all_allocated_chip_s) as all_allocated_chip_s,
-        mpg_sum(waiting_chip_s) as waiting_chip_s,
-        mpg_sum(waiting_usd) as waiting_usd,
-        mpg_sum(unpriced_chip_s) as unpriced_chip_s,
-        mpg_sum(interrupted_chip_s) as interrupted_chip_s,
-        min(wait_s) filter (where queue_rank_of_wait >= ceil(0.5 * queue_jobs)) as wait_median_s,
-        min(wait_s) filter (where queue_rank_of_wait >= ceil(0.9 * queue_jobs)) as wait_p90_s,
-        max(wait_s) as wait_max_s
-    from ranked
-    group by month, metric_version, queue
+    group by month, metric_version, queue, grouping sets ((size_class), ())
 ),
 
 classes as (
@@ -142,7 +128,7 @@ final as (
         sums.wait_p90_s,
         sums.wait_max_s,
         mpg_ratio(sums.all_allocated_chip_s, sums.wanted_chip_s) as sg
-    from (select * from per_size union all select * from per_queue) as sums
+    from sums
     left join classes using (size_class)
 )
 
