@@ -126,16 +126,15 @@ def test_running_again_publishes_nothing_and_full_replaces_the_tables(tmp_path: 
 def _age(out: Path, table: str, columns: tuple[str, ...]) -> None:
     """Make `out` as an older mpg left it: `table` without `columns` in its Iceberg schema, and
     the snapshot made by other code."""
-    from pyiceberg.catalog.sql import SqlCatalog
+    from mpg.pipelines.iceberg import SnapshotCatalog
 
     pointer = json.loads((out / "current.json").read_text())
-    catalog = SqlCatalog("old", uri="sqlite:///:memory:")
-    catalog.create_namespace("mpg")
-    iceberg = catalog.register_table(f"mpg.{table}", f"file://{out / pointer['tables'][table]}")
+    catalog = SnapshotCatalog("old")
+    iceberg = catalog.register_table(("mpg", table), f"file://{out / pointer['tables'][table]}")
     with iceberg.update_schema() as update:
         for column in columns:
             update.delete_column(column)
-    metadata = catalog.load_table(f"mpg.{table}").metadata_location.removeprefix(f"file://{out}/")
+    metadata = iceberg.metadata_location.removeprefix(f"file://{out}/")
     pointer["tables"][table] = metadata
     pointer["metadata_files"] = sorted([*pointer["metadata_files"], metadata])
     pointer["key"]["code_version"] = "0.0.1+older"

@@ -422,6 +422,44 @@ def test_cost_by_slice(database: Path, tmp_path: Path) -> None:
         assert row["lost_usd"] == pytest.approx(row["wanted_usd"] - row["ideal_usd"], rel=1e-12)
 
 
+def test_rollup_by_day(database: Path) -> None:
+    """The layer's roll-up per day. A job's rows by hand (train-a: day 1 loses 70 of its 100
+    chip-seconds, $0.70 = scheduling 20 + runtime 10 + 10 + program 30 chip-s at $0.01; day 2
+    loses 80, $0.80 = runtime 50 (its restore, the main loss) + program 30); train-b's unpriced
+    days have chip-time lost and no dollars. Every other row is a cell of goodput_by_size_class
+    and cost_by_slice (16 roll-ups of the four slice columns a day), with the same figures."""
+    query = (
+        "select day, slice, days, wanted_chip_s, lost_chip_s, lost_usd, lost_scheduling_usd, "
+        "lost_runtime_usd, lost_program_usd, lost_unprofiled_usd, unpriced_chip_s, main_loss "
+        "from rollup_by_day where slice_kind = 'job' and job_id <> 'serve-c'"
+    )
+    parts = ("scheduling", "runtime", "program", "unprofiled")
+    unpriced = dict.fromkeys(("lost_usd", *(f"lost_{p}_usd" for p in parts)))
+    assert rows(database, query) == approx([
+        {"day": D1, "slice": "train-a", "days": 1, "wanted_chip_s": 100.0, "lost_chip_s": 70.0,
+         "lost_usd": 0.7, "lost_scheduling_usd": 0.2, "lost_runtime_usd": 0.2,
+         "lost_program_usd": 0.3, "lost_unprofiled_usd": 0.0, "unpriced_chip_s": 0.0,
+         "main_loss": "program_loss"},
+        {"day": D1, "slice": "train-b", "days": 1, "wanted_chip_s": 1000.0, "lost_chip_s": 1000.0,
+         **unpriced, "unpriced_chip_s": 1000.0, "main_loss": "productive_unprofiled"},
+        {"day": D2, "slice": "train-a", "days": 1, "wanted_chip_s": 200.0, "lost_chip_s": 80.0,
+         "lost_usd": 0.8, "lost_scheduling_usd": 0.0, "lost_runtime_usd": 0.5,
+         "lost_program_usd": 0.3, "lost_unprofiled_usd": 0.0, "unpriced_chip_s": 0.0,
+         "main_loss": "checkpoint_restore"},
+        {"day": D2, "slice": "train-b", "days": 1, "wanted_chip_s": 500.0, "lost_chip_s": 400.0,
+         **unpriced, "unpriced_chip_s": 500.0, "main_loss": "program_loss"},
+    ])  # fmt: skip
+    # every other row is a cell of the views over it, with their figures
+    slices = "from rollup_by_day where slice_kind <> 'job'"
+    assert len(rows(database, f"select distinct slice_kind {slices}")) == 16
+    for view in ("goodput_by_size_class", "cost_by_slice"):
+        cells = rows(database, f"from {view}")
+        columns = ", ".join(cells[0])
+        assert sorted(rows(database, f"select {columns} {slices}"), key=repr) == approx(
+            sorted(cells, key=repr)
+        ), view
+
+
 def test_checkpoint_advice_by_slice(database: Path) -> None:
     """The fleet row by hand: 4 interruptions in 20 all-allocated hours (0.2 an hour, MTBI
     18,000 s); 15 saves of 150 s (10 s each), 4 restarts of 400 s, 15 intervals of 9,000 s (600 s
@@ -681,3 +719,25 @@ def test_the_bigquery_views_give_the_same_rows(database: Path, tmp_path: Path) -
             con.execute(f"drop macro {macro}")  # a fixed name: nothing may call it now
     for view in VIEWS:
         assert rows(copy, f"from {view}") == approx(rows(database, f"from {view}")), view
+
+
+def test_the_bigquery_views_read_the_facts_once() -> None:
+    """In BigQuery only `job_day_facts` holds the layer's facts (the job-days joined to their
+    costs): every view over the current version's facts reads that view, and the per-day
+    roll-ups read `rollup_by_day`, rather than carrying the layer's SQL again (docs/bigquery.md).
+    Their rows are the same (the test above, and tests/test_bigquery.py on the emulator)."""
+    statements = bigquery_view_statements(lambda name: exp.table_(name, quoted=True), PUBLISHED)
+    reads = {}
+    for name, sql in zip(VIEWS, statements, strict=True):
+        view = sqlglot.parse_one(sql, read="bigquery")
+        ctes = {cte.alias for cte in view.find_all(exp.CTE)}
+        reads[name] = {t.name for t in view.find_all(exp.Table)} - ctes - {name}
+    assert [name for name, tables in reads.items() if "chip_time_cost" in tables] == [
+        "job_day_facts"
+    ]
+    assert [name for name, tables in reads.items() if "job_day_facts" in tables] == [
+        "job_days_sized", "rollup_by_day", "ledger_by_slice", "worst_jobs", "slice_scorecard",
+    ]  # fmt: skip
+    for name in ("goodput_by_size_class", "cost_by_slice"):
+        assert reads[name] == {"rollup_by_day", "job_size_classes"}, name
+    assert reads["job_lifetime"] == {"worst_jobs"}

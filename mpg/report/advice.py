@@ -23,7 +23,8 @@ from mpg.report.facts import absent_note
 from mpg.report.slices import SLICE_TITLES
 from mpg.report.theme import HALF_WIDTH, chip_hours, percent, tooltips, values
 
-_PANEL = 280
+_PANEL = 280  # three panels and their axes within FULL_WIDTH (1280 px windows)
+_ROW, _MIN_HEIGHT = 20, 140  # px a job, and the least height of a panel
 _WHICH_COLORS = alt.Scale(
     domain=["observed", "predicted at observed", "advised"],
     range=["#5f6b77", "#e8a33d", "#2f8f3a"],
@@ -114,7 +115,8 @@ def checkpoint_chart(jobs: pl.DataFrame) -> alt.HConcatChart:
             ),
         )
     )
-    height = max(120, 22 * len(order))  # a few jobs still get a chart of some height
+    # A row per job, but never so few rows' height that the panels' axes crowd each other.
+    height = max(_MIN_HEIGHT, _ROW * rows.height)
     return alt.hconcat(
         alt.layer(savings, saving_labels).properties(width=_PANEL, height=height),
         alt.layer(interval_rule, interval_points).properties(width=_PANEL, height=height),
