@@ -427,7 +427,8 @@ def test_rollup_by_day(database: Path) -> None:
     chip-seconds, $0.70 = scheduling 20 + runtime 10 + 10 + program 30 chip-s at $0.01; day 2
     loses 80, $0.80 = runtime 50 (its restore, the main loss) + program 30); train-b's unpriced
     days have chip-time lost and no dollars. Every other row is a cell of goodput_by_size_class
-    and cost_by_slice (16 roll-ups of the four slice columns a day), with the same figures."""
+    and cost_by_slice (16 roll-ups of the four slice columns a day), with the same figures, or a
+    team's, queue's or owner's (test_chargeback_by_month and test_slice_scorecard work them)."""
     query = (
         "select day, slice, days, wanted_chip_s, lost_chip_s, lost_usd, lost_scheduling_usd, "
         "lost_runtime_usd, lost_program_usd, lost_unprofiled_usd, unpriced_chip_s, main_loss "
@@ -450,7 +451,7 @@ def test_rollup_by_day(database: Path) -> None:
          **unpriced, "unpriced_chip_s": 500.0, "main_loss": "program_loss"},
     ])  # fmt: skip
     # every other row is a cell of the views over it, with their figures
-    slices = "from rollup_by_day where slice_kind <> 'job'"
+    slices = "from rollup_by_day where slice_kind not in ('job', 'team', 'queue', 'owner')"
     assert len(rows(database, f"select distinct slice_kind {slices}")) == 16
     for view in ("goodput_by_size_class", "cost_by_slice"):
         cells = rows(database, f"from {view}")
@@ -737,6 +738,7 @@ def test_the_bigquery_views_read_the_facts_once() -> None:
     ]
     assert [name for name, tables in reads.items() if "job_day_facts" in tables] == [
         "job_days_sized", "rollup_by_day", "ledger_by_slice", "worst_jobs", "slice_scorecard",
+        "chargeback_by_month", "queue_waiting",
     ]  # fmt: skip
     for name in ("goodput_by_size_class", "cost_by_slice"):
         assert reads[name] == {"rollup_by_day", "job_size_classes"}, name
