@@ -17,15 +17,15 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-$(BQEMU)/.installed: tests/bigquery/requirements.txt
+$(BQEMU)/.installed: tests/support/bigquery/requirements.txt
 	$(PYTHON) -m venv $(BQEMU)
-	$(BQEMU)/bin/pip install --quiet -r tests/bigquery/requirements.txt
+	$(BQEMU)/bin/pip install --quiet -r tests/support/bigquery/requirements.txt
 	touch $@
 
 run: $(STAMP)
 	$(BIN)/mpg run --traces data/sample_traces --out $(OUT)
 
-# The report's browser test (tests/test_report_browser.py) drives Debian's chromium; a failed
+# The report's browser test (tests/e2e/test_report_browser.py) drives Debian's chromium; a failed
 # install stops `make test` here rather than letting the test fail later.
 chromium:
 	@command -v chromium >/dev/null || { \
@@ -41,10 +41,11 @@ test: $(STAMP) $(BQEMU)/.installed chromium
 	$(BIN)/ruff check .
 	$(PYTEST)
 
-# The inner loop: every tier but the end-to-end one (tests/conftest.py END_TO_END), ~1 minute.
+# The inner loop: the unit and pipeline tiers (tests/unit, tests/pipeline), under 90 seconds.
+# The tier is the folder (tests/conftest.py); `make test` adds tests/e2e.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(PYTEST) -m "not slow"
+	$(PYTEST) tests/unit tests/pipeline
 
 # The installed-package tier (tests/installed): a wheel of this checkout in fresh virtual
 # environments without extras, as users and Beam's workers install it (cached in .install-test/

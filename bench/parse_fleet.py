@@ -1,5 +1,5 @@
 """Records per second that `BlockParser.parse` reads, per source, over a whole trace root, beside
-the parser as it was before issue 13's fast path (tests/parse_oracle), in the same process.
+the parser as it was before issue 13's fast path (tests/support/parse_oracle), in the same process.
 
     PYTHONPATH=. python bench/parse_fleet.py --traces FLEET [--repeat 3]
 
@@ -24,7 +24,7 @@ from mpg.catalog import load_catalog
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES, LineBlock, discover_trace_files, read_line_blocks
 from mpg.schemas import SOURCES
 from mpg.transforms.parse import BlockParser, ParsedBlock
-from tests.parse_oracle import OracleParser
+from tests.support.parse_oracle import OracleParser
 
 
 def _blocks(root: Path) -> dict[str, list[LineBlock]]:

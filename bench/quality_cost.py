@@ -11,7 +11,7 @@ paid once per worker; then again, imported already), the per-bucket validation o
 bucket of the record store (median, 90th percentile, max, and the median CPU time, which a busy
 machine inflates less; reading the bucket is not counted), combining the parts, and
 `validate_outputs` on the published database. Then whether the engines' results are equal, row
-for row (they must be: tests/test_quality.py holds mpg's engine to GX's findings).
+for row (they must be: tests/e2e/test_quality.py holds mpg's engine to GX's findings).
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ each a process tree of its own whose peak memory is sampled from outside (bench/
 - duckdb query: the hand-written query sql/crosscheck/job_day_chip_time.sql over the same raw
   trace files, the independent route to the job-day chip-time and the speed to compare with;
 - import: `mpg import ml-goodput` of a generated log of about a million recorder records.
+Day 61 (bench/day_after.py): the 61st day of a 60-day fleet beside a full run over the 61 days,
+on a local folder and on fake-gcs-server (`--day-after JOBS`).
 Scale: fleets of about 1, 4 and 16 million spans (`--scale`, in millions), each run from raw
 JSONL into an empty folder beside the DuckDB query over the same files, one after the other.
 Prints seconds, spans per second and peak memory per stage; whether the daily run's tables equal
@@ -155,6 +157,9 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scale", default="1,4,16", help="fleet sizes in millions of spans")
+    parser.add_argument(
+        "--day-after", type=int, default=50, help="jobs of the day-61 stage (0: skip it)"
+    )
     args = parser.parse_args()
 
     traces, spans = _fleet(args.seed, args.jobs, args.days)
@@ -204,6 +209,11 @@ def main() -> None:
         f" {checked['unmatched_job_days']} unmatched,"
         f" largest relative difference {checked['largest_relative_difference']:.2e}"
     )
+    if args.day_after:
+        from day_after import report as day_after  # its own stage: bench/day_after.py
+
+        print()
+        day_after(args.seed, args.day_after, days=60)
     sizes = [int(x) for x in args.scale.split(",") if x]
     if not sizes:
         return

@@ -101,7 +101,10 @@ def _crosscheck(traces: str, result: str) -> dict:
     import duckdb
     import pyarrow.parquet as pq
 
-    from mpg.crosscheck import crosscheck_job_days
+    # The query lives with the tests' other independent routes (tests/support), which are not
+    # installed: the checkout is put on the path, as `PYTHONPATH=.` does for bench/parse_fleet.py.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.support.crosscheck import crosscheck_job_days
 
     with duckdb.connect() as con:
         pq.write_table(crosscheck_job_days(con, traces), result)

@@ -7,7 +7,7 @@ Issue 14's target: `mpg --help` and a one-line user error no slower than
 fresh interpreter, the commands interleaved (so a busy machine slows them alike), and the best
 wall-clock time of each is printed, in seconds, with its ratio to the floor. The one-line errors
 are mistakes a user makes before any table is read; each must exit 2. What each command may
-import is pinned by tests/test_startup.py; this measures what that buys.
+import is pinned by tests/e2e/test_startup.py; this measures what that buys.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Start-up: `mpg --help` and a mistyped option must answer as fast as Python impor
 pyarrow. So this module imports only the standard library and mpg's own light modules; the
 parser declares the options of the one command named on the command line (`COMMANDS` says where
 each command's options and code live), and the command imports Beam, Polars, Altair or rich
-only after checking them. tests/test_startup.py holds every command to that.
+only after checking them. tests/e2e/test_startup.py holds every command to that.
 """
 
 from __future__ import annotations
@@ -171,6 +171,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--block-bytes", type=int, default=None, help=argparse.SUPPRESS)
     _add_summary_argument(run)
+    _add_log_level_argument(run)
     _add_bigquery_arguments(run)
 
 
@@ -195,6 +196,7 @@ def add_backfill_arguments(back: argparse.ArgumentParser) -> None:
         "--chunk-days", type=int, default=31, help="days per published step (default 31)"
     )
     _add_summary_argument(back)
+    _add_log_level_argument(back)
     _add_bigquery_arguments(back)
 
 
@@ -203,6 +205,15 @@ def add_simulate_arguments(sim: argparse.ArgumentParser) -> None:
     sim.add_argument("--jobs", type=int, required=True)
     sim.add_argument("--days", type=int, required=True)
     sim.add_argument("--out", required=True, help="trace root to write: a folder, gs:// or s3://")
+
+
+def _add_log_level_argument(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        help="also show Beam's and its workers' log records of this level and up on the "
+        "terminal (default: warnings and errors; all go to DIR/runs/<run id>.log)",
+    )
 
 
 def _add_bigquery_arguments(run: argparse.ArgumentParser) -> None:
@@ -241,10 +252,16 @@ def _bigquery_target(args: argparse.Namespace) -> BigQueryTarget | None:
 
 def pipeline_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
     """Beam's options: what mpg did not parse, and `--project`, which both use; checked, with
-    mpg's default runner where none is named, and packaging for remote workers."""
+    mpg's default runner where none is named, and packaging for remote workers. Workers log at
+    DEBUG when `--log-level debug` asks for it (Beam's own default is INFO)."""
     from mpg.pipelines.runners import beam_args  # after Beam's import, which _import_run quiets
 
-    return beam_args([*rest, f"--project={args.project}"] if args.project else rest)
+    given = [*rest, f"--project={args.project}"] if args.project else list(rest)
+    if args.log_level == "debug" and not any(
+        a.startswith("--default_sdk_harness_log_level") for a in given
+    ):
+        given.append("--default_sdk_harness_log_level=DEBUG")
+    return beam_args(given)
 
 
 def format_headline(result: RunResult, seconds: float, summary: str = "scorecard") -> str:
@@ -338,6 +355,7 @@ def run_command(args: argparse.Namespace, passthrough: list[str]) -> int:
         current_metric_version=config.current_metric_version,
         full=args.full,
         bigquery=_bigquery_target(args),
+        log_level=args.log_level,
         **extra,
     )
     run = _import_run()
@@ -382,6 +400,7 @@ def backfill_command(args: argparse.Namespace, passthrough: list[str]) -> int:
         last=args.last,
         chunk_days=args.chunk_days,
         bigquery=_bigquery_target(args),
+        log_level=args.log_level,
     )
     opts = dataclasses.replace(opts, beam_args=pipeline_args(args, passthrough))
     started = time.monotonic()

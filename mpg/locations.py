@@ -3,7 +3,7 @@ storage, the local path of one that is not, and the name a reader looks for firs
 
 `mpg.storage` does every read and write; this module only parses locations, with the standard
 library, so that a reader can say "no published tables in DIR" as fast as Python starts
-(tests/test_startup.py).
+(tests/e2e/test_startup.py).
 
     >>> is_remote("gs://bucket/fleet"), local_path("file:///tmp/out"), local_path("out")
     (True, '/tmp/out', 'out')

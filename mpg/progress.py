@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TextIO, cast
 
 from rich.console import Console
 from rich.progress import (
@@ -182,12 +182,22 @@ def reporter_for(command: str, mode: str, stream: TextIO) -> Reporter | None:
     return Reporter(command, stream=stream, min_seconds=least)
 
 
+class _Stderr:
+    """Whatever `sys.stderr` is when written to: a run sends native writes to standard error
+    (its workers', C++ libraries') to its log file and `sys.stderr` to the terminal meanwhile
+    (`mpg.pipelines.logs`), and progress must follow."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(sys.stderr, name)
+
+
 @contextlib.contextmanager
 def reporting(command: str, reporter: Reporter | None = None) -> Iterator[Reporter | None]:
     """Report the phases inside to `reporter`, by default the one MPG_PROGRESS asks for on
     stderr."""
     if reporter is None:
-        reporter = reporter_for(command, os.environ.get("MPG_PROGRESS", "auto"), sys.stderr)
+        stream = cast(TextIO, _Stderr())
+        reporter = reporter_for(command, os.environ.get("MPG_PROGRESS", "auto"), stream)
     if reporter is None:
         yield None
         return

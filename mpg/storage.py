@@ -29,9 +29,16 @@ and deleting the last object under a prefix makes the prefix vanish (S3 deletes 
 pyarrow's would leave an empty `prefix/` marker object behind). Modification times are the
 service's: microseconds on GCS, whole seconds on S3.
 
-Errors a user can cause (no such bucket, no credentials, no permission, an endpoint that does
-not answer) are one-line `StoreError`s naming the URI; a missing file is a `NotFoundError`, which
-is also a `FileNotFoundError`.
+Every failure of the store is one line saying what was being done to which object, why, and
+whether a rerun can be expected to pass:
+
+    writing gs://b/out/tables/x/data/day=2026-11-20/r-0.parquet: the storage service lost the
+    upload session (HTTP 404 to it); transient: a rerun can be expected to pass
+
+A failure that passes (a busy or unavailable service still failing after the clients' retries, a
+dropped connection, a lost upload session: docs/decisions.md, "Retries") is a
+`TransientStoreError`; a lasting one (no such bucket, no credentials, no permission) a
+`StoreError`; a missing file a `NotFoundError`, which is also a `FileNotFoundError`.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from mpg import storage_backends
+from mpg import storage_backends, storage_reads
 from mpg.errors import StoreError, os_reason
 from mpg.locations import SCHEMES, local_path
 
@@ -58,6 +65,11 @@ from mpg.locations import SCHEMES, local_path
 _UPLOAD_CHUNK = 8 << 20
 # S3's DeleteObjects takes at most this many keys a request.
 _S3_DELETE_BATCH = 1000
+# What a failed operation was doing, as its message says.
+READING, WRITING, LISTING, DELETING = "reading", "writing", "listing", "deleting"
+COMMITTING = "committing"
+TRANSIENT = "transient: a rerun can be expected to pass"
+LASTING = "not transient: a rerun will fail the same way until this is fixed"
 
 
 class PreconditionFailedError(StoreError):
@@ -67,6 +79,12 @@ class PreconditionFailedError(StoreError):
 class NotFoundError(StoreError, FileNotFoundError):
     """A file that is not there: a user error with one line, and still a FileNotFoundError for
     code that expects one."""
+
+
+class TransientStoreError(StoreError):
+    """The store failed in a way that passes (busy, unavailable, a dropped connection, a lost
+    upload session) and went on failing through the clients' retries: a rerun can be expected to
+    pass."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +190,7 @@ class Storage:
         would hide a typo in `--out`)."""
         selector = pafs.FileSelector(self.full(prefix), recursive=True, allow_not_found=True)
         base = self.full() + "/"
-        with self.reporting(prefix):
+        with self.reporting(prefix, LISTING):
             infos = self.fs.get_file_info(selector)
             entries = [
                 Entry(i.path.removeprefix(base), i.size or 0, _mtime_ns(i))
@@ -180,16 +198,21 @@ class Storage:
                 if i.type == pafs.FileType.File
             ]
             if not entries and self.remote:
-                self._check_bucket(prefix)
+                self._check_bucket(prefix, LISTING)
         return sorted(entries, key=lambda e: e.path)
 
     def open_input(self, path: str) -> pa.NativeFile:
-        """A random-access reader (ranged reads on object stores)."""
+        """A random-access reader (ranged reads on object stores, coalesced and retried:
+        `mpg.storage_reads`)."""
         with self.reporting(path):
+            if self.remote:
+                return storage_reads.open_safely(self.fs, self.full(path))
             return self.fs.open_input_file(self.full(path))
 
     def open_input_stream(self, path: str) -> pa.NativeFile:
         """A sequential reader of the bytes as stored (no decompression)."""
+        if self.remote:
+            return self.open_input(path)
         with self.reporting(path):
             return self.fs.open_input_stream(self.full(path), compression=None)
 
@@ -208,20 +231,27 @@ class Storage:
     ) -> pa.Table:
         """A Parquet file (or some of its row groups), cast to `schema` when given; a damaged
         file is a StoreError naming it."""
+        columns = None if schema is None else schema.names
+        with self.reading_parquet(path), self.open_input(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            table = (
+                parquet.read(columns=columns)
+                if row_groups is None
+                else parquet.read_row_groups(row_groups, columns=columns)
+            )
+        return table if schema is None else table.cast(schema)
+
+    @contextlib.contextmanager
+    def reading_parquet(self, path: str) -> Iterator[None]:
+        """A block that reads the Parquet file `path`: the store's failures are reported as
+        `reporting` does, a damaged file as a StoreError naming it."""
         try:
-            with self.open_input(path) as handle:
-                parquet = pq.ParquetFile(handle)
-                columns = None if schema is None else schema.names
-                table = (
-                    parquet.read(columns=columns)
-                    if row_groups is None
-                    else parquet.read_row_groups(row_groups, columns=columns)
-                )
+            with self.reporting(path, READING):
+                yield
         except StoreError:
             raise
         except (pa.ArrowInvalid, OSError) as exc:
             raise StoreError(f"cannot read Parquet file {self.uri_of(path)}: {exc}") from exc
-        return table if schema is None else table.cast(schema)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -242,7 +272,7 @@ class Storage:
                     yield stream
                 with (
                     pa.OSFile(local, "rb") as source,
-                    self.reporting(path),
+                    self.reporting(path, WRITING),
                     self.fs.open_output_stream(self.full(path), compression=None) as sink,
                 ):
                     # Large writes: NativeFile.upload's small ones took 5x as long on
@@ -271,7 +301,7 @@ class Storage:
             return
         # The bytes are all here: one upload, no local spool.
         with (
-            self.reporting(path),
+            self.reporting(path, WRITING),
             self.fs.open_output_stream(self.full(path), compression=None) as stream,
         ):
             stream.write(data)
@@ -295,7 +325,7 @@ class Storage:
             self._delete_s3_keys([self.full(p).split("/", 1)[1] for p in paths])
             return
         for path in paths:
-            with contextlib.suppress(FileNotFoundError), self.reporting(path):
+            with contextlib.suppress(FileNotFoundError), self.reporting(path, DELETING):
                 self.fs.delete_file(self.full(path))
 
     def delete_prefix(self, prefix: str) -> None:
@@ -306,7 +336,7 @@ class Storage:
             return
         # GCS: deleting a missing "directory" is an OSError, not a FileNotFoundError; one that
         # was only a prefix (no `name/` marker object) raises FileNotFoundError once emptied.
-        with contextlib.suppress(FileNotFoundError), self.reporting(prefix):
+        with contextlib.suppress(FileNotFoundError), self.reporting(prefix, DELETING):
             if self.fs.get_file_info(self.full(prefix)).type == pafs.FileType.Directory:
                 self.fs.delete_dir(self.full(prefix))
 
@@ -314,7 +344,7 @@ class Storage:
         """Every key under `prefix/`, folder markers (`name/` objects) included."""
         bucket, _, key = self.full(prefix).partition("/")
         pages = storage_backends.s3_client().get_paginator("list_objects_v2")
-        with self.reporting(prefix):
+        with self.reporting(prefix, LISTING):
             return [
                 item["Key"]
                 for page in pages.paginate(Bucket=bucket, Prefix=f"{key}/" if key else "")
@@ -325,49 +355,71 @@ class Storage:
         client = storage_backends.s3_client()
         for start in range(0, len(keys), _S3_DELETE_BATCH):
             batch = keys[start : start + _S3_DELETE_BATCH]
-            with self.reporting(""):
+            with self.reporting(batch[0].removeprefix(self._key_prefix()), DELETING):
                 answer = client.delete_objects(
                     Bucket=self.bucket,
                     Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True},
                 )
             if answer.get("Errors"):
                 error = answer["Errors"][0]
+                reason = f"{error['Code']} ({len(answer['Errors'])} of {len(batch)} failed)"
                 raise StoreError(
-                    f"s3://{self.bucket}/{error['Key']}: cannot delete: {error['Code']} "
-                    f"({len(answer['Errors'])} of {len(batch)} failed)"
-                )
+                    self.failed(error["Key"].removeprefix(self._key_prefix()), DELETING, reason,
+                                False)
+                )  # fmt: skip
+
+    def _key_prefix(self) -> str:
+        """What every S3 key under the root starts with."""
+        key = self.full().partition("/")[2]
+        return f"{key}/" if key else ""
 
     # -- errors -------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def reporting(self, path: str) -> Iterator[None]:
-        """A block whose storage errors a user can cause become one line naming `path`'s URI:
-        a missing file a NotFoundError, a missing bucket, credentials, permission or endpoint a
-        StoreError. Local errors other than a missing file pass unchanged (mpg.errors reports
-        the machine's own errnos). For the storage layer's own modules (conditional writes,
-        leases), whose service clients raise their own exception types."""
+    def reporting(self, path: str, doing: str = READING) -> Iterator[None]:
+        """A block whose storage errors a user can cause become one line: what was being done
+        (`doing`: reading, writing, listing, deleting, taking the lease...) to `path`'s URI, why,
+        and whether a rerun can be expected to pass. A missing file is a NotFoundError (while
+        writing to an object store, a "not found" is a lost upload session instead); a missing
+        bucket, credentials or permission a StoreError; a service still failing after the
+        clients' retries a TransientStoreError. Local errors other than a missing file pass
+        unchanged (mpg.errors reports the machine's own errnos)."""
         try:
             yield
         except StoreError:
             raise
         except FileNotFoundError as exc:
-            if self.remote:
-                self._check_bucket(path)
-            raise NotFoundError(f"{self.uri_of(path)}: no such file") from exc
+            if not self.remote:
+                raise NotFoundError(self.failed(path, doing, "no such file", False)) from exc
+            self._check_bucket(path, doing)
+            if doing == WRITING:
+                lost = storage_backends.describe(exc, self.scheme, writing=True)
+                raise TransientStoreError(self.failed(path, doing, lost.reason, True)) from exc
+            raise NotFoundError(self.failed(path, doing, "no such file", False)) from exc
         except Exception as exc:
             if not self.remote or not storage_backends.is_service_error(exc):
                 raise
-            reason = storage_backends.describe(exc, self.scheme)
+            problem = storage_backends.describe(exc, self.scheme, writing=doing == WRITING)
+            reason = problem.reason
             if reason == storage_backends.NO_SUCH_BUCKET:
                 reason += f" {self.scheme}://{self.bucket}"
-            raise StoreError(f"{self.uri_of(path)}: {reason}") from exc
+            error = TransientStoreError if problem.transient else StoreError
+            raise error(self.failed(path, doing, reason, problem.transient)) from exc
 
-    def _check_bucket(self, path: str) -> None:
-        """Raise a StoreError if the root's bucket does not exist."""
-        if self.fs.get_file_info(self.bucket).type == pafs.FileType.NotFound:
-            raise StoreError(
-                f"{self.uri_of(path)}: {storage_backends.NO_SUCH_BUCKET} {self.scheme}://{self.bucket}"
-            )
+    def failed(self, path: str, doing: str, reason: str, transient: bool) -> str:
+        """The one line of a failed operation on `path`."""
+        return f"{doing} {self.uri_of(path)}: {reason}; {TRANSIENT if transient else LASTING}"
+
+    def _check_bucket(self, path: str, doing: str) -> None:
+        """Raise a StoreError if the root's bucket does not exist (a failure to find out is no
+        answer: the caller reports its own error)."""
+        try:
+            missing = self.fs.get_file_info(self.bucket).type == pafs.FileType.NotFound
+        except OSError:
+            return
+        if missing:
+            reason = f"{storage_backends.NO_SUCH_BUCKET} {self.scheme}://{self.bucket}"
+            raise StoreError(self.failed(path, doing, reason, False))
 
     # -- the one conditional write ------------------------------------------------------------
 
@@ -377,12 +429,13 @@ class Storage:
 
         return storage_preconditions.read_versioned(self, path)
 
-    def write_if(self, path: str, data: bytes, version: str | None) -> str:
+    def write_if(self, path: str, data: bytes, version: str | None, doing: str = WRITING) -> str:
         """Write `path` only if it is still at `version` (None: only if it does not exist);
-        returns the new version, or raises PreconditionFailedError."""
+        returns the new version, or raises PreconditionFailedError. `doing` names the write in
+        error messages ("taking the lease")."""
         from mpg import storage_preconditions
 
-        return storage_preconditions.write_if(self, path, data, version)
+        return storage_preconditions.write_if(self, path, data, version, doing)
 
 
 def _mtime_ns(info: pafs.FileInfo) -> int:

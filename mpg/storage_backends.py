@@ -31,9 +31,20 @@ import pyarrow.fs as pafs
 if TYPE_CHECKING:
     from google.cloud import storage as gcs
 
-# An emulator is on this machine: a dead or wrong endpoint should fail in seconds, not after the
-# 15 minutes of retries google-cloud-cpp allows real GCS by default.
-EMULATOR_RETRY_LIMIT = datetime.timedelta(seconds=10)
+# Retries (docs/decisions.md, "Retries"): every client retries what passes (429, 5xx, a dropped
+# connection, a timeout) with exponential back-off, for about a minute or more, before the run
+# fails with a transient error. Real services get minutes (a regional blip passes;
+# google-cloud-cpp's own default of 15 minutes would hold a worker hostage); an emulator is on
+# this machine, and what fails for half a minute there will not pass.
+SERVICE_RETRY = datetime.timedelta(minutes=5)
+EMULATOR_RETRY = datetime.timedelta(seconds=30)
+# S3 clients count attempts instead. The AWS SDKs' "standard" mode keeps a retry quota that a
+# busy store drains within a few dozen faults (then nothing is retried: measured here, 11 of 150
+# reads failed at a 15% fault rate), so their "legacy" modes: no quota. pyarrow's (the C++ SDK's
+# DefaultRetryStrategy) backs off 25 ms doubling: twelve attempts span ~50 s. boto3's backs off
+# a random fraction of 1 s doubling, uncapped: six attempts span up to ~30 s.
+S3_ATTEMPTS = 12
+BOTO_ATTEMPTS = 6
 # pyiceberg's GCS FileIO has no anonymous mode: it gets a fixed token that emulators ignore,
 # which must never expire (milliseconds since the epoch: year 2100).
 _EMULATOR_TOKEN_EXPIRES_AT_MS = "4102444800000"
@@ -92,23 +103,35 @@ def filesystem(scheme: str) -> pafs.FileSystem:
 
 @functools.cache
 def _filesystem(scheme: str, where: GcsSettings | S3Settings | None, pid: int) -> pafs.FileSystem:
+    if where is None:
+        return pafs.LocalFileSystem()
+    return _client_filesystem(where)
+
+
+def _client_filesystem(where: GcsSettings | S3Settings) -> pafs.FileSystem:
     if isinstance(where, GcsSettings):
         if where.emulator is None:
-            return pafs.GcsFileSystem()
+            return pafs.GcsFileSystem(retry_time_limit=SERVICE_RETRY)
         url = urlparse(where.emulator)
         return pafs.GcsFileSystem(
             anonymous=True,
             scheme=url.scheme,
             endpoint_override=url.netloc,
-            retry_time_limit=EMULATOR_RETRY_LIMIT,
+            retry_time_limit=EMULATOR_RETRY,
         )
-    if isinstance(where, S3Settings):
-        options: dict[str, Any] = {"region": where.region}
-        if where.endpoint:
-            url = urlparse(where.endpoint)
-            options.update(scheme=url.scheme, endpoint_override=url.netloc)
-        return pafs.S3FileSystem(**options)
-    return pafs.LocalFileSystem()
+    options: dict[str, Any] = {"region": where.region, "retry_strategy": S3Retries()}
+    if where.endpoint:
+        url = urlparse(where.endpoint)
+        options.update(scheme=url.scheme, endpoint_override=url.netloc)
+    return pafs.S3FileSystem(**options)
+
+
+class S3Retries(pafs.AwsDefaultS3RetryStrategy):
+    """pyarrow's S3 retries as mpg sets them, constructible by name without arguments (as
+    pyiceberg's `s3.retry-strategy-impl` wants)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_attempts=S3_ATTEMPTS)
 
 
 def gcs_client() -> gcs.Client:
@@ -139,11 +162,15 @@ def s3_client() -> Any:
 @functools.cache
 def _s3_client(where: S3Settings, pid: int) -> Any:
     import boto3
+    from botocore.config import Config
 
     # A session of its own: boto3's default session is not safe to share between threads
     # (the lease renews from one).
     return boto3.session.Session().client(
-        "s3", endpoint_url=where.endpoint, region_name=where.region
+        "s3",
+        endpoint_url=where.endpoint,
+        region_name=where.region,
+        config=Config(retries={"mode": "legacy", "max_attempts": BOTO_ATTEMPTS}),
     )
 
 
@@ -162,6 +189,7 @@ def iceberg_properties(scheme: str) -> dict[str, str]:
             "gcs.oauth2.token-expires-at": _EMULATOR_TOKEN_EXPIRES_AT_MS,
         }
     if isinstance(where, S3Settings):
+        properties["s3.retry-strategy-impl"] = f"{S3Retries.__module__}.{S3Retries.__name__}"
         if where.endpoint:
             properties["s3.endpoint"] = where.endpoint
         if where.region:
@@ -181,10 +209,23 @@ def iceberg_properties(scheme: str) -> dict[str, str]:
 
 UNREACHABLE = "cannot reach the storage service"
 NO_SUCH_BUCKET = "no such bucket"
+LOST_UPLOAD = "the storage service lost the upload session"
 _CLIENT_MODULES = ("google.", "botocore", "boto3", "requests", "urllib3")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What went wrong with a request to the store, in a few words, and whether it is of the
+    kind that passes (a busy or briefly unavailable service, a dropped connection, a lost upload
+    session), so that a rerun can be expected to succeed."""
+
+    reason: str
+    transient: bool
+
+
 # What pyarrow (google-cloud-cpp, the AWS SDK), google-cloud-storage and botocore say, by kind;
-# the first that matches names the problem.
-_REASONS = (
+# the first that matches names the problem. Each is lasting: a rerun fails the same way.
+_LASTING = (
     (re.compile(r"NO_SUCH_BUCKET|NoSuchBucket|bucket does not exist", re.I), NO_SUCH_BUCKET),
     (
         re.compile(
@@ -201,10 +242,31 @@ _REASONS = (
         "no valid credentials (Google: application default credentials; "
         "AWS: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)",
     ),
-    (
-        re.compile(r"UNAVAILABLE|Could not connect|Connection refused|EndpointConnectionError"),
-        UNREACHABLE,
-    ),
+)
+_UNREACHABLE = re.compile(
+    r"Could not connect|Couldn't connect|Connection refused|EndpointConnectionError|"
+    r"Failed to establish a new connection"
+)
+# An upload session (a GCS resumable upload, an S3 multipart upload) the service no longer knows.
+_LOST_UPLOAD = re.compile(
+    r"NO_SUCH_UPLOAD|NoSuchUpload|UploadChunk.*NOT_FOUND|NOT_FOUND.*UploadChunk|"
+    r"upload session|resumable.*\b404\b|\b404\b.*resumable",
+    re.S,
+)
+# A busy or failing service, or a dropped connection, still failing after the client's retries.
+_BUSY = re.compile(
+    r"UNAVAILABLE|RESOURCE_EXHAUSTED|DEADLINE_EXCEEDED|Retry policy exhausted|SLOW_DOWN|SlowDown|"
+    r"SERVICE_UNAVAILABLE|ServiceUnavailable|Service Unavailable|THROTTL|Throttl|"
+    r"TooManyRequests|Too Many Requests|INTERNAL_FAILURE|InternalError|Internal Server Error|"
+    r"RequestTimeout|REQUEST_TIMEOUT|NETWORK_CONNECTION|Connection reset|reset by peer|"
+    r"ConnectionClosed|RemoteDisconnected|Connection aborted|timed out|Timeout|Recv failure|"
+    r"Empty reply|curlCode: (?:28|52|55|56)|BadGateway|GatewayTimeout|"
+    r"Failed to flush response stream|"
+    r"HTTP status(?: code)?:? (?:429|5\d\d)|\b(?:429|500|502|503|504) "
+)
+_HTTP_STATUS = re.compile(
+    r"http_status_code=(\d{3})|HTTP status(?: code)?:? (\d{3})|\"code\": (\d{3})|"
+    r"\b(\d{3}) (?:GET|PUT|POST|DELETE|HEAD|PATCH) "
 )
 
 
@@ -215,11 +277,23 @@ def is_service_error(exc: BaseException) -> bool:
     return isinstance(exc, OSError) or module.startswith(_CLIENT_MODULES)
 
 
-def describe(exc: BaseException, scheme: str) -> str:
-    """What went wrong, in a few words: a known kind, else the error's first line, shortened."""
+def describe(exc: BaseException, scheme: str, writing: bool = False) -> Problem:
+    """What went wrong, in a few words, and whether it passes: a known kind, else the error's
+    first line, shortened (not known to pass). `writing`: a "not found" from the service is then
+    a lost upload session, not a missing file."""
     text = f"{type(exc).__name__}: {exc}"
-    for pattern, reason in _REASONS:
+    for pattern, reason in _LASTING:
         if pattern.search(text):
-            return f"{reason} at {endpoint(scheme)}" if reason == UNREACHABLE else reason
+            return Problem(reason, transient=False)
+    if _UNREACHABLE.search(text):
+        return Problem(f"{UNREACHABLE} at {endpoint(scheme)}", transient=True)
+    if writing and _LOST_UPLOAD.search(text):
+        return Problem(f"{LOST_UPLOAD} (HTTP 404 to it)", transient=True)
+    busy = _BUSY.search(text)
+    if busy:
+        status = _HTTP_STATUS.search(text)
+        code = next((g for g in status.groups() if g), None) if status else None
+        what = f"HTTP {code}" if code else busy.group(0).strip()
+        return Problem(f"the storage service kept failing ({what}) through retries", True)
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return first[:200]
+    return Problem(first[:200], transient=False)

@@ -50,6 +50,8 @@ from mpg.errors import StoreError, UserError
 from mpg.storage import PreconditionFailedError, Storage
 
 _log = logging.getLogger(__name__)
+# What the lease's writes are doing, as their errors say.
+TAKING, RENEWING = "taking the lease", "renewing the lease"
 # How often a refused local taker looks for the holder's record (every 50 ms).
 _LOCAL_RECORD_POLLS = 20
 
@@ -192,7 +194,7 @@ def _hold_remote(storage: Storage, path: str, owner: str, lease_s: float) -> Ite
 def _take(storage: Storage, path: str, owner: str, lease_s: float) -> tuple[LeaseRecord, str]:
     """Write this run's record as the lease if there is none or it expired: the record and its
     version; LeaseHeldError if another run holds it."""
-    data, version = storage.read_versioned(path)
+    data, version = storage.read_versioned(path)  # reading it is "reading" it
     if data is not None:
         holder = LeaseRecord.parse(data)
         if holder is not None and holder.expires_at > time.time() and holder.alive():
@@ -200,7 +202,7 @@ def _take(storage: Storage, path: str, owner: str, lease_s: float) -> tuple[Leas
     # Timed from now, not from the call: building the first client can take a second.
     record = LeaseRecord.new(owner, lease_s)
     try:
-        return record, storage.write_if(path, record.to_bytes(), version)
+        return record, storage.write_if(path, record.to_bytes(), version, TAKING)
     except PreconditionFailedError:
         # Another run created it, or took it over, first: name it.
         data, _ = storage.read_versioned(path)
@@ -217,7 +219,7 @@ def _renew(lease: Lease, lease_s: float, stop: threading.Event) -> None:
     while not stop.wait(lease_s / 3):
         record = lease.record.renewed(lease_s)
         try:
-            version = lease.storage.write_if(lease.path, record.to_bytes(), lease.version)
+            version = lease.storage.write_if(lease.path, record.to_bytes(), lease.version, RENEWING)
         except PreconditionFailedError:
             lease._lose("another run took it over")
             return

@@ -10,6 +10,12 @@ pyarrow's filesystems cannot write on a condition, so each backend does it its o
   S3 answers 412 when the condition fails and 409 when a concurrent conditional write to the
   same key is in flight: both mean another writer won.
 
+Both clients retry a conditional write that failed in transit (docs/decisions.md, "Retries"). A
+write that succeeded but whose answer was lost (a reset connection, a timeout) is then retried
+against its own result and refused: "precondition failed". So every conditional write carries a
+token of its own in the object's metadata (`mpg-write`), and a refusal is checked against the
+object now there: if it carries this write's token, the write was ours and succeeded.
+
 `gcp-storage-emulator` accepts every conditional write (it ignores preconditions): test races on
 fake-gcs-server or moto.
 
@@ -23,18 +29,22 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpg import storage_backends
 from mpg.errors import StoreError
+from mpg.storage import DELETING, READING, WRITING
 
 if TYPE_CHECKING:
     from mpg.storage import Storage
 
 # A GCS read races a writer between reading the generation and the bytes: try again this often.
 _READ_ATTEMPTS = 5
+# The object metadata key of a conditional write's own token.
+WRITE_TOKEN = "mpg-write"
 
 
 def _digest(data: bytes) -> str:
@@ -64,6 +74,11 @@ def _lost(store: Storage, path: str) -> StoreError:
     )
 
 
+def _no_bucket(store: Storage, path: str, doing: str) -> StoreError:
+    reason = f"{storage_backends.NO_SUCH_BUCKET} {store.scheme}://{store.bucket}"
+    return StoreError(store.failed(path, doing, reason, transient=False))
+
+
 def _bucket_and_key(store: Storage, path: str) -> tuple[str, str]:
     bucket, _, key = store.full(path).partition("/")
     return bucket, key
@@ -83,7 +98,7 @@ def read_versioned(store: Storage, path: str) -> tuple[bytes | None, str | None]
     if store.scheme == "file":
         data = _read_local(Path(store.full(path)))
         return data, None if data is None else _digest(data)
-    with store.reporting(path):
+    with store.reporting(path, READING):
         if store.scheme == "gs":
             return _read_gcs(store, path)
         return _read_s3(store, path)
@@ -106,11 +121,12 @@ def _read_gcs(store: Storage, path: str) -> tuple[bytes | None, str | None]:
             return blob.download_as_bytes(if_generation_match=generation), str(generation)
         except NotFound:
             if client.lookup_bucket(bucket) is None:
-                raise StoreError(f"{store.uri_of(path)}: no such bucket gs://{bucket}") from None
+                raise _no_bucket(store, path, READING) from None
             return None, None
         except PreconditionFailed:
             continue
-    raise StoreError(f"{store.uri_of(path)}: changed {_READ_ATTEMPTS} times while being read")
+    reason = f"changed {_READ_ATTEMPTS} times while being read"
+    raise StoreError(store.failed(path, READING, reason, transient=True))
 
 
 def _read_s3(store: Storage, path: str) -> tuple[bytes | None, str | None]:
@@ -127,9 +143,11 @@ def _read_s3(store: Storage, path: str) -> tuple[bytes | None, str | None]:
 # -- writing -----------------------------------------------------------------------------------
 
 
-def write_if(store: Storage, path: str, data: bytes, version: str | None) -> str:
+def write_if(
+    store: Storage, path: str, data: bytes, version: str | None, doing: str = WRITING
+) -> str:
     """Write `data` if `path` is still at `version` (None: absent); the new version, or
-    PreconditionFailedError."""
+    PreconditionFailedError. `doing` names the write in error messages ("taking the lease")."""
     if store.scheme == "file":
         target = Path(store.full(path))
         with _local_lock(target):
@@ -139,23 +157,30 @@ def write_if(store: Storage, path: str, data: bytes, version: str | None) -> str
                 raise _lost(store, path)
             store.write_bytes(path, data)
         return _digest(data)
-    with store.reporting(path):
+    token = uuid.uuid4().hex
+    with store.reporting(path, doing):
         if store.scheme == "gs":
-            return _write_gcs(store, path, data, version)
-        return _write_s3(store, path, data, version)
+            return _write_gcs(store, path, data, version, token, doing)
+        return _write_s3(store, path, data, version, token)
 
 
-def _write_gcs(store: Storage, path: str, data: bytes, version: str | None) -> str:
+def _write_gcs(
+    store: Storage, path: str, data: bytes, version: str | None, token: str, doing: str
+) -> str:
     from google.api_core.exceptions import NotFound, PreconditionFailed
 
     bucket, key = _bucket_and_key(store, path)
     blob = storage_backends.gcs_client().bucket(bucket).blob(key)
+    blob.metadata = {WRITE_TOKEN: token}
     try:
         blob.upload_from_string(data, if_generation_match=int(version or 0))
     except PreconditionFailed:
+        ours = storage_backends.gcs_client().bucket(bucket).get_blob(key)
+        if ours is not None and (ours.metadata or {}).get(WRITE_TOKEN) == token:
+            return str(ours.generation)  # a retry of our own write, which had succeeded
         raise _lost(store, path) from None
     except NotFound:
-        raise StoreError(f"{store.uri_of(path)}: no such bucket gs://{bucket}") from None
+        raise _no_bucket(store, path, doing) from None
     if blob.generation is None:
         # gcp-storage-emulator's upload answer lacks it (GCS's never does): ask. Only that
         # emulator gets here, and it ignores preconditions anyway.
@@ -163,17 +188,24 @@ def _write_gcs(store: Storage, path: str, data: bytes, version: str | None) -> s
     return str(blob.generation)
 
 
-def _write_s3(store: Storage, path: str, data: bytes, version: str | None) -> str:
+def _write_s3(store: Storage, path: str, data: bytes, version: str | None, token: str) -> str:
     bucket, key = _bucket_and_key(store, path)
     condition = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
+    client = storage_backends.s3_client()
     try:
-        answer = storage_backends.s3_client().put_object(
-            Bucket=bucket, Key=key, Body=data, **condition
+        answer = client.put_object(
+            Bucket=bucket, Key=key, Body=data, Metadata={WRITE_TOKEN: token}, **condition
         )
     except Exception as exc:
-        if _s3_code(exc) in ("PreconditionFailed", "ConditionalRequestConflict", "412", "409"):
+        if _s3_code(exc) not in ("PreconditionFailed", "ConditionalRequestConflict", "412", "409"):
+            raise
+        try:
+            ours = client.head_object(Bucket=bucket, Key=key)
+        except client.exceptions.ClientError:
             raise _lost(store, path) from None
-        raise
+        if ours.get("Metadata", {}).get(WRITE_TOKEN) == token:
+            return str(ours["ETag"])  # a retry of our own write, which had succeeded
+        raise _lost(store, path) from None
     return str(answer["ETag"])
 
 
@@ -184,7 +216,7 @@ def delete_if(store: Storage, path: str, version: str) -> bool:
     or emulator ignores that, the version is checked just before (a narrow window, which is
     why a lease only releases what it still holds).
     """
-    with store.reporting(path):
+    with store.reporting(path, DELETING):
         if store.scheme == "file":
             target = Path(store.full(path))
             with _local_lock(target):

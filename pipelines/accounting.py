@@ -249,12 +249,56 @@ def account_bucket(
     # Where the accounted jobs had rows, and the jobs that vanished (they get none now).
     previous = pl.from_arrow(index).filter(pl.col("job_id").is_in(pl.concat([ids, gone]).implode()))
     replaced = replaced_per_day(previous.to_arrow(), job_days)
+    if moved and previous_end is not None and data_end is not None:
+        # Open jobs accounted only because the end of data moved (later, or earlier when files
+        # were retracted): their records are as they were, so their rows before the day of the
+        # earlier end are too.
+        unchanged = pl.concat(
+            [
+                woken.get_column("job_id"),
+                updated.filter(pl.col("accounted").not_()).get_column("job_id"),
+            ]
+        )
+        since = _day_of(min(previous_end, data_end))
+        replaced, tables = _since(since, unchanged, replaced, tables)
     name = f"b{bucket:05d}"
     yield from write_days(store, run_id, name, replaced, tables)
     jobs = _index_rows(updated, woken, pl.from_arrow(index), ids, job_days)
     jobs_path = store.scratch(run_id, "index", name)
     store.write_scratch(jobs_path, [jobs])
     yield beam.pvalue.TaggedOutput("jobs", jobs_path)
+
+
+def _day_of(instant_us: int) -> datetime.date:
+    """The UTC day of an instant in epoch microseconds."""
+    return (datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=instant_us)).date()
+
+
+def _since(
+    day: datetime.date, jobs: pl.Series, replaced: pl.DataFrame, tables: dict[str, pa.Table]
+) -> tuple[pl.DataFrame, dict[str, pa.Table]]:
+    """`replaced` and `tables` without `jobs`' rows before `day`: for an open job whose records
+    did not change, moving the end of data changes its wanted and allocated time from the
+    earlier end on, and moves its advice to its new last day; nothing before that day changes.
+    Merging those days again would read (and, on object storage, fetch) every day of its
+    history to write nothing (docs/operations.md, "Cost")."""
+    if jobs.is_empty():
+        return replaced, tables
+    earlier = pl.col("job_id").is_in(jobs.implode()) & (pl.col("day") < day)
+    replaced = replaced.filter(earlier.not_())
+    ids = pa.array(jobs.to_list(), pa.string())
+    kept = {
+        name: rows.filter(
+            pc.invert(
+                pc.and_(
+                    pc.is_in(rows.column("job_id"), ids),
+                    pc.less(rows.column("day"), pa.scalar(day, pa.date32())),
+                )
+            )
+        )
+        for name, rows in tables.items()
+    }
+    return replaced, kept
 
 
 def _index_rows(

@@ -63,6 +63,7 @@ class BackfillOptions:
     beam_args: tuple[str, ...] = ()
     # Also publish each chunk's changed days to BigQuery (every table whole the first time).
     bigquery: BigQueryTarget | None = None
+    log_level: str | None = None  # as RunOptions.log_level
 
     def __post_init__(self) -> None:
         if self.metric_version not in METRIC_VERSIONS:
@@ -173,7 +174,7 @@ def _backfill_chunk(
     command = f"backfill {metric} {first}..{last}"
     record = runlog.RunRecord.start(None, [], (metric,), command=command)
     run_id = record.run_id
-    with recorded(store, record):
+    with recorded(store, record, opts.log_level):
         index = store.storage.parquet_file(current.state["jobs"]).read(
             columns=[
                 "job_hash",

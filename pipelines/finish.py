@@ -21,7 +21,7 @@ from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.iceberg import TableChange
 from mpg.pipelines.state import StateKey, source_totals
 from mpg.pipelines.store import OutputStore
-from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES
+from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES, concat
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,6 @@ class Staged:
     changed_days: tuple[tuple[str, datetime.date], ...]  # (job table, day) whose rows changed
 
 
-def _scratch_dataset(store: OutputStore, paths: list[str], schema: pa.Schema) -> ds.Dataset:
-    full = [store.storage.full(p) for p in paths]
-    return ds.dataset(full, schema=schema, filesystem=store.storage.fs, format="ipc")
-
-
 def merge_index(
     store: OutputStore,
     previous: str | None,
@@ -53,7 +48,8 @@ def merge_index(
     scratch files) and `removed` (jobs whose records all went), plus `parts`, by job hash."""
     fs, full = store.storage.fs, store.storage.full
     with duckdb.connect() as con:
-        con.register("new", _scratch_dataset(store, parts, JOB_INDEX))
+        # This run's rows: one per job it rewrote, few (and read twice by the query).
+        con.register("new", concat([store.read_scratch(p) for p in parts], JOB_INDEX))
         con.register("removed", removed.select(["job_id"]))
         query = "select * from new"
         if previous is not None:

@@ -37,6 +37,7 @@ from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from mpg.pipelines.store import OutputStore
 from mpg.schemas import PUBLISHED
+from mpg.storage import COMMITTING
 
 _NAMESPACE = "mpg"
 # Merge manifests at every commit: a table's metadata stays a few files however many runs it saw
@@ -205,23 +206,30 @@ def commit_tables(
     changed = {c.table: c for c in changes}
     locations, needed = {}, []
     for name, schema in PUBLISHED.items():
-        table = None
-        if name in metadata:
-            table = catalog.register_table((_NAMESPACE, name), _uri(store, metadata[name]))
-        if table is None or table.location() != _uri(store, store.table_location(name)):
-            table = _new_table(catalog, store, name, schema)
-            own = tuple(
-                sorted(
-                    files.filter(pc.equal(files.column("table"), name)).column("path").to_pylist()
-                )
+        with store.storage.reporting(store.table_location(name), COMMITTING):
+            locations[name], files_needed = _commit_table(
+                catalog, store, name, schema, metadata, changed.get(name), files
             )
-            change = TableChange(name, own, None) if own else None
-        else:
-            change = changed.get(name)
-            if change is None and _columns(table) != set(schema.names):
-                change = TableChange(name, (), ())  # no rows change, only its columns
-        if change is not None:
-            _replace(table, change, store, schema)  # the commit updates `table` in place
-        locations[name] = _relative(store, table.metadata_location)
-        needed.extend(metadata_files(table, store))
+        needed.extend(files_needed)
     return locations, tuple(sorted(set(needed)))
+
+
+def _commit_table(
+    catalog, store: OutputStore, name: str, schema: pa.Schema, metadata: dict[str, str],
+    change: TableChange | None, files: pa.Table,
+) -> tuple[str, list[str]]:  # fmt: skip
+    """Commit one table's change (or only its columns, where they differ from the schema's), or
+    make the table anew where it has no metadata at its place; returns its new metadata file and
+    the metadata files it needs."""
+    table = None
+    if name in metadata:
+        table = catalog.register_table((_NAMESPACE, name), _uri(store, metadata[name]))
+    if table is None or table.location() != _uri(store, store.table_location(name)):
+        table = _new_table(catalog, store, name, schema)
+        own = files.filter(pc.equal(files.column("table"), name)).column("path").to_pylist()
+        change = TableChange(name, tuple(sorted(own)), None) if own else None
+    elif change is None and _columns(table) != set(schema.names):
+        change = TableChange(name, (), ())  # no rows change, only its columns
+    if change is not None:
+        _replace(table, change, store, schema)  # the commit updates `table` in place
+    return _relative(store, table.metadata_location), metadata_files(table, store)

@@ -37,6 +37,9 @@ class RunOptions:
     beam_args: tuple[str, ...] = field(default=DEFAULT_BEAM_ARGS)
     # Also publish to BigQuery (the DuckDB snapshot is always built); None: DuckDB only.
     bigquery: BigQueryTarget | None = None
+    # The least severe log records shown on the terminal (mpg.pipelines.logs); None: warnings
+    # and errors, Beam's own about its workers left to the run's log file.
+    log_level: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("traces", "out"):

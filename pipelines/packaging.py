@@ -7,8 +7,11 @@ code version, and stages it with `--extra_package`: from its source tree when it
 checkout, or reassembled from its installed files when it was installed from a wheel (`pip
 install .`, or from an index), which is what a user has. Its dependencies go in a
 `--requirements_file` pinned to the versions this process runs with, so the workers compute with
-the libraries the launcher was tested with. Beam itself is left out: the workers' container
-brings the SDK, at the launcher's version.
+the libraries the launcher was tested with. Beam is pinned at the launcher's version but its
+own dependencies are not: the workers' container brings the SDK (Beam's stager leaves
+`apache-beam` out of what it downloads, and the container's pip finds the pin already
+satisfied), while a plain `pip install -r requirements.txt <wheel>` in a fresh environment, the
+way a site without containers builds its workers, gets the Beam the steps were pickled by.
 
     $XDG_CACHE_HOME/mpg/workers/<code version>-<pyproject digest>/
         mpg_fleet_goodput-0.1.0-py3-none-any.whl
@@ -38,7 +41,7 @@ from mpg.version import code_version
 
 DISTRIBUTION = "mpg-fleet-goodput"
 REQUIREMENTS = "requirements.txt"
-# Dependencies the workers must not reinstall: their container brings the Beam SDK.
+# Pinned, but not followed down: the workers' container brings the Beam SDK and what it needs.
 _FROM_CONTAINER = frozenset({"apache-beam"})
 
 
@@ -195,8 +198,8 @@ def pinned_requirements(distribution: str) -> list[str]:
     """`distribution`'s runtime dependencies, all the way down, as `name==version` installed here.
 
     Extras and environment markers are evaluated as pip would; development extras are not
-    requested, so test tools stay out. Beam's own dependencies come with the workers' container
-    unless mpg needs one directly.
+    requested, so test tools stay out. Beam is pinned; its own dependencies come with the
+    workers' container (or pip) unless mpg needs one directly.
     """
     pins: dict[str, str] = {}
     todo: list[tuple[str, frozenset[str]]] = [(distribution, frozenset())]
@@ -207,11 +210,10 @@ def pinned_requirements(distribution: str) -> list[str]:
             continue
         seen.add((canonicalize_name(name), extras))
         for requirement in _requirements(name, extras):
-            if canonicalize_name(requirement.name) in _FROM_CONTAINER:
-                continue
             dist = metadata.distribution(requirement.name)
             pins[canonicalize_name(requirement.name)] = f"{dist.metadata['Name']}=={dist.version}"
-            todo.append((requirement.name, frozenset(requirement.extras)))
+            if canonicalize_name(requirement.name) not in _FROM_CONTAINER:
+                todo.append((requirement.name, frozenset(requirement.extras)))
     return sorted(pins.values(), key=str.lower)
 
 

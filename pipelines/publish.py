@@ -1,6 +1,7 @@
 """Publishing a staged snapshot: check it, commit its tables, switch to it at one instant.
 
-    published = publish(store, staged, previous, version, record, current_version, bigquery)
+    published = publish(store, staged, lease, previous, version, record, current_version, bigquery,
+                        bigquery_days)
 
 1. The snapshot's tables go into a new DuckDB file (the database a local folder publishes; for
    object storage, a temporary one), and the output expectation suites run on it: a failed

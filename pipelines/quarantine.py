@@ -115,11 +115,7 @@ def assemble_quarantine(
         con.execute("SET threads = 1")
         con.register("retracted", pa.table({"file": pa.array(sorted(retracted), pa.string())}))
         con.register("reconciled", reconciled_jobs.select(["job_id"]))
-        parts = (
-            [con.from_arrow(ds.dataset([full(p) for p in new_parts], filesystem=fs, format="ipc"))]
-            if new_parts
-            else []
-        )
+        parts = [con.from_arrow(store.scratch_reader(new_parts, QUARANTINE))] if new_parts else []
         if previous is not None:
             old = con.from_arrow(ds.dataset(full(previous), filesystem=fs, format="parquet"))
             con.register("old", old)

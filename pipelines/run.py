@@ -47,6 +47,7 @@ from mpg.pipelines.finish import (
     table_changes,
 )
 from mpg.pipelines.io import TraceFile, discover_trace_files
+from mpg.pipelines.logs import run_log
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.plan import JobWork, RunPlan, job_work, plan_run, planned_jobs
 from mpg.pipelines.publish import Published, collect_garbage, publish
@@ -80,21 +81,30 @@ from mpg.version import code_version
 
 
 @contextlib.contextmanager
-def recorded(store: OutputStore, record: runlog.RunRecord) -> Iterator[None]:
-    """Write the run's record as started; any failure inside (Ctrl-C and SIGTERM included:
+def recorded(
+    store: OutputStore, record: runlog.RunRecord, log_level: str | None = None
+) -> Iterator[None]:
+    """Write the run's record as started, and its log beside it (`mpg.pipelines.logs`, with
+    `log_level` on the terminal); any failure inside (Ctrl-C and SIGTERM included:
     `interrupted`) is written to the run log before it propagates, and the run's scratch goes."""
     runlog.write_record(store, record)
-    try:
-        yield
-    except BaseException as exc:
-        error = find_user_error(exc)
-        message = one_line(error) if error else f"{type(exc).__name__}: {exc}"
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        ended = record.ended("interrupted" if interrupted else "failed", message=message)
-        with contextlib.suppress(Exception):  # a full disk must not hide the first error
-            runlog.write_record(store, ended)
-            store.storage.delete_prefix(store.staging(record.run_id))
-        raise
+    with run_log(store, record.run_id, log_level):
+        try:
+            yield
+        except BaseException as exc:
+            _record_failure(store, record, exc)
+            raise
+
+
+def _record_failure(store: OutputStore, record: runlog.RunRecord, exc: BaseException) -> None:
+    """The run's record, ended by `exc`; its scratch removed."""
+    error = find_user_error(exc)
+    message = one_line(error) if error else f"{type(exc).__name__}: {exc}"
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    ended = record.ended("interrupted" if interrupted else "failed", message=message)
+    with contextlib.suppress(Exception):  # a full disk must not hide the first error
+        runlog.write_record(store, ended)
+        store.storage.delete_prefix(store.staging(record.run_id))
 
 
 def kept_snapshots(store: OutputStore, current: Snapshot | None) -> list[Snapshot]:
@@ -158,7 +168,7 @@ def run(opts: RunOptions) -> RunResult:
         bigquery="" if opts.bigquery is None else opts.bigquery.location,
     )
     rates = cost_rates(load_cost_catalog(), load_catalog(), read_config(opts.out))
-    with writing(store, record.run_id) as held, recorded(store, record):
+    with writing(store, record.run_id) as held, recorded(store, record, opts.log_level):
         current = held.current
         with progress.phase("plan", unit="files", total=len(files)) as step:
             plan = plan_run(store, files, current, held.version, key, opts.full, rates)

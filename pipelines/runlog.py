@@ -151,8 +151,14 @@ def runs_table(store: OutputStore, current: RunRecord, published: pa.Table) -> p
 
 def prune_records(store: OutputStore, published: pa.Table) -> None:
     """Remove the files of run records that a published `runs` table holds, all but the newest
-    KEPT_RECORDS: every run stays on record (in the table) without a file per run forever."""
+    KEPT_RECORDS: every run stays on record (in the table) without a file per run forever. Run
+    logs (`<run id>.log`) go the same way: those of the newest KEPT_RECORDS runs stay."""
     held = set(published.column("run_id").to_pylist())
-    names = sorted(e.path for e in store.storage.list(RUNS_FOLDER) if e.path.endswith(".json"))
+    listed = [e.path for e in store.storage.list(RUNS_FOLDER)]
+    names = sorted(n for n in listed if n.endswith(".json"))
     old = names[:-KEPT_RECORDS] if len(names) > KEPT_RECORDS else []
-    store.storage.delete([n for n in old if n.rsplit("/", 1)[1].removesuffix(".json") in held])
+    logs = sorted(n for n in listed if n.endswith(".log"))
+    old_logs = logs[:-KEPT_RECORDS] if len(logs) > KEPT_RECORDS else []
+    store.storage.delete(
+        [n for n in old if n.rsplit("/", 1)[1].removesuffix(".json") in held] + old_logs
+    )

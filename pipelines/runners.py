@@ -60,13 +60,17 @@ SUPPORTED = (
     "service) and DataflowRunner (docs/scaling.md)"
 )
 DATAFLOW_EXTRA = "pip install 'mpg-fleet-goodput[dataflow]'"
+# What every worker process imports when it starts (a clean exit, warnings as log records).
+WORKER_PLUGIN = "--beam_plugins=mpg.pipelines.worker"
 
 
 def beam_args(passthrough: Sequence[str]) -> tuple[str, ...]:
-    """The Beam command line for one run, from the options `mpg run` did not recognise."""
+    """The Beam command line for one run, from the options `mpg run` did not recognise, with
+    mpg's worker set-up as a Beam plugin (`mpg.pipelines.worker`)."""
     args = tuple(passthrough)
     if parse_options(args).view_as(StandardOptions).runner is None:
         args = (*args, *DEFAULT_BEAM_ARGS)
+    args = (*args, WORKER_PLUGIN)
     options = checked_options(args)
     return (*args, *package_args()) if needs_packaging(options) else args
 

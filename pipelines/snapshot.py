@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from mpg.errors import StoreError
 from mpg.pipelines.state import StateKey
 from mpg.pipelines.store import POINTER, OutputStore
+from mpg.storage import COMMITTING
 
 FORMAT = "mpg-snapshot/1"
 STATE_FILES = ("manifest", "jobs", "segments", "files")
@@ -96,4 +97,4 @@ def switch(store: OutputStore, snapshot: Snapshot, version: str | None) -> None:
     before it can always be found by run id."""
     data = snapshot.encode()
     store.storage.write_bytes(store.state(snapshot.run_id, "snapshot.json"), data)
-    store.storage.write_if(POINTER, data, version)
+    store.storage.write_if(POINTER, data, version, COMMITTING)

@@ -10,6 +10,7 @@ ask it for inputs and hand it outputs. DIR is a local folder, `gs://bucket/prefi
     validation_report.md               what the expectation suites found in the current snapshot
     mpg.toml                           the folder's own configuration (optional, the user's)
     runs/<run id>.json                 one record per run, whatever became of it
+    runs/<run id>.log                  its log: Beam's and the workers' (`mpg.pipelines.logs`)
     tables/<table>/metadata/...        each published table as an Apache Iceberg table
     tables/<table>/data/[day=D/]<run id>-<part>.parquet      its data files
     records/<source>/<segment>.parquet the record store: every parsed record, sorted by job
@@ -36,7 +37,6 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from mpg.errors import StoreError
 from mpg.locations import POINTER
 from mpg.schemas import concat
 from mpg.storage import Storage
@@ -83,6 +83,10 @@ class OutputStore:
         return f"{RUNS}/{run_id}.json"
 
     @staticmethod
+    def run_log(run_id: str) -> str:
+        return f"{RUNS}/{run_id}.log"
+
+    @staticmethod
     def staging(run_id: str) -> str:
         return f"{STAGING}/{run_id}"
 
@@ -122,9 +126,20 @@ class OutputStore:
                 writer.write_batch(_one_batch(table.cast(schema)))
         return [t.num_rows for t in batches]
 
+    def scratch_reader(self, paths: Sequence[str], schema: pa.Schema) -> pa.RecordBatchReader:
+        """Every batch of some scratch files, one file at a time (for DuckDB to stream: Arrow
+        IPC files go through `Storage.open_input`, not a Dataset, `mpg.storage_reads` says
+        why)."""
+
+        def batches() -> Iterable[pa.RecordBatch]:
+            for path in paths:
+                yield from self.read_scratch(path).cast(schema).to_batches()
+
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
     def read_scratch(self, path: str, batches: Iterable[int] | None = None) -> pa.Table:
         """Some record batches of a scratch file (all when `batches` is None), as one table."""
-        with self.storage.open_input(path) as handle:
+        with self.storage.reporting(path), self.storage.open_input(path) as handle:
             reader = ipc.open_file(handle)
             wanted = range(reader.num_record_batches) if batches is None else batches
             return pa.Table.from_batches([reader.get_batch(i) for i in wanted], reader.schema)
@@ -158,20 +173,15 @@ class OutputStore:
     def read_hash_range(self, path: str, schema: pa.Schema, low: int, high: int) -> pa.Table:
         """The rows of a file sorted by `job_hash` whose hash lies in [low, high): only the row
         groups whose statistics overlap the range are read."""
-        try:
-            with self.storage.open_input(path) as handle:
-                parquet = pq.ParquetFile(handle)
-                column = parquet.schema_arrow.get_field_index("job_hash")
-                groups = [
-                    i
-                    for i in range(parquet.num_row_groups)
-                    if _overlaps(parquet.metadata.row_group(i).column(column).statistics, low, high)
-                ]
-                table = parquet.read_row_groups(groups, columns=schema.names) if groups else None
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise StoreError(
-                f"cannot read Parquet file {self.storage.uri_of(path)}: {exc}"
-            ) from exc
+        with self.storage.reading_parquet(path), self.storage.open_input(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            column = parquet.schema_arrow.get_field_index("job_hash")
+            groups = [
+                i
+                for i in range(parquet.num_row_groups)
+                if _overlaps(parquet.metadata.row_group(i).column(column).statistics, low, high)
+            ]
+            table = parquet.read_row_groups(groups, columns=schema.names) if groups else None
         if table is None:
             return schema.empty_table()
         hashes = table.column("job_hash")

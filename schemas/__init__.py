@@ -90,6 +90,18 @@ RECORD_SCHEMAS: dict[str, pa.Schema] = {
     "profiles": PROFILE_RECORDS,
 }
 
+# The trace format's fields per source, in the spec's order: each record schema but its
+# provenance. The one list of them: the parse SQL's field lists (`mpg.transforms.parse_sql`), the
+# adapters' writer (`mpg.adapters.canonical`) and the simulator's encoder are made from it.
+TRACE_FIELDS: dict[str, tuple[str, ...]] = {
+    source: tuple(n for n in schema.names if n not in {f.name for f in PROVENANCE})
+    for source, schema in RECORD_SCHEMAS.items()
+}
+# The fields that hold an instant (RFC 3339 strings in a trace, UTC_US in a record).
+TIME_FIELDS = frozenset(
+    f.name for schema in RECORD_SCHEMAS.values() for f in schema if f.type == UTC_US
+)
+
 # The order records are stored and accounted in: a total order (a record is one input line).
 RECORD_ORDER: dict[str, list[str]] = {
     "scheduler": ["job_id", "ts", "file", "line"],

@@ -1,106 +1,61 @@
-"""Shared fixtures: the spec's worked examples (copied from the spec into tests/fixtures, since
-the project must not read ../shared at test time), a helper that runs the real `mpg` CLI, a
-local BigQuery emulator and object-store emulators (each started once, by the first test that
-asks for it; tests/emulators.py)."""
+"""Shared fixtures and the tiers.
+
+A test's tier is the folder it is in, never a list kept by hand: tests/unit (pure functions and
+SQL on small given tables), tests/pipeline (Beam composites under TestPipeline, the steps run in
+process over small fleets), tests/e2e (whole runs through the CLI, emulators, worker processes, a
+browser; marked `slow`), tests/installed (the installed package, `make test-installed`). A test
+module anywhere else is refused at collection. Helpers are in tests/support, data in
+tests/fixtures.
+
+The fixtures: the spec's worked examples (copied from the spec into tests/fixtures), a local
+BigQuery emulator and object-store emulators (each started once, by the first test that asks for
+it; tests/support/emulators.py) and processes that race each other.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import csv
-import io
 import os
-import signal
-import subprocess
-import sys
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from mpg.cli import main
 from mpg.storage import Storage
-from tests import emulators
-from tests.bigquery_emulator import Emulator, running_emulator
-from tests.racers import Crew
-
-FIXTURES = Path(__file__).parent / "fixtures"
-SPEC_EXAMPLES = FIXTURES / "spec_examples"
+from tests.support import emulators
+from tests.support.bigquery_emulator import Emulator, running_emulator
+from tests.support.files import SPEC_EXAMPLES
+from tests.support.racers import Crew
 
 # Commands show no progress in tests, session fixtures' runs included: stderr holds only what
-# tests assert. tests/test_progress.py asks for it (`env=` below, or its own reporter).
+# tests assert. tests/e2e/test_progress.py asks for it (`env=` of run_mpg, or its own reporter).
 os.environ["MPG_PROGRESS"] = "none"
 
+TESTS = Path(__file__).parent
+# Each tier's folder and the markers its tests get: `make test-fast` runs tests/unit and
+# tests/pipeline (the inner loop), `make test` every tier but tests/installed.
+TIERS: dict[str, tuple[str, ...]] = {
+    "unit": ("unit",),
+    "pipeline": ("pipeline",),
+    "e2e": ("e2e", "slow"),
+    "installed": ("installed", "slow"),
+}
 
-# The end-to-end tier: modules that publish fleets through the whole pipeline or start emulators,
-# worker processes or a browser. `make test-fast` leaves them out (the inner loop, under two
-# minutes); `make test` runs every tier.
-END_TO_END = frozenset(
-    {
-        "test_adapter_alibaba_gpu_v2023", "test_adapter_kubernetes", "test_adapter_ml_goodput",
-        "test_adapter_philly", "test_adapter_pytorch", "test_adapter_slurm", "test_adapter_xplane",
-        "test_analyst_objects", "test_backfill", "test_bigquery", "test_cli", "test_compare",
-        "test_costs", "test_current_views", "test_examples", "test_explain", "test_faults",
-        "test_fuzz", "test_import_quarantine", "test_incremental", "test_incremental_orders",
-        "test_one_number", "test_object_storage", "test_pipeline_vs_sql", "test_progress",
-        "test_quality", "test_reference", "test_report", "test_report_analyses",
-        "test_report_browser", "test_report_sections", "test_run_validation", "test_runners",
-        "test_sql_command", "test_storage", "test_storage_lock", "test_teams",
-    }
-)  # fmt: skip
+
+def tier_of(path: Path) -> str | None:
+    """The tier of a test file: the folder under tests/ it is in (None outside every tier's)."""
+    parts = path.relative_to(TESTS).parts
+    return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.stem in END_TO_END:
-            item.add_marker(pytest.mark.slow)
-
-
-def run_mpg(
-    *args: str | Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the CLI in this process (`mpg.cli.main`), its output captured as a subprocess's
-    would be: exit code, stdout, stderr (`env` adds variables for the call). A new interpreter
-    per call cost ~2 s of imports and proved nothing more; tests of what only a process shows
-    (start-up time, signals, kills, a shell on stdin) start one themselves."""
-    argv = [str(a) for a in args]
-    out, err = io.StringIO(), io.StringIO()
-    terminate = signal.getsignal(signal.SIGTERM)  # main() installs its own handler
-    with _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exc:  # argparse's errors and --help
-            code = _exit_code(exc)
-        except Exception:  # a bug: the traceback on stderr and 1, as the interpreter does
-            traceback.print_exc()
-            code = 1
-        finally:
-            signal.signal(signal.SIGTERM, terminate)
-    return subprocess.CompletedProcess(["mpg", *argv], code, out.getvalue(), err.getvalue())
-
-
-def _exit_code(exc: SystemExit) -> int:
-    if exc.code is None or isinstance(exc.code, int):
-        return exc.code or 0
-    print(exc.code, file=sys.stderr)
-    return 1
-
-
-@contextlib.contextmanager
-def _environment(env: dict[str, str] | None) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.update(env or {})
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
-def read_expected(path: Path) -> list[dict[str, str | None]]:
-    """An expected-output CSV: an empty cell is NULL."""
-    with path.open(newline="") as f:
-        return [{k: (v if v != "" else None) for k, v in row.items()} for row in csv.DictReader(f)]
+    ours = [i for i in items if i.path.is_relative_to(TESTS)]
+    misplaced = sorted({str(i.path.relative_to(TESTS.parent)) for i in ours if not tier_of(i.path)})
+    if misplaced:
+        folders = ", ".join(f"tests/{t}" for t in TIERS)
+        raise pytest.UsageError(f"test modules outside a tier's folder ({folders}): {misplaced}")
+    for item in ours:
+        for marker in TIERS[tier_of(item.path)]:
+            item.add_marker(marker)
 
 
 @pytest.fixture(params=["tiny", "edges"])
@@ -137,6 +92,24 @@ def fake_gcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulators.Obj
 def moto_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[emulators.ObjectStore]:
     """moto's S3 server: honours If-Match / If-None-Match."""
     with emulators.moto_server(tmp_path_factory.mktemp("moto")) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def faulty_gcs(
+    fake_gcs: emulators.ObjectStore, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[emulators.FaultyStore]:
+    """fake-gcs-server behind the fault-injecting proxy (tests/support/fault_proxy.py)."""
+    with emulators.faulty(fake_gcs, tmp_path_factory.mktemp("faulty-gcs")) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def faulty_s3(
+    moto_s3: emulators.ObjectStore, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[emulators.FaultyStore]:
+    """moto's S3 behind the fault-injecting proxy (tests/support/fault_proxy.py)."""
+    with emulators.faulty(moto_s3, tmp_path_factory.mktemp("faulty-s3")) as store:
         yield store
 
 

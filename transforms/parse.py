@@ -10,9 +10,12 @@ then DuckDB reads them in two steps per source:
 2. the full rule set (`sql/parse/<source>.sql`) decodes, checks and types every other line and
    gives each unusable one its reason.
 
+Both statements' field lists are made from the trace format's one declaration
+(`mpg.transforms.parse_sql`).
+
 Rows with a reason go to the quarantine; the rest come out in the source's record schema
 (`mpg.schemas`), in line order. The two steps agree on every line the first accepts, which
-tests/test_parse_differential.py checks against the parser as it was before the fast path.
+tests/unit/test_parse_differential.py checks against the parser as it was before the fast path.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import pyarrow.compute as pc
 from mpg.catalog import ChipCatalog
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
 from mpg.sqlfiles import load_sql
+from mpg.transforms.parse_sql import parse_statement
 from mpg.vocabulary import (
     EVENT_TYPES,
     FRAMEWORKS,
@@ -159,7 +163,7 @@ class BlockParser:
 
     def __init__(self, catalog: ChipCatalog, batch_rows: int | None = None) -> None:
         self._batch_rows = batch_rows
-        self._statements: dict[str, duckdb.DuckDBPyRelation] = {}
+        self._statements: dict[tuple[str, bool], duckdb.DuckDBPyRelation] = {}
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")
         self._con.execute(load_sql("parse/macros.sql"))
@@ -190,13 +194,13 @@ class BlockParser:
         """The block's records and quarantine rows; `bounds`: `line_bounds` of `data`, when
         the reader found them already."""
         lines = _viewed_lines(data, first_line, bounds)
-        fast = self._run(f"parse/{source}_ordinary.sql", source, lines)
+        fast = self._run(source, lines, ordinary=True)
         records = [_records(source, file, _where(fast, fast.column("ordinary")))]
         rejected = _REJECTED.empty_table()
         if records[0].num_rows < lines.num_rows:
             seen = np.zeros(lines.num_rows, dtype=bool)
             seen[_positions(records[0], first_line)] = True
-            checked = self._run(f"parse/{source}.sql", source, _some_lines(lines, ~seen))
+            checked = self._run(source, _some_lines(lines, ~seen))
             bad = pc.is_valid(checked.column("reason"))
             records.append(_records(source, file, checked.filter(pc.invert(bad))))
             rejected = checked.filter(bad).select(_REJECTED.names)
@@ -208,8 +212,9 @@ class BlockParser:
             lines_read=lines.num_rows,
         )
 
-    def _run(self, name: str, source: str, lines: pa.Table) -> pa.Table:
-        """Statement `name` over `lines`, with the source's parameters: rows in any order.
+    def _run(self, source: str, lines: pa.Table, ordinary: bool = False) -> pa.Table:
+        """The source's fast path (`ordinary`) or full rule set over `lines`, with the source's
+        parameters: rows in any order.
 
         DuckDB promises no order across its threads (and gives none across record batches); the
         caller puts the rows in line order from their line numbers. A statement is a lazy relation,
@@ -222,10 +227,11 @@ class BlockParser:
             lines = pa.Table.from_batches(batches, lines.schema)
         self._con.register("lines", lines)
         try:
-            statement = self._statements.get(name)
+            statement = self._statements.get((source, ordinary))
             if statement is None:
-                statement = self._con.sql(load_sql(name), params=self._params[source])
-                self._statements[name] = statement
+                text = parse_statement(source, ordinary)
+                statement = self._con.sql(text, params=self._params[source])
+                self._statements[source, ordinary] = statement
             return statement.to_arrow_table()
         finally:
             self._con.unregister("lines")

@@ -1,9 +1,11 @@
 """An Airflow DAG that runs `mpg run` once a day (Airflow 3; see docs/scaling.md).
 
-Copy it into the DAGs folder and set the paths below. mpg recomputes every table from the whole
-trace root, so a day's run that fails is simply retried, and a later run catches up on its own:
-no catch-up runs, and never two at once (mpg also holds a lock on the output folder and refuses a
-second writer with exit code 2, which Airflow retries like any failure).
+Copy it into the DAGs folder and set the paths below. Each run reads the files of the trace root
+that are new or changed since the last run and updates only what they change, publishing what one
+run over every file would (docs/operations.md), so a day's run that fails is simply retried, and a
+later run catches up on its own: no catch-up runs, and never two at once (mpg also holds a lock on
+the output folder and refuses a second writer with exit code 2, which Airflow retries like any
+failure).
 
 Airflow 2 names the imports `from airflow import DAG` and
 `from airflow.operators.bash import BashOperator`.

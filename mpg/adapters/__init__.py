@@ -1,6 +1,6 @@
 """Adapters: what fleets and frameworks actually write, converted into the spec's canonical
 records by `mpg import FORMAT SRC... --out ROOT`, after which `mpg run --traces ROOT` works
-unchanged (docs/adapters.md).
+unchanged (docs/adapters/README.md).
 
 Each adapter is a module with `convert(paths, args) -> Conversion`. Its one-line help and the
 names of the files it takes from a folder are here, and its options are declared in

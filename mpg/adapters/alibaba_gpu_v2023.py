@@ -9,7 +9,7 @@ USENIX ATC '23) has one row per pod: what it requested (`num_gpu`, `gpu_milli`, 
 from an undisclosed origin. Each pod becomes one job: `JOB_SUBMIT` at creation, `TASK_SCHEDULE`
 of all its GPUs at scheduling, a release and `JOB_END` at deletion, and one `step` span over its
 allocation (`allocation_spans`). The trace says nothing of what a pod's program did, so jobs get
-SG and RG and no PG (docs/adapters.md gives every choice made here and why).
+SG and RG and no PG (docs/adapters/alibaba-gpu-v2023.md gives every choice made here and why).
 
 The rows are validated as columns: a row that cannot be used goes to the quarantine with its line
 and reason; a file whose header is not a pod list's stops the import with a one-line error.

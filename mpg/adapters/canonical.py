@@ -14,39 +14,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-# The spec's fields per source, in the order of its examples (spec: fleet-traces.md).
-FIELDS: dict[str, tuple[str, ...]] = {
-    "scheduler": (
-        "type",
-        "ts",
-        "job_id",
-        "chips_requested",
-        "chip_generation",
-        "workload_class",
-        "framework",
-        "priority",
-        "owner",
-        "team",
-        "queue",
-        "topology",
-        "allocated_from",  # an extension (docs/trace-format.md): kubernetes writes it
-        "task_index",
-        "chips",
-        "state",
-    ),
-    "runtime": ("job_id", "attempt", "kind", "start", "end", "step", "rank"),
-    "profiles": (
-        "job_id",
-        "ts",
-        "step",
-        "step_time_s",
-        "model_flops",
-        "hbm_bytes",
-        "chips",
-        "flops_source",
-    ),
-}
-TIME_FIELDS = frozenset({"ts", "start", "end"})
+from mpg.schemas import TIME_FIELDS, TRACE_FIELDS
+
 UTC_TIME = pl.Datetime("us", "UTC")
 
 # One row per input record an adapter could not use.
@@ -109,10 +78,10 @@ def rfc3339(column: str) -> pl.Expr:
 
 def json_lines(source: str, frame: pl.DataFrame) -> pl.Series:
     """One canonical JSON line per row of `frame`, with the spec's fields that it has."""
-    unknown = set(frame.columns) - set(FIELDS[source])
+    unknown = set(frame.columns) - set(TRACE_FIELDS[source])
     if unknown:
         raise ValueError(f"{source}: not fields of the spec: {sorted(unknown)}")
-    present = [f for f in FIELDS[source] if f in frame.columns]
+    present = [f for f in TRACE_FIELDS[source] if f in frame.columns]
     columns = [rfc3339(f) if f in TIME_FIELDS else pl.col(f) for f in present]
     encoded = pl.struct(columns).struct.json_encode()
     # Inside a JSON string a quote is escaped, so `,"name":null` can only be a null field.

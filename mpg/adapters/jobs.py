@@ -5,9 +5,9 @@ them. A user who has no scheduler trace for such a job passes `--chips` and `--c
 and the adapter synthesizes the job's scheduler events: `JOB_SUBMIT` and one `TASK_SCHEDULE` of
 every chip at the job's first record, and `JOB_END` at its last when the input says how it ended.
 The job then holds all its chips for all the time it wants them: its SG is 1 by construction,
-which measures nothing about scheduling (docs/adapters.md says so). Without the two options no
-scheduler events are written, and the job's own scheduler trace must supply them. The options
-themselves are declared and checked in `mpg.adapters.arguments`.
+which measures nothing about scheduling (docs/adapters/README.md says so). Without the two
+options no scheduler events are written, and the job's own scheduler trace must supply them. The
+options themselves are declared and checked in `mpg.adapters.arguments`.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ def allocation_spans(allocations: pl.DataFrame) -> pl.DataFrame:
     what it did: each allocation (`job_id`, `attempt`, `start`, `end`) becomes one `step` span
     of that attempt, with no checkpoint. By the spec's rule only the last attempt of a job that
     finished (or has not ended) keeps its progress; earlier attempts' time is lost progress. RG
-    then says how much allocated time went to attempts that were thrown away (docs/adapters.md)."""
+    then says how much allocated time went to attempts that were thrown away
+    (docs/adapters/README.md)."""
     return allocations.select(
         "job_id", "attempt", pl.lit("step").alias("kind"), "start", "end", pl.lit(0).alias("step")
     )

@@ -11,7 +11,7 @@ it finished, was deleted or deactivated. Each admission, and each JobSet restart
 an attempt: one runtime `step` span (`allocation_spans`), so RG shows the attempts thrown away.
 Every import re-reads what earlier imports into the root kept (`kubernetes_state`) and derives
 every Workload from all of it (`kubernetes_derive`): a day imported after another writes what
-both at once would. docs/adapters.md (section kubernetes) gives every choice made here and why.
+both at once would. docs/adapters/kubernetes.md gives every choice made here and why.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Every Workload's canonical records, derived from all the Kubernetes objects read (this import's
 and those earlier imports kept): which records are usable, what each Workload's history is, when
-its chips were held, and why a record was quarantined or ignored (docs/adapters.md, section
-kubernetes). A pure function of the records, so that importing a day after another equals
-importing both at once.
+its chips were held, and why a record was quarantined or ignored (docs/adapters/kubernetes.md).
+A pure function of the records, so that importing a day after another equals importing both at
+once.
 """
 
 from __future__ import annotations

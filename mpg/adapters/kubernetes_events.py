@@ -1,6 +1,6 @@
 """The canonical scheduler events of converted Workloads: `JOB_SUBMIT` at creation, the chips held
-(by the pods where the input shows them, else by each admission), `JOB_END` (docs/adapters.md,
-section kubernetes).
+(by the pods where the input shows them, else by each admission), `JOB_END`
+(docs/adapters/kubernetes.md).
 
 A pod set admitted without its pods in the input is one task (`task_index` = its place in
 `spec.podSets`), given `count` x per pod at each admission and released at each eviction; a pod

@@ -1,6 +1,6 @@
 """A Kueue Workload's history, put together from its conditions and the events about it and its
-JobSet, and folded into allocations and attempts, all as Polars columns (docs/adapters.md,
-section kubernetes, says why each rule is what it is).
+JobSet, and folded into allocations and attempts, all as Polars columns
+(docs/adapters/kubernetes.md says why each rule is what it is).
 
 A Workload keeps only the latest transition of each condition type; events carry the earlier ones
 but expire (an hour by default) and are aggregated when they repeat. So:

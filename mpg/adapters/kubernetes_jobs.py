@@ -1,5 +1,5 @@
 """Which Kueue Workloads become jobs, with what `JOB_SUBMIT` and `JOB_END`, and which events,
-JobSets and labelled Jobs or Pods belong to each (docs/adapters.md, section kubernetes).
+JobSets and labelled Jobs or Pods belong to each (docs/adapters/kubernetes.md).
 
 A Workload read several times (snapshots taken at different times) is one job: its newest
 snapshot (latest conditions) gives the spec, the admission and the outcome; every snapshot's

@@ -1,5 +1,5 @@
 """When a Workload's pods held their accelerators: each pod from the moment it was bound to a node
-until it ended, was told to stop, or lost its node (docs/adapters.md, section kubernetes).
+until it ended, was told to stop, or lost its node (docs/adapters/kubernetes.md).
 
 Kueue's admission is a promise of quota, not chips in use: pods are bound 17-60 s after it, a pod
 may never get a node (a tainted node) until Kueue gives up on it, and a JobSet that lost a node

@@ -1,5 +1,5 @@
 """The Kubernetes objects of kubectl exports and event exporters as Polars frames, in one Python
-pass over the parsed JSON (docs/adapters.md, section kubernetes).
+pass over the parsed JSON (docs/adapters/kubernetes.md).
 
 Each object is one record (`kubernetes_json` finds them in a file of any shape). What a record
 *is* comes from its `kind` and the group of its `apiVersion` (an exporter's event lines may lack

@@ -5,7 +5,7 @@ A Workload's history is spread over exports: its evictions in yesterday's events
 today's snapshot. Converting each import alone would quarantine today's half ("schedulingStats
 counts 1 evictions, the input shows 0") and leave yesterday's records of a job that has since
 ended. So every import re-reads the records earlier imports kept, with its own input, and
-derives every Workload's records again from all of them (docs/adapters.md, section kubernetes,
+derives every Workload's records again from all of them (docs/adapters/kubernetes.md,
 "Importing day after day"). The state is:
 
 - `records.parquet`: each distinct record (its raw text; the file and line it was first read

@@ -1,7 +1,7 @@
 """The tables `kubernetes_read` fills from Kubernetes objects, one row per object (or per pod
 set, condition...), keyed by `rid`, the record it came from; and the labels and annotations it
-reads, as Kueue, JobSet, the Job controller and GKE write them (docs/adapters.md, section
-kubernetes, names the sources)."""
+reads, as Kueue, JobSet, the Job controller and GKE write them (docs/adapters/kubernetes.md
+names the sources)."""
 
 from __future__ import annotations
 

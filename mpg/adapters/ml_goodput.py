@@ -10,7 +10,7 @@ Orbax's logger writes into the same log one record per checkpoint save or restor
 also be a Cloud Logging export entry, whose `jsonPayload` is the record, and a file may be one
 JSON array of them (`gcloud logging read --format=json`).
 
-How they become spans (docs/adapters.md, "ml-goodput", has the reasons and worked examples):
+How they become spans (docs/adapters/ml-goodput.md has the reasons and worked examples):
 - Attempts: every `job_start_time` starts one (a process start), and so does a step whose count
   does not exceed the previous step's within an attempt (a restart that logged no start).
 - `tpu_init` -> `init`, `training_prep` -> `compile`, `data_loading` -> `data_wait`, Orbax save

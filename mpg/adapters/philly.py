@@ -6,8 +6,8 @@ Each job becomes `JOB_SUBMIT` at its submission, per attempt a `TASK_SCHEDULE` o
 attempt's GPUs and a release at its end, and `JOB_END` at its last attempt's end with the state
 its status gives; each attempt that ran is also one runtime `step` span (`allocation_spans`), so
 RG is the share of allocated time in the attempt whose work was kept. Philly names no GPU type:
-jobs get `gpu-unknown`, which has no peak, so SG and RG come out and PG is null. docs/adapters.md
-(section philly) says why each choice was made.
+jobs get `gpu-unknown`, which has no peak, so SG and RG come out and PG is null.
+docs/adapters/philly.md says why each choice was made.
 """
 
 from __future__ import annotations

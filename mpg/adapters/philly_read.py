@@ -1,5 +1,5 @@
 """Reading Microsoft Philly job logs into two Polars frames, jobs and attempts, and deciding which
-jobs can be used (docs/adapters.md, section philly).
+jobs can be used (docs/adapters/philly.md).
 
 Two shapes are read, told apart per file: the trace's own `cluster_job_log` (github.com/msr-fiddle/
 philly-traces: `jobid`, `status`, `submitted_time`, `user`, and attempts whose `detail` lists the
@@ -207,7 +207,7 @@ def _when(condition: pl.Expr, reason: str) -> pl.Expr:
 def check(jobs: pl.DataFrame, attempts: pl.DataFrame, timezone: str) -> tuple[pl.DataFrame, ...]:
     """Jobs and attempts with UTC times, whether each job `ended` (its last attempt has an end),
     and its `reason` to be quarantined (null where it is usable): the first rule of
-    docs/adapters.md that applies.
+    docs/adapters/philly.md that applies.
 
     An attempt may lack a start or an end only where the trace says it may: the last attempt of
     a job still running has no end, and one not yet started has neither. Of several jobs with

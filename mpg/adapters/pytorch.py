@@ -12,7 +12,7 @@ span per step, from the earliest start to the latest end. Either way a step has 
 record, whose `step_time_s` is the slowest rank's. The exported trace carries no FLOPs, so they
 come from a sidecar written at capture time with `torch.utils.flop_counter.FlopCounterMode`
 (mpg.adapters.flops_sidecar).
-Without one, only the spans are written and the job's PG is null (docs/adapters.md).
+Without one, only the spans are written and the job's PG is null (docs/adapters/pytorch.md).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ where `file` and `line` say where in the import's input the record was (`file` a
 import), and `raw` is its text. A run reads every such file of its trace root, whole, each time:
 they are small, and re-importing replaces a file rather than adding one.
 
-What the run publishes, with `source` = `import` (docs/adapters.md, docs/decisions.md):
+What the run publishes, with `source` = `import` (docs/adapters/README.md, docs/decisions.md):
 - one `quarantine` row per distinct record: `file` is the quarantine file relative to the trace
   root and `line` its line there, as for every source (so `(source, file, line)` stays a key, and
   the line can be opened); `reason` is the import's reason; `raw` is the line, which holds the

@@ -15,8 +15,8 @@ its tasks, so it is all-allocated only while every one holds its GPUs), the rele
 saying how it ended; each allocation is also one runtime `step` span of its attempt
 (`allocation_spans`). SG then shows queueing, requeues and preemptions; RG the share of allocated
 time in the attempt whose work was kept. Rows of several files are merged, so an incarnation read
-running in one day's output and ended in the next is one incarnation. docs/adapters.md (section
-slurm) says why each choice was made.
+running in one day's output and ended in the next is one incarnation. docs/adapters/slurm.md
+says why each choice was made.
 """
 
 from __future__ import annotations
@@ -276,6 +276,9 @@ def _jobs(incarnations: pl.DataFrame, opts: SlurmOptions) -> pl.DataFrame:
     )
 
 
+_RANK_AT_AN_INSTANT = {"JOB_SUBMIT": 0, "TASK_SCHEDULE": 2, "JOB_END": 3}
+
+
 def scheduler_events(
     jobs: pl.DataFrame, incarnations: pl.DataFrame, opts: SlurmOptions
 ) -> pl.DataFrame:
@@ -317,7 +320,12 @@ def scheduler_events(
     end = jobs.filter(pl.col("state").is_not_null()).select(
         "file", pl.lit("JOB_END").alias("type"), pl.col("end").alias("ts"), "job_id", "state"
     )
-    return pl.concat([submit, schedule, release, end], how="diagonal")
+    # In time order, whatever order the job table's grouping gave: the same input imports to the
+    # same bytes. At one instant a job's submit, then releases, then schedules, then its end.
+    rank = pl.col("type").replace_strict(_RANK_AT_AN_INSTANT, default=1, return_dtype=pl.Int8)
+    return pl.concat([submit, schedule, release, end], how="diagonal").sort(
+        "ts", "job_id", rank, "task_index", nulls_last=False
+    )
 
 
 def attempt_spans(incarnations: pl.DataFrame, snapshot: pl.Expr) -> pl.DataFrame:

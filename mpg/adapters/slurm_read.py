@@ -1,5 +1,5 @@
 """Reading `sacct --parsable2` output into one Polars frame of rows, each parsed and checked on
-its own (docs/adapters.md, section slurm).
+its own (docs/adapters/slurm.md).
 
 Fields are found by the header line's names, never by position: sacct prints the fields its
 `--format` names, in that order, and a Slurm version may lack some (22.05 has no `Restarts`,
@@ -29,7 +29,7 @@ NOT_ALLOCATED = "None assigned"  # NodeList of a job that never had a node
 NO_GPU = "no GPU: no gres/gpu in ReqTRES or AllocTRES"
 
 # How an incarnation that ended gave its GPUs back, and how a job whose last incarnation ended
-# so left the system (docs/adapters.md gives the reasons).
+# so left the system (docs/adapters/slurm.md gives the reasons).
 RELEASE = {
     "COMPLETED": "TASK_FINISH",
     "FAILED": "TASK_FAIL",
@@ -168,8 +168,9 @@ def parse_rows(rows: pl.DataFrame, timezone: str) -> pl.DataFrame:
     heterogeneous job's component `123+1`: `123` and 1; null and 0 for any other job), `state`
     (`CANCELLED by 0` -> `CANCELLED`), times in UTC, GPU counts and types, `allocated` (the
     incarnation held its resources), and `reason`: why the row cannot be used, the first check
-    of docs/adapters.md that fails (a step row needs no more than a well-formed line and JobID;
-    whether a heterogeneous job has a GPU is checked over its components: mpg.adapters.slurm)."""
+    of docs/adapters/slurm.md that fails (a step row needs no more than a well-formed line and
+    JobID; whether a heterogeneous job has a GPU is checked over its components:
+    mpg.adapters.slurm)."""
     time_missing = [
         pl.when(pl.col(f).is_in(MISSING_TIMES)).then(None).otherwise(pl.col(f)).alias(f)
         for f in TIME_FIELDS

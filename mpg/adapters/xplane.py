@@ -7,7 +7,7 @@ Each step annotation (`jax.profiler.StepTraceAnnotation`, `tf.profiler.experimen
 `step_num`) is one record: a `step` span over its wall-clock interval, and a profile record whose
 `model_flops` is XLA's cost analysis of the programs the steps launched, per step and device, on
 the compiled modules the capture embeds, times the job's chips. A `--cost-analysis` sidecar gives
-one step's FLOPs instead, and then jax is not needed. docs/adapters.md ("xplane") has the rules.
+one step's FLOPs instead, and then jax is not needed. docs/adapters/xplane.md has the rules.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _hlo_step_cost(path: Path, capture: Capture) -> StepCost:
 
     Launches are counted from the first step on rather than inside each step's annotation:
     jax dispatches asynchronously, so a program often runs after the annotation that launched
-    it has ended, even after the loop (docs/adapters.md, "Which programs are the step")."""
+    it has ended, even after the loop (docs/adapters/xplane.md, "Which programs are the step")."""
     first = capture.steps.get_column("start_ps").min()
     counts = (
         capture.launches.filter(pl.col("start_ps") >= first)

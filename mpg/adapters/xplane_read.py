@@ -3,7 +3,7 @@ in it, the compiled HLO module of each program, and the wall clock the capture s
 
 One pass over the events decodes them into columns (protobuf gives no vectorised access); all
 that follows is Polars. Times stay as integer picoseconds from an origin (the first line's start)
-until the end, where `origin_ns` makes them absolute (docs/adapters.md, "xplane").
+until the end, where `origin_ns` makes them absolute (docs/adapters/xplane.md).
 """
 
 from __future__ import annotations

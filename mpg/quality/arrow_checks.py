@@ -2,7 +2,7 @@
 Expectations defines it; and the JSON sample of unexpected rows.
 
 The suites are declared with Great Expectations' expectation types and arguments
-(`mpg.quality.declare`), and GX is their reference: tests/test_quality.py checks this module
+(`mpg.quality.declare`), and GX is their reference: tests/e2e/test_quality.py checks this module
 against GX itself (`mpg.quality.gx`) on frames with planted nulls, NaNs, infinities, duplicates
 and empty tables, result row for result row. What the run does not pay is GX's start (importing
 it takes 2.5-4 s of a 2-core machine) and its fixed ~5-15 ms per expectation and frame: here a

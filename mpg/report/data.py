@@ -187,7 +187,7 @@ _FILES = {"slices": "period_rollup", "categories": "period_categories"}
 def _scheduler_records(out: str | Path, job_ids: list[str]) -> pa.Table:
     """The accepted scheduler events of some jobs, from the records the run accepted
     (`mpg.pipelines.lookup`); none where the folder has no record store (tables written by
-    hand, tests/handmade.py)."""
+    hand, tests/support/handmade.py)."""
     from mpg.pipelines.lookup import accepted_records
     from mpg.pipelines.snapshot import read_current
     from mpg.pipelines.store import OutputStore

@@ -29,7 +29,7 @@ def sections(data: ReportData, comparison: Comparison | None = None) -> list[Sec
 
     Altair checks every object against the Vega-Lite schema as it is built, data rows included,
     which took most of the report's time; that is off here, and the tests validate each finished
-    spec once (tests/test_report.py)."""
+    spec once (tests/e2e/test_report.py)."""
     with debug_mode(False):
         return _sections(data, comparison)
 

@@ -18,7 +18,7 @@ METRIC_TITLES = {"mpg": "MPG", "sg": "SG", "rg": "RG", "pg": "PG"}
 
 # The page is at most 1360 px wide (page.py) and must fit a 1280 px window too (1256 px inside
 # its margins): a full-width chart leaves room for its axis title and a legend on its right
-# (~210 px), a half-width one sits beside another. tests/test_report_browser.py measures every
+# (~210 px), a half-width one sits beside another. tests/e2e/test_report_browser.py measures every
 # chart in Chromium at 1280 and 1400 px.
 FULL_WIDTH = 1000
 HALF_WIDTH = 470

@@ -2,8 +2,8 @@
 
 A line is built by concatenating `"key": value` pieces; an absent (null) optional field drops
 out of the concatenation, so it is omitted rather than written as null. Keys come in the order of
-the spec's examples, with `json.dumps`'s separators. The simulator's strings (ids, vocabulary
-values) never need JSON escaping, so none is done.
+the spec's examples (`mpg.schemas.TRACE_FIELDS`), with `json.dumps`'s separators. The
+simulator's strings (ids, vocabulary values) never need JSON escaping, so none is done.
 
 Timestamps are RFC 3339: whole seconds unless a record has milliseconds, in UTC with `Z`, and for
 a small share of records with an offset (`+00:00`, `+02:00`, ...), the local time shifted so the
@@ -12,8 +12,13 @@ instant is unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import polars as pl
+import pyarrow as pa
+
+from mpg.schemas import RECORD_SCHEMAS, TIME_FIELDS, TRACE_FIELDS
 
 # (suffix, minutes east of UTC, share of records)
 _OFFSETS = (
@@ -59,12 +64,30 @@ def _number(column: str) -> pl.Expr:
     return pl.col(column).cast(pl.String)
 
 
-def _object(*fields: tuple[str, pl.Expr]) -> pl.Expr:
-    """One JSON object per row; a field whose value is null is left out."""
-    pieces = [
-        pl.lit(f'{", " if i else ""}"{name}": ') + value for i, (name, value) in enumerate(fields)
-    ]
-    return pl.concat_str([pl.lit("{"), *pieces, pl.lit("}")], ignore_nulls=True)
+def _value(field: pa.Field) -> pl.Expr:
+    """A field's JSON value: an instant from its `<name>_ms` column, a string quoted, a number
+    as Polars writes it (as Python's repr would)."""
+    if field.name in TIME_FIELDS:
+        return _rfc3339(f"{field.name}_ms")
+    return _quoted(field.name) if pa.types.is_string(field.type) else _number(field.name)
+
+
+def _lines(
+    frame: pl.DataFrame, source: str, only_when: Mapping[str, pl.Expr] | None = None
+) -> pl.Series:
+    """One JSON object per row: the source's fields that `frame` has columns for, in the
+    spec's order (`mpg.schemas.TRACE_FIELDS`), each where `only_when` holds for it; a field
+    whose value is null is left out."""
+    only_when = only_when or {}
+    columns = {c.removesuffix("_ms") for c in frame.columns}
+    fields = [RECORD_SCHEMAS[source].field(n) for n in TRACE_FIELDS[source] if n in columns]
+    pieces = []
+    for i, field in enumerate(fields):
+        value = _value(field)
+        value = pl.when(only_when[field.name]).then(value) if field.name in only_when else value
+        pieces.append(pl.lit(f'{", " if i else ""}"{field.name}": ') + value)
+    line = pl.concat_str([pl.lit("{"), *pieces, pl.lit("}")], ignore_nulls=True)
+    return frame.select(line.alias("line")).to_series()
 
 
 def _with_offsets(frame: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame:
@@ -75,7 +98,6 @@ def scheduler_lines(
     events: pl.DataFrame, jobs: pl.DataFrame, rng: np.random.Generator
 ) -> pl.Series:
     """JOB_SUBMIT lines carry the job's attributes; the others their own few fields."""
-    submit = pl.col("type") == "JOB_SUBMIT"
     attributes = jobs.select(
         "job",
         "chips_requested",
@@ -89,62 +111,13 @@ def scheduler_lines(
         "topology",
     )
     frame = _with_offsets(events, rng).join(attributes, on="job", how="left", maintain_order="left")
-
-    def on_submit(expr: pl.Expr) -> pl.Expr:
-        return pl.when(submit).then(expr)
-
-    return frame.select(
-        _object(
-            ("type", _quoted("type")),
-            ("ts", _rfc3339("ts_ms")),
-            ("job_id", _quoted("job_id")),
-            ("chips_requested", on_submit(_number("chips_requested"))),
-            ("chip_generation", on_submit(_quoted("chip_generation"))),
-            ("workload_class", on_submit(_quoted("workload_class"))),
-            ("framework", on_submit(_quoted("framework"))),
-            ("priority", on_submit(_number("priority"))),
-            ("owner", on_submit(_quoted("owner"))),
-            ("team", on_submit(_quoted("team"))),
-            ("queue", on_submit(_quoted("queue"))),
-            ("topology", on_submit(_quoted("topology"))),
-            ("task_index", _number("task_index")),
-            ("chips", _number("chips")),
-            ("state", _quoted("state")),
-        ).alias("line")
-    ).to_series()
+    submit = pl.col("type") == "JOB_SUBMIT"
+    return _lines(frame, "scheduler", dict.fromkeys(attributes.columns[1:], submit))
 
 
 def runtime_lines(spans: pl.DataFrame, rng: np.random.Generator) -> pl.Series:
-    return (
-        _with_offsets(spans, rng)
-        .select(
-            _object(
-                ("job_id", _quoted("job_id")),
-                ("attempt", _number("attempt")),
-                ("kind", _quoted("kind")),
-                ("start", _rfc3339("start_ms")),
-                ("end", _rfc3339("end_ms")),
-                ("step", _number("step")),
-            ).alias("line")
-        )
-        .to_series()
-    )
+    return _lines(_with_offsets(spans, rng), "runtime")
 
 
 def profile_lines(profiles: pl.DataFrame, rng: np.random.Generator) -> pl.Series:
-    return (
-        _with_offsets(profiles, rng)
-        .select(
-            _object(
-                ("job_id", _quoted("job_id")),
-                ("ts", _rfc3339("ts_ms")),
-                ("step", _number("step")),
-                ("step_time_s", _number("step_time_s")),
-                ("model_flops", _number("model_flops")),
-                ("hbm_bytes", _number("hbm_bytes")),
-                ("chips", _number("chips")),
-                ("flops_source", _quoted("flops_source")),
-            ).alias("line")
-        )
-        .to_series()
-    )
+    return _lines(_with_offsets(profiles, rng), "profiles")

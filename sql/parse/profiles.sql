@@ -4,38 +4,9 @@
 -- profiles_ordinary.sql does not prove usable.
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $min_time, $max_time (TIMESTAMPTZ): the
 -- instants a record may hold, [min, max).
-with objects as (
-    select * from mpg_json_objects('lines', '{
-            "job_id": "JSON", "ts": "JSON", "step": "JSON", "step_time_s": "JSON",
-            "model_flops": "JSON", "hbm_bytes": "JSON", "chips": "JSON",
-            "flops_source": "JSON"}')
-),
-
--- each field's kind, string and typed value, once
-fields as (
-    select
-        line,
-        raw,
-        line_problem,
-        mpg_kind(j.job_id) as job_id_kind,
-        mpg_str(j.job_id) as job_id,
-        mpg_kind(j.ts) as ts_kind,
-        mpg_str(j.ts) as ts_text,
-        j.step as step_json,
-        mpg_kind(j.step) as step_kind,
-        mpg_int(j.step) as step,
-        mpg_kind(j.step_time_s) as step_time_s_kind,
-        mpg_num(j.step_time_s) as step_time_s,
-        mpg_kind(j.model_flops) as model_flops_kind,
-        mpg_num(j.model_flops) as model_flops,
-        mpg_kind(j.hbm_bytes) as hbm_bytes_kind,
-        mpg_num(j.hbm_bytes) as hbm_bytes,
-        j.chips as chips_json,
-        mpg_kind(j.chips) as chips_kind,
-        mpg_int(j.chips) as chips,
-        mpg_kind(j.flops_source) as flops_source_kind,
-        mpg_str(j.flops_source) as flops_source
-    from objects
+with fields as (
+    -- each field's kind, string and typed value, once
+    {{ fields }}
 ),
 
 checked as (
@@ -64,12 +35,5 @@ select
     line,
     raw,
     reason,
-    job_id,
-    ts,
-    step,
-    step_time_s,
-    model_flops,
-    hbm_bytes,
-    chips,
-    flops_source
+    {{ record }}
 from checked

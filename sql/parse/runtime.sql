@@ -6,36 +6,9 @@
 -- reported the span (docs/trace-format.md).
 -- inputs: relation `lines(line BIGINT, raw_bytes BLOB)`; $span_kinds, $kinds_with_step (VARCHAR[]);
 -- $min_time, $max_time (TIMESTAMPTZ): the instants a record may hold, [min, max).
-with objects as (
-    select * from mpg_json_objects('lines', '{
-            "job_id": "JSON", "attempt": "JSON", "kind": "JSON", "start": "JSON",
-            "end": "JSON", "step": "JSON", "rank": "JSON"}')
-),
-
--- each field's kind, string and typed value, once
-fields as (
-    select
-        line,
-        raw,
-        line_problem,
-        mpg_kind(j.job_id) as job_id_kind,
-        mpg_str(j.job_id) as job_id,
-        j.attempt as attempt_json,
-        mpg_kind(j.attempt) as attempt_kind,
-        mpg_int(j.attempt) as attempt,
-        mpg_kind(j.kind) as kind_kind,
-        mpg_str(j.kind) as kind,
-        mpg_kind(j.start) as start_kind,
-        mpg_str(j.start) as start_text,
-        mpg_kind(j."end") as end_kind,
-        mpg_str(j."end") as end_text,
-        j.step as step_json,
-        mpg_kind(j.step) as step_kind,
-        mpg_int(j.step) as step,
-        j.rank as rank_json,
-        coalesce(mpg_kind(j.rank), 'null') as rank_kind,
-        mpg_int(j.rank) as rank
-    from objects
+with fields as (
+    -- each field's kind, string and typed value, once
+    {{ fields }}
 ),
 
 typed as (
@@ -61,9 +34,9 @@ checked as (
             mpg_ts_problem('start', start_kind, start_text, start, $min_time, $max_time),
             mpg_ts_problem('end', end_kind, end_text, "end", $min_time, $max_time),
             case when has_step then mpg_int_problem('step', step_json, step_kind, step) end,
-            case when kind = 'step' and rank_kind <> 'null' then coalesce(
+            case when kind = 'step' then mpg_optional(rank_kind, coalesce(
                 mpg_int_problem('rank', rank_json, rank_kind, rank),
-                case when rank < 0 then 'out of range: rank must be >= 0' end) end,
+                case when rank < 0 then 'out of range: rank must be >= 0' end)) end,
             -- each field first, then how the fields relate
             case when "end" < start then 'out of range: end < start' end
         ) as reason
@@ -74,11 +47,5 @@ select
     line,
     raw,
     reason,
-    job_id,
-    attempt,
-    kind,
-    start,
-    "end",
-    case when has_step then step end as step,
-    case when kind = 'step' then rank end as rank
+    {{ record }}
 from checked

@@ -1,7 +1,7 @@
 -- The one definition of every goodput ratio mpg publishes, at every grain: a job-day
 -- (job_day_goodput, through sql/publish/job_day_goodput.sql), a slice (goodput_by_slice), a job's
 -- lifetime, a size class, a report's period and a comparison's period (mpg/compare/decompose.py's
--- `Sums` is held to it, bit for bit, by tests/test_metric_layer.py).
+-- `Sums` is held to it, bit for bit, by tests/unit/test_metric_layer.py).
 -- The spec's rules: ratios of sums of chip-seconds, never means of ratios; a zero denominator is
 -- NULL; PG's numerator and denominator cover only job-days that have a PG (`profiled`), and
 -- pg_coverage is their share of productive time; MPG = SG x RG x PG, except that it is 0 where

@@ -5,7 +5,8 @@ container would build them, and kept between runs while the wheel is the same.
 - `package`: the worker package that the launcher's mpg makes for remote workers
   (`mpg.pipelines.packaging.package_args`: the wheel reassembled from its installed files and
   the pinned requirements), run inside the launcher.
-- `staged`: those requirements downloaded as Beam's stager does (`pip download --no-deps`, binary
+- `staged`: those requirements but Beam's pin downloaded as Beam's stager does (`pip download
+  --no-deps`, binary
   wheels for CPython 3.11 on manylinux x86-64), in one pip call where Beam makes one per package.
 - `worker`: a fresh environment with Beam (what the SDK container brings), then the staged
   requirements and the wheel installed as the container's boot program does (Beam's
@@ -125,7 +126,10 @@ def _build(wheel: Path, folder: Path) -> None:
     pip(launcher, "install", "-c", CONSTRAINTS, wheel)
     shipped = json.loads(run(launcher / "bin" / "python", "-c", _PACKAGE, folder / "package"))
     requirements = shipped["requirements"]
-    pip(launcher, "download", "--no-deps", "--dest", staged, "-r", requirements, *STAGING)
+    # The stager downloads every pin but Beam's (the container's pip finds that one satisfied).
+    pins = Path(requirements).read_text().splitlines()
+    wanted = [p for p in pins if not p.lower().startswith("apache-beam==")]
+    pip(launcher, "download", "--no-deps", "--dest", staged, *wanted, *STAGING)
     run(sys.executable, "-m", "venv", worker)
     pip(worker, "install", "-c", CONSTRAINTS, f"apache-beam=={metadata.version('apache-beam')}")
     local = ("--no-index", "--find-links", staged)

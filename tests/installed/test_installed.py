@@ -21,16 +21,18 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from mpg.pipelines.packaging import build_wheel
 from mpg.version import code_version
-from tests.conftest import FIXTURES, run_mpg
-from tests.emulators import free_port, stop, wait_for_port
 from tests.installed.environments import ROOT, Environments, environments, freeze, pip, run
-from tests.snapshots import PER_RUN, published_state
+from tests.support.cli import run_mpg
+from tests.support.emulators import free_port, stop, wait_for_port
+from tests.support.files import FIXTURES
+from tests.support.snapshots import PER_RUN, published_state
 
 SAMPLE = ROOT / "data" / "sample_traces"
 ADAPTERS = FIXTURES / "adapters"
@@ -215,12 +217,14 @@ def test_a_missing_extra_is_named_in_one_line(
 
 
 def test_the_worker_package_pins_the_launchers_versions(envs: Environments) -> None:
-    """The requirements mpg ships are what the launcher runs with, and the worker environment
+    """The requirements mpg ships are what the launcher runs with (Beam at its version, for a
+    worker built without Beam's container), and the worker environment
     built from them alone (with Beam) is consistent; it runs this checkout's code version, from
     the shipped wheel, and has none of the development tools."""
     pins = set(envs.requirements.read_text().splitlines())
     assert pins <= set(freeze(envs.launcher))
-    assert not any(p.lower().startswith(("apache-beam==", "pytest==")) for p in pins)
+    assert f"apache-beam=={metadata.version('apache-beam')}" in pins
+    assert not any(p.lower().startswith("pytest==") for p in pins)
     pip(envs.worker, "check")
     code = (
         "import importlib.util as u; from mpg.version import code_version; "

@@ -1,0 +1,71 @@
+"""What mpg sets up in each Beam worker process before it runs a step (a Beam plugin).
+
+    --beam_plugins=mpg.pipelines.worker        (added by `mpg.pipelines.runners.beam_args`)
+
+Beam's worker harness imports the modules named by `--beam_plugins` when it starts, in worker
+processes of every runner (the direct runner's `multi_processing` workers, a portable runner's,
+Dataflow's). Importing this one:
+
+- **exits at once when steps are still running at exit.** A worker process ends when its runner
+  stops it, which after a failure elsewhere happens while other steps still run on its daemon
+  threads. CPython 3.11 ends such a thread with `pthread_exit` when it next takes the
+  interpreter's lock during finalization; a thread inside DuckDB (which takes it to check for
+  signals) or any C++ library that catches all exceptions turns that into `std::terminate`:
+  `terminate called after throwing an instance of ''`, `FATAL: exception not rethrown`, exit
+  134 (issue 22; tests/e2e/test_worker.py reproduces it without Beam). Their work is void anyway, so
+  the process then skips finalization (`os._exit`) after flushing its output.
+- **sends Python warnings through logging**, so that Beam relays them to the launcher with the
+  worker's other log records (`mpg.pipelines.worker_logs` decides where they are shown).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import sys
+import threading
+from types import FrameType
+
+# The module Beam's worker processes run as __main__.
+_HARNESS = "apache_beam.runners.worker.sdk_worker_main"
+
+
+def _runs_mpg(frame: FrameType | None) -> bool:
+    """Whether a thread whose innermost frame is `frame` is inside one of mpg's steps."""
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("mpg."):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def exit_if_steps_run() -> None:
+    """At exit (an `atexit` hook): if another thread is still inside a step, end the process
+    now, as it was going to end (1 after an uncaught exception, else 0), without finalizing the
+    interpreter under that thread."""
+    me = threading.get_ident()
+    if not any(t != me and _runs_mpg(f) for t, f in sys._current_frames().items()):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or its pipe gone
+            stream.flush()
+    os._exit(1 if getattr(sys, "last_value", None) is not None else 0)
+
+
+def in_worker() -> bool:
+    """Whether this process is a Beam worker harness."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return getattr(spec, "name", None) == _HARNESS
+
+
+def install() -> None:
+    """Install the exit hook and route warnings through logging (once per process)."""
+    atexit.register(exit_if_steps_run)
+    logging.captureWarnings(True)
+
+
+if in_worker():
+    install()

@@ -1,0 +1,49 @@
+"""Incremental runs in any order: a fleet fed piece by piece, in random orders and groupings,
+always publishes exactly what one run over the same files publishes (the contract of
+docs/operations.md). Its own file so that pytest-xdist runs it beside tests/e2e/test_incremental.py.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.support.incremental import add, piece_names, pieces, recomputed, update
+from tests.support.snapshots import PER_RUN, published_state
+
+__all__ = ["pieces"]  # the fixture, imported for pytest
+
+
+def test_a_fleet_fed_piece_by_piece_equals_one_run_over_it_after_every_step(
+    pieces: Path, tmp_path: Path
+) -> None:
+    names = piece_names(pieces)
+    random.Random(1).shuffle(names)
+    traces, out = tmp_path / "traces", tmp_path / "out"
+    (traces / "scheduler").mkdir(parents=True)
+    step = runs = 0
+    while step < len(names):
+        batch = names[step : step + 1 + runs % 3]  # one, two or three pieces at a time
+        step, runs = step + len(batch), runs + 1
+        add(pieces, traces, batch)
+        result = update(traces, out)
+        assert result.parsed == len(batch)
+        assert published_state(out, skip=PER_RUN) == recomputed(traces, tmp_path), step
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_any_order_and_grouping_ends_where_one_run_does(
+    seed: int, pieces: Path, tmp_path: Path
+) -> None:
+    rng = random.Random(seed)
+    names = piece_names(pieces)
+    rng.shuffle(names)
+    traces, out = tmp_path / "traces", tmp_path / "out"
+    while names:
+        k = rng.randint(1, 6)
+        batch, names = names[:k], names[k:]
+        add(pieces, traces, batch)
+        update(traces, out)
+    assert published_state(out, skip=PER_RUN) == recomputed(traces, tmp_path)

@@ -1,0 +1,294 @@
+"""Each composite step run on its own: the Beam PTransforms under Beam's TestPipeline
+(in-process FnApiRunner), fed with beam.Create and checked with assert_that as in Beam's own
+examples; the bucket steps as the functions the transforms map, on an output folder in tmp."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow as pa
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from mpg.catalog import load_catalog
+from mpg.config import OutputConfig
+from mpg.costs import cost_rates, load_cost_catalog
+from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
+from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
+from mpg.pipelines.days import DayTables, MergeJobTableDays
+from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
+from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files
+from mpg.pipelines.store import OutputStore
+from mpg.schemas import SOURCES
+from mpg.transforms.parse import BlockParser
+from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
+from mpg.transforms.steps import ParseTraceRecords
+from tests.support.timeline import DAY, at, end, schedule, span, submit
+
+CATALOG = load_catalog()
+RUN = "r1"
+
+
+def at_us(clock: str) -> int:
+    """A timeline clock as epoch microseconds."""
+    stamp = datetime.datetime.fromisoformat(at(clock).replace("Z", "+00:00"))
+    return int(stamp.timestamp()) * 1_000_000
+
+
+def _text(records: list[dict | str]) -> str:
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
+
+
+def _block(source: str, records: list[dict | str], name: str = "a.jsonl") -> LineBlock:
+    file = TraceFile(source, "/nowhere", f"{source}/{name}", 0, 0)
+    return LineBlock(file=file, first_line=1, data=_text(records).encode())
+
+
+SCHEDULER = [submit("j", "00:00", 2), schedule("j", "00:00", 0, 2), end("j", "00:10")]
+RUNTIME = [span("j", "step", "00:00", "00:05", step=1), span("j", "init", "00:05", "00:06")]
+# The second runtime file repeats the first span (an exporter retry) and names an unknown job.
+FILES = {
+    "scheduler/a.jsonl": [*SCHEDULER, "not json"],
+    "runtime/a.jsonl": RUNTIME[:1],
+    "runtime/b.jsonl": [RUNTIME[0], RUNTIME[1], span("ghost", "init", "00:00", "00:01")],
+}
+
+
+@pytest.fixture
+def pipeline() -> BeamTestPipeline:
+    return BeamTestPipeline(runner="FnApiRunner")
+
+
+@pytest.fixture
+def traces(tmp_path: Path) -> Path:
+    root = tmp_path / "traces"
+    for name, records in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(_text(records))
+    return root
+
+
+def test_parse_trace_records(pipeline: BeamTestPipeline) -> None:
+    blocks = [_block(name.split("/")[0], rows, name.split("/")[1]) for name, rows in FILES.items()]
+    with pipeline as p:
+        parsed = p | beam.Create(blocks) | ParseTraceRecords(CATALOG)
+        summary = parsed | beam.Map(
+            lambda b: (
+                b.file,
+                b.lines_read,
+                b.records.num_rows,
+                b.quarantine.column("reason").to_pylist(),
+            )
+        )
+        assert_that(
+            summary,
+            equal_to(
+                [
+                    ("scheduler/a.jsonl", 4, 3, ["invalid JSON"]),
+                    ("runtime/a.jsonl", 1, 1, []),
+                    ("runtime/b.jsonl", 3, 3, []),
+                ]
+            ),
+        )
+
+
+_COLLECTED: list = []  # what a pipeline in this process hands back (FnApiRunner runs here)
+
+
+def _collect(element: object) -> None:
+    _COLLECTED.append(element)
+
+
+def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]]:
+    """IngestTraceFiles over `traces`; returns its (bucket, ParsedRef) pairs, and checks the
+    FileStats it gives each file: lines, refused lines and the SHA-256 of the bytes."""
+    store, files = OutputStore(str(out)), discover_trace_files(str(traces))[0]
+    _COLLECTED.clear()
+    with BeamTestPipeline(runner="FnApiRunner") as p:
+        ingested = (
+            p
+            | beam.Create(files)
+            | IngestTraceFiles(store, RUN, CATALOG, buckets, block_bytes=1 << 20)
+        )
+        stats = ingested["files"] | beam.Map(
+            lambda s: (s.name, s.lines_read, s.quarantined, s.sha256)
+        )
+        expected = [
+            (f.name, len(FILES[f.name]), int(f.name == "scheduler/a.jsonl"),
+             hashlib.sha256((traces / f.name).read_bytes()).hexdigest())
+            for f in files
+        ]  # fmt: skip
+        assert_that(stats, equal_to(expected), label="stats")
+        _ = ingested["parsed"] | beam.Map(_collect)
+    return list(_COLLECTED)
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_ingest_cuts_records_into_job_buckets_by_hash_range(
+    traces: Path, tmp_path: Path, buckets: int
+) -> None:
+    refs = _ingest(traces, tmp_path / "out", buckets)
+    store = OutputStore(str(tmp_path / "out"))
+    rows = 0
+    for bucket, ref in refs:
+        low, high = hash_range(bucket, buckets)
+        table = store.read_scratch(ref.path, [ref.batch])
+        assert table.num_rows == ref.rows
+        assert all(low <= h < high for h in table.column("job_hash").to_pylist())
+        rows += ref.rows
+    assert rows == 3 + 1 + 3  # every parsed record, the refused line not among them
+
+
+ACCOUNTING = Accounting(CATALOG, ("v1",))
+
+
+def _records(tmp_path: Path, traces: Path, buckets: int) -> tuple[RecordStore, list, list]:
+    """A first run's record store, bucket updates and the day refs of the jobs the updates
+    settled (those that ended), for the fixture files."""
+    out = tmp_path / "out"
+    refs = _ingest(traces, out, buckets)
+    records = RecordStore(OutputStore(str(out)), RUN, buckets, None, frozenset())
+    per_bucket: dict[int, list[ParsedRef]] = {}
+    for bucket, ref in refs:
+        per_bucket.setdefault(bucket, []).append(ref)
+    settled = [
+        settle_bucket(records, ACCOUNTING, update_bucket(records, b, r))
+        for b, r in sorted(per_bucket.items())
+    ]
+    return records, [u for u, _ in settled], [d for _, days in settled for d in days]
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_update_bucket_counts_every_record_on_its_job(
+    traces: Path, tmp_path: Path, buckets: int
+) -> None:
+    records, updates, _ = _records(tmp_path, traces, buckets)
+    store = records.store
+    jobs = pa.concat_tables([store.read_scratch(u.jobs) for u in updates]).to_pylist()
+    by_job = {r["job_id"]: r for r in jobs}
+    assert (by_job["j"]["accepted_runtime"], by_job["j"]["duplicates_runtime"]) == (2, 1)
+    assert (by_job["j"]["accepted_scheduler"], by_job["j"]["open"]) == (3, False)
+    assert (by_job["ghost"]["quarantined_runtime"], by_job["ghost"]["submitted"]) == (1, False)
+    refs = pa.concat_tables(
+        [store.read_scratch(store.scratch(RUN, "quarantine-refs", f"b{u.bucket:05d}"))
+         for u in updates]
+    ).to_pylist()  # fmt: skip
+    assert [(r["file"], r["line"], r["reason"], r["job_id"]) for r in refs] == [
+        ("runtime/b.jsonl", 3, UNKNOWN_JOB, "ghost")
+    ]
+    assert max(u.data_end or 0 for u in updates) == at_us("00:10")
+    # the segments hold every parsed record of their jobs, the duplicate and the orphan included
+    stored = {
+        s: sum(
+            store.storage.parquet_file(path).metadata.num_rows
+            for u in updates
+            if store.storage.exists(path := store.segment(s, records.segment_id(u.bucket)))
+        )
+        for s in SOURCES
+    }
+    assert stored == {"scheduler": 3, "runtime": 4, "profiles": 0}
+
+
+def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_path: Path) -> None:
+    # 2 chips for 600 s: step 300 s productive (kept: last attempt of a FINISHED job), init 60 s,
+    # idle 240 s; the end of data is the JOB_END at 00:10.
+    records, updates, settled = _records(tmp_path, traces, 2)
+    store = records.store
+    days = DayTables(store, RUN, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
+    with pipeline as p:
+        end_of_data = p | "End" >> beam.Create([at_us("00:10")])
+        accounted = (p | "Updates" >> beam.Create(updates), end_of_data) | AccountJobs(
+            records, ACCOUNTING, None
+        )
+        changes = (
+            (accounted["days"], p | "Settled" >> beam.Create(settled))
+            | beam.Flatten()
+            | MergeJobTableDays(days)
+            | beam.Map(lambda c: (c.table, c.day.isoformat(), c.rows))
+        )
+        assert_that(
+            changes,
+            equal_to(
+                [
+                    ("job_day_goodput", DAY, 1),
+                    ("chip_time_ledger", DAY, 3),
+                    ("goodput_by_slice", DAY, 8),
+                    ("checkpoint_advice", DAY, 1),
+                    ("step_time_stats", DAY, 1),
+                    ("chip_time_cost", DAY, 3),
+                ]
+            ),
+        )
+    (ledger,) = list((tmp_path / "out" / "tables" / "chip_time_ledger").rglob("*.parquet"))
+    rows = pa.parquet.read_table(ledger).to_pylist()
+    assert {(r["job_id"], r["category"]): r["chip_s"] for r in rows} == {
+        ("j", "productive_unprofiled"): 600.0,
+        ("j", "init"): 120.0,
+        ("j", "runtime_idle"): 480.0,
+    }
+    # j ended: its update accounted it (one day's refs), leaving no records to read again
+    assert [day for day, _ in settled] == [DAY]
+    assert sum(read_records(store, RUN, u.records).records for u in updates) == 0
+
+
+def test_bucket_parts_are_stored_compactly(tmp_path: Path) -> None:
+    """A block's parts, one per job bucket, weigh in scratch about what the block's records
+    weigh: each is a slice of one table, and the IPC file holds each slice's rows only, not the
+    whole table once per bucket."""
+    spans = [span(f"job-{i}", "step", "00:00", "00:01", step=i) for i in range(2000)]
+    parser = BlockParser(CATALOG)
+    block = _block("runtime", spans)
+    parsed = parser.parse("runtime", block.file.name, block.data)
+    parts = by_bucket(parsed.records, 64)
+    assert len(parts) == 64
+    assert sum(t.num_rows for _, t in parts) == 2000
+    first = parts[0][1]
+    assert job_hash_of(first.column("job_id")).to_pylist() == first.column("job_hash").to_pylist()
+    low, high = hash_range(parts[0][0], 64)
+    assert all(low <= h < high for h in first.column("job_hash").to_pylist())
+    store = OutputStore(str(tmp_path))
+    whole, cut = (store.scratch(RUN, "parsed", name) for name in ("whole", "cut"))
+    store.write_scratch(whole, [pa.concat_tables([t for _, t in parts])])
+    store.write_scratch(cut, [t for _, t in parts])
+    # 64 record batches of ~30 rows carry their own headers; the whole table 64 times would
+    # weigh 64x.
+    assert store.storage.info(cut).size < 3 * store.storage.info(whole).size
+
+
+def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(
+    pipeline: BeamTestPipeline,
+) -> None:
+    # Truncation right after a complete record: its text parses, but it is part of the damage.
+    block = _block("runtime", [RUNTIME[0]])
+    broken = LineBlock(
+        block.file, 7, block.data.rstrip(b"\n"), problem="unreadable file: truncated"
+    )
+    with pipeline as p:
+        parsed = p | beam.Create([broken]) | ParseTraceRecords(CATALOG)
+        assert_that(
+            parsed
+            | beam.Map(lambda b: (b.lines_read, b.records.num_rows, b.quarantine.to_pylist())),
+            equal_to(
+                [
+                    (
+                        1,
+                        0,
+                        [
+                            {
+                                "source": "runtime",
+                                "file": "runtime/a.jsonl",
+                                "line": 7,
+                                "reason": "unreadable file: truncated",
+                                "raw": json.dumps(RUNTIME[0]),
+                                "job_id": None,
+                            }
+                        ],
+                    )
+                ]
+            ),
+        )
