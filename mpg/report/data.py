@@ -8,9 +8,9 @@ the period's roll-ups, the scorecard, the ranked jobs), so that the page, `mpg r
 The goodput and ledger queries cover the report's period; the folder's own facts (the run that
 published, what the data covers, its quality) cover everything published. A table that the mpg
 which wrote the folder did not publish is found absent through the connection
-(`published_tables.sql`), and its section says so instead of failing. Owners are not in the
-published tables, so the worst jobs' owners (and the fix list's scheduling evidence) come from
-their JOB_SUBMIT and task records in the record store.
+(`published_tables.sql`), and its section says so instead of failing. The worst jobs' owners,
+teams and queues are the published job_day_goodput's (the layer carries them); the fix list's
+scheduling evidence comes from the jobs' JOB_SUBMIT and task records in the record store.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 add up to the fleet's, every day, to the cent, and equal an independent sum; so do the monthly
 chargeback's and the queues' waiting; the report and `mpg compare` show the same figures.
 
-The fleet is tests/report_fleet.py's (the committed sample, whose JOB_SUBMITs name a team, a
-queue and an owner for most jobs and none for some, and the hostile and ranked jobs, which name
-no team or queue), over 2026-11-20 .. 2026-11-22: gpu-h100 and tpu-v4 priced, the rest not. The
-independent route is plain Python over the published job_day_goodput and chip_time_cost rows.
+The fleet is tests/support/report_fleet.py's (the committed sample, whose JOB_SUBMITs name a
+team, a queue and an owner for most jobs and none for some, and the hostile and ranked jobs,
+which name no team or queue), over 2026-11-20 .. 2026-11-22: gpu-h100 and tpu-v4 priced, the
+rest not. The independent route is plain Python over the published job_day_goodput and
+chip_time_cost rows.
 """
 
 from __future__ import annotations
