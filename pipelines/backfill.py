@@ -47,7 +47,7 @@ from mpg.pipelines.state import StateKey, bucket_count
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable, result_path
 from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS
-from mpg.storage_lock import Lease
+from mpg.storage.lock import Lease
 from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs
 
 Span = tuple[datetime.date, datetime.date]

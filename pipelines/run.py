@@ -76,7 +76,7 @@ from mpg.schemas import (
     concat,
 )
 from mpg.storage import Storage
-from mpg.storage_lock import Lease, hold_lease
+from mpg.storage.lock import Lease, hold_lease
 from mpg.version import code_version
 
 
