@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mpg import progress
+from mpg.cli import progress
 from mpg.pipelines import runlog
 from mpg.pipelines.analyst_objects import Kept, keep_analyst_objects
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
