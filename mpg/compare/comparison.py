@@ -36,7 +36,7 @@ from mpg.compare.dollars import (
 )
 from mpg.compare.period import Period
 from mpg.compare.read import SLICE_KIND, read_periods, slice_key
-from mpg.config import metric_version_to_read
+from mpg.definitions.config import metric_version_to_read
 from mpg.errors import UserError
 
 TOP_SLICES = 5

@@ -18,7 +18,7 @@ import duckdb
 from mpg.compare.decompose import PeriodSums, Slice, Sums
 from mpg.compare.period import Period, check_periods
 from mpg.errors import UserError
-from mpg.figures import named
+from mpg.definitions.figures import named
 from mpg.published import open_published
 from mpg.sqlfiles import load_sql
 

@@ -3,8 +3,8 @@ the teams that moved it, the dollars.
 
 Slice names come from logs, so they enter rich as `Text`, never as markup. Parts are in MPG points
 (hundredths of MPG) so that small changes read as numbers, not strings of zeros. Tables print at
-their natural width (mpg.terminal.print_whole): piped to a file (80 columns), no column is dropped
-and no figure cut short.
+their natural width (mpg.cli.terminal.print_whole): piped to a file (80 columns), no column is
+dropped and no figure cut short.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from mpg.cli.terminal import print_whole
 from mpg.compare.comparison import CategoryMove, Comparison
 from mpg.compare.decompose import MIX_IN_WORDS, PART_LABELS, SLICE_COLUMNS, Parts, Sums
 from mpg.compare.dollars import DOLLAR_PART_LABELS, DOLLAR_PART_NAMES, DollarParts
-from mpg.figures import usd, usd_change
-from mpg.terminal import print_whole
+from mpg.definitions.figures import usd, usd_change
 
 TOP_PER_COLUMN = 3  # values of each slice column shown; --json has them all
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import altair as alt
 
-from mpg import figures
+from mpg.definitions import figures
 from mpg.compare.comparison import Comparison
 from mpg.compare.decompose import (
     FLEET_PART_NAMES,

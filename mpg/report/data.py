@@ -24,8 +24,8 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from mpg.definitions.metrics import LEDGER_CATEGORIES
 from mpg.errors import UserError
-from mpg.metrics import LEDGER_CATEGORIES
 from mpg.published import open_published, reading
 from mpg.schemas import SCHEDULER_EVENTS
 from mpg.sqlfiles import load_sql

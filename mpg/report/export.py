@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from mpg.compare.comparison import Comparison
-from mpg.figures import chip_hours_reconciliation, reconciliation
+from mpg.definitions.figures import chip_hours_reconciliation, reconciliation
 from mpg.report.data import ReportData
 from mpg.report.fixes import fix_rows
 

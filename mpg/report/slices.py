@@ -13,7 +13,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from mpg.figures import usd
+from mpg.definitions.figures import usd
 from mpg.report.blocks import Chart
 from mpg.report.charts import long_metrics
 from mpg.report.data import WORST_JOBS, WORST_JOBS_PER_SLICE, ReportData

@@ -15,8 +15,8 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from mpg import figures
-from mpg.figures import NONE_NAMED, chip_hours, named, percent
+from mpg.definitions import figures
+from mpg.definitions.figures import NONE_NAMED, chip_hours, named, percent
 from mpg.report.blocks import Block, Chart, Note, Section, Table
 from mpg.report.data import WORST_JOBS_PER_SLICE, ReportData
 from mpg.report.slices import job_rows, worst_jobs_layers

@@ -22,7 +22,7 @@ import pytest
 import sqlglot
 from google.cloud import bigquery
 
-from mpg.cli import pipeline_args
+from mpg.cli.command import pipeline_args
 from mpg.errors import OptionsError
 from mpg.pipelines.bigquery import publish_bigquery
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget

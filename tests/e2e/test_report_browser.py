@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from mpg.figures import NONE_NAMED
+from mpg.definitions.figures import NONE_NAMED
 from tests.support.cli import run_mpg
 from tests.support.report_fleet import (
     HOSTILE_JOB,

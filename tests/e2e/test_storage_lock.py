@@ -1,4 +1,4 @@
-"""The writer's lease (mpg/storage_lock.py) on a local folder, GCS and S3 emulators.
+"""The writer's lease (mpg/storage/lock.py) on a local folder, GCS and S3 emulators.
 
 A second holder is refused with one line naming the first; a holder killed on this host is taken
 over at once (locally the kernel frees the flock; on object stores its pid is gone), one on
@@ -19,7 +19,7 @@ import pytest
 
 from mpg.errors import UserError, one_line
 from mpg.storage import Storage
-from mpg.storage_lock import LeaseHeldError, LeaseLostError, LeaseRecord, hold_lease
+from mpg.storage.lock import LeaseHeldError, LeaseLostError, LeaseRecord, hold_lease
 from tests.support.racers import Crew, take_lease
 
 LEASE = "_lease.json"
@@ -86,7 +86,7 @@ def test_a_lease_of_another_host_holds_until_it_expires(remote_store: Storage) -
 _HOLD = """
 import sys, time
 from mpg.storage import Storage
-from mpg.storage_lock import hold_lease
+from mpg.storage.lock import hold_lease
 with hold_lease(Storage(sys.argv[1]), sys.argv[2], owner="killed-run", lease_s=float(sys.argv[3])):
     print("holding", flush=True)
     time.sleep(60)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mpg.figures import NONE_NAMED
+from mpg.definitions.figures import NONE_NAMED
 from tests.support.cli import run_mpg
 from tests.support.report_fleet import hostile_out, published_rows  # noqa: F401 (a fixture)
 

@@ -4,7 +4,7 @@ each chip generation per day (`--summary days`).
 
 Every figure is a column of the layer's scorecard (the slice_scorecard view, sql/semantic/
 scorecard.sql: the last 7 days published, beside the 7 before); this module writes them as
-`mpg report` does for the same period (mpg.figures), and computes none.
+`mpg report` does for the same period (mpg.definitions.figures), and computes none.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mpg.figures import (
+from mpg.definitions.figures import (
     SHORT_LABELS,
     chip_hours,
     named,
