@@ -17,8 +17,8 @@ import duckdb
 
 from mpg.compare.decompose import PeriodSums, Slice, Sums
 from mpg.compare.period import Period, check_periods
-from mpg.errors import UserError
 from mpg.definitions.figures import named
+from mpg.errors import UserError
 from mpg.published import open_published
 from mpg.sqlfiles import load_sql
 

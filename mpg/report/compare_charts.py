@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import altair as alt
 
-from mpg.definitions import figures
 from mpg.compare.comparison import Comparison
 from mpg.compare.decompose import (
     FLEET_PART_NAMES,
@@ -22,6 +21,7 @@ from mpg.compare.decompose import (
     SliceChange,
 )
 from mpg.compare.dollars import DOLLAR_PART_NAMES
+from mpg.definitions import figures
 from mpg.report.blocks import Chart, Note, Section, Table
 from mpg.report.theme import FULL_WIDTH, HALF_WIDTH, tooltips
 
