@@ -1,24 +1,26 @@
 """The small priced fleet of the given/expect tests of sql/compare/ and sql/report/: three jobs
 over four days, each job-day with its ledger and what a run would price it at.
 
-Job `a` (training, jax, tpu-v5p, team ml) runs on D1 and D2; job `s` (serving, jax, tpu-v5p,
-team web) on D1 only, all its productive time unprofiled; job `u` (training, jax, gpu-h100, no
-team) is scheduled out entirely on D1 and D3, its generation unpriced; a v2 row on D4 is there to
-be left out. tpu-v5p costs $28.125 a chip-hour (1/128 of a dollar a chip-second, so every dollar
-figure is exact in binary); gpu-h100 has no price."""
+Job `a` (training, jax, tpu-v5p, team ml, 4 chips) runs on D1 and D2; job `s` (serving, jax,
+tpu-v5p, team web, 1 chip) on D1 only, all its productive time unprofiled; job `u` (training,
+jax, gpu-h100, no team, 512 chips) is scheduled out entirely on D1 and D3, its generation
+unpriced; a v2 row on D4 is there to be left out. tpu-v5p costs $28.125 a chip-hour (1/128 of a
+dollar a chip-second, so every dollar figure is exact in binary); gpu-h100 has no price."""
 
 from __future__ import annotations
 
 from datetime import date
 
-from tests.support.given import ledger
+import duckdb
+
+from tests.support.given import SEMANTIC_LAYER, database, ledger
 
 D1, D2, D3, D4 = (date(2026, 1, d) for d in (1, 2, 3, 4))
 PRICES = {"tpu-v5p": 28.125, "gpu-h100": None}  # dollars a chip-hour
-JOBS = {  # job: (workload_class, chip_generation, team)
-    "a": ("training", "tpu-v5p", "ml"),
-    "s": ("serving", "tpu-v5p", "web"),
-    "u": ("training", "gpu-h100", None),
+JOBS = {  # job: (workload_class, chip_generation, team, chips_requested: its size class)
+    "a": ("training", "tpu-v5p", "ml", 4),
+    "s": ("serving", "tpu-v5p", "web", 1),
+    "u": ("training", "gpu-h100", None, 512),
 }
 # (day, job, version): ((wanted, all_allocated, productive, ideal), {category: chip_s})
 FLEET = {
@@ -36,7 +38,7 @@ def fleet_tables() -> dict[str, list[dict]]:
     chip-hours x the price of the job's generation, NULL without one) of FLEET."""
     job_days, ledgers, costs = [], [], []
     for (day, job, version), ((wanted, allocated, productive, ideal), parts) in FLEET.items():
-        workload, generation, team = JOBS[job]
+        workload, generation, team, chips = JOBS[job]
         job_days.append(
             {
                 "day": day,
@@ -45,7 +47,7 @@ def fleet_tables() -> dict[str, list[dict]]:
                 "workload_class": workload,
                 "framework": "jax",
                 "chip_generation": generation,
-                "chips_requested": 4,
+                "chips_requested": chips,
                 "wanted_chip_s": wanted,
                 "all_allocated_chip_s": allocated,
                 "productive_chip_s": productive,
@@ -68,3 +70,8 @@ def fleet_tables() -> dict[str, list[dict]]:
                 }
             )
     return {"job_day_goodput": job_days, "chip_time_ledger": ledgers, "chip_time_cost": costs}
+
+
+def fleet_database() -> duckdb.DuckDBPyConnection:
+    """The fleet's tables with the semantic layer's macros over them."""
+    return database(fleet_tables(), macros=SEMANTIC_LAYER)

@@ -6,14 +6,8 @@ nothing known); the base period is D1, the current one D2."""
 
 from __future__ import annotations
 
-import duckdb
-
-from tests.support.given import SEMANTIC_LAYER, columns, database, records, rows
-from tests.support.given_fleet import D1, D2, D3, D4, fleet_tables
-
-
-def fleet_database() -> duckdb.DuckDBPyConnection:
-    return database(fleet_tables(), macros=SEMANTIC_LAYER)
+from tests.support.given import columns, database, records, rows
+from tests.support.given_fleet import D1, D2, D3, D4, fleet_database, fleet_tables
 
 
 def test_days_with_data_gives_the_versions_days_in_the_range() -> None:
