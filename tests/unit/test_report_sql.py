@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 
 from mpg.report.data import WATERFALL_LOSSES
-from tests.support.given import SEMANTIC_LAYER, columns, database, ledger, rows, sums
+from tests.support.given import SEMANTIC_LAYER, columns, database, ledger, records, rows, sums
 from tests.support.given_fleet import D1, D2, D3, D4, fleet_database
 
 D5 = date(2026, 1, 5)
@@ -206,4 +206,114 @@ def test_ledger_waterfall_steps_down_from_wanted_to_ideal() -> None:
         (9, "productive_unprofiled", 0.25, 5.5, 5.25, 0.03125),
         (10, "program_loss", 1.0, 5.25, 4.25, 0.125),
         (11, "ideal", 4.25, 4.25, 0.0, 0.53125),
+    ]
+
+
+def pick(records_: list[dict], keys: tuple[str, ...]) -> list[tuple]:
+    """Some columns of each row (the roll-up's dozens of others are the layer's, tested there)."""
+    return [tuple(r[k] for k in keys) for r in records_]
+
+
+# The fleet's figures by job (chip-s lost, $ lost, MPG), from given_fleet by hand:
+#   a on D1 lost 32 scheduling + 32 program = 64 chip-s ($0.5), MPG 0.5; on D2 64 compile + 64
+#   program = 128 ($1), MPG 0.5, main loss compile (tied with program loss: the first named);
+#   s on D1 lost 128 unprofiled ($1); u on D1 (and D3) 256 scheduling (no dollars).
+MPG_D1 = 64 / 512 * (224 / 96)  # the fleet's D1 (FLEET1)
+
+
+def test_scorecard_gives_each_slice_beside_the_previous_period() -> None:
+    con = fleet_database()
+    keys = (
+        "slice_kind", "kind_order", "slice", "rank", "jobs", "lost_chip_s", "lost_usd", "mpg",
+        "main_loss", "period_days", "previous_first", "previous_last", "previous_days",
+        "previous_complete", "previous_lost_chip_s", "previous_lost_usd", "previous_mpg",
+        "mpg_change", "lost_usd_change", "lost_chip_s_change",
+    )  # fmt: skip
+    got = records(con, "report/scorecard.sql", **V1, first=D2, last=D2)
+
+    # D2 is a's alone: every slice a's D2 (1 job, 128 lost, $1, MPG 0.5, compile); the
+    # previous period is D1, complete (1 day of 1); changes are D2's less D1's.
+    def slice_(kind: str, order: int, value: str | None, lost: float, usd: float,
+               mpg: float) -> tuple:  # fmt: skip
+        return (
+            kind, order, value, 1, 1, 128, 1.0, 0.5, "compile", 1, D1, D1, 1, True,
+            lost, usd, mpg, 0.5 - mpg, 1.0 - usd, 128 - lost,
+        )  # fmt: skip
+
+    assert pick(got, keys) == [
+        # D1's fleet: lost 64 + 128 + 256 = 448, $1.5
+        slice_("fleet", 0, "fleet", 448, 1.5, MPG_D1),
+        # tpu-v5p on D1: a + s, 192 lost, $1.5, MPG AS1's
+        slice_("chip_generation", 1, "tpu-v5p", 192, 1.5, 64 / 256 * (224 / 96)),
+        # training on D1: a + u, 320 lost, $0.5, MPG AU1's
+        slice_("workload_class", 2, "training", 320, 0.5, 64 / 384),
+        slice_("framework", 3, "jax", 448, 1.5, MPG_D1),
+        # a alone in its size class (2-8) and team (ml) on D1
+        slice_("size_class", 4, "2-8", 64, 0.5, 0.5),
+        slice_("team", 5, "ml", 64, 0.5, 0.5),
+        # no queue or owner named: one NULL slice of each, the whole fleet
+        slice_("queue", 6, None, 448, 1.5, MPG_D1),
+        slice_("owner", 7, None, 448, 1.5, MPG_D1),
+    ]
+    # D1's previous period (D0) has no days: not complete, no changes; D1's slices ranked by
+    # dollars lost, the unpriced (gpu-h100) after the priced
+    got = records(con, "report/scorecard.sql", **V1, first=D1, last=D1)
+    keys = ("slice_kind", "slice", "rank", "lost_usd", "previous_days", "previous_complete",
+            "previous_lost_usd", "mpg_change", "lost_chip_s_change")  # fmt: skip
+    generations = [r for r in pick(got, keys) if r[0] == "chip_generation"]
+    assert generations == [
+        ("chip_generation", "tpu-v5p", 1, 1.5, 0, False, None, None, None),
+        ("chip_generation", "gpu-h100", 2, None, 0, False, None, None, None),
+    ]
+
+
+def test_worst_jobs_gives_the_fleets_worst_and_each_slices() -> None:
+    con = fleet_database()
+    keys = (
+        "job_id", "rank", "priced", "priced_rank", "chip_generation_rank",
+        "workload_class_rank", "framework_rank", "team_rank", "lost_chip_s", "lost_usd",
+        "main_loss", "attainable_pg", "attainable_jobs", "recoverable_chip_s", "recoverable_usd",
+    )  # fmt: skip
+    period = V1 | {"first": D1, "last": D2}
+    # Over D1..D2: a lost 64 + 128 = 192 chip-s ($1.5), main loss program (32 + 64 = 96 beats
+    # compile's 64 and scheduling's 32); s 128 ($1), unprofiled; u 256 (no price: after the
+    # priced, first of the unpriced). No group has 5 jobs with a PG: nothing attainable, nothing
+    # recoverable ($0 where priced, NULL for u).
+    a = ("a", 1, True, 1, 1, 1, 1, 1, 192, 1.5, "program_loss", None, 1, 0.0, 0.0)
+    s = ("s", 2, True, 2, 2, 1, 2, 1, 128, 1.0, "productive_unprofiled", None, 0, 0.0, 0.0)
+    u = ("u", 3, False, 1, 1, 2, 3, 1, 256, None, "scheduling", None, 0, 0.0, None)
+
+    def worst(fleet_limit: int, slice_limit: int) -> list[tuple]:
+        limits = {"fleet_limit": fleet_limit, "slice_limit": slice_limit}
+        return pick(records(con, "report/worst_jobs.sql", **period, **limits), keys)
+
+    assert worst(2, 0) == [a, s, u]  # the two worst priced, the worst unpriced
+    assert worst(1, 0) == [a, u]
+    # s is the worst of its workload class (serving), u of its generation and team
+    assert worst(0, 1) == [a, s, u]
+    assert worst(0, 0) == []
+
+
+def test_teams_gives_each_team_and_queue_with_its_ledger() -> None:
+    con = fleet_database()
+    keys = (
+        "slice_kind", "slice", "rank", "lost_usd", "previous_lost_usd", "lost_usd_change",
+        "scheduling_chip_s", "compile_chip_s", "program_loss_chip_s",
+        "productive_unprofiled_chip_s", "all_allocated_chip_s",
+    )  # fmt: skip
+    got = records(con, "report/teams.sql", **V1, first=D1, last=D1)
+    # D1's teams by dollars lost: web (s: $1, 128 unprofiled), ml (a: $0.5, 32 scheduling,
+    # 32 program loss, 96 allocated), then none named (u: unpriced, 256 scheduling); then the
+    # one queue (none named: the fleet). The day before D1 has no data: no change.
+    assert pick(got, keys) == [
+        ("team", "web", 1, 1.0, None, None, 0, 0, 0, 128, 128),
+        ("team", "ml", 2, 0.5, None, None, 32, 0, 32, 0, 96),
+        ("team", None, 3, None, None, None, 256, 0, 0, 0, 0),
+        ("queue", None, 1, 1.5, None, None, 288, 0, 32, 128, 224),
+    ]
+    # D2 beside a complete D1: ml lost $1 against $0.5
+    got = records(con, "report/teams.sql", **V1, first=D2, last=D2)
+    assert pick(got, keys) == [
+        ("team", "ml", 1, 1.0, 0.5, 0.5, 0, 64, 64, 0, 256),
+        ("queue", None, 1, 1.0, 1.5, -0.5, 0, 64, 64, 0, 256),
     ]
