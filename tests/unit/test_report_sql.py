@@ -317,3 +317,136 @@ def test_teams_gives_each_team_and_queue_with_its_ledger() -> None:
         ("team", "ml", 1, 1.0, 0.5, 0.5, 0, 64, 64, 0, 256),
         ("queue", None, 1, 1.0, 1.5, -0.5, 0, 64, 64, 0, 256),
     ]
+
+
+def test_period_rollup_gives_the_fleet_and_each_slice_value_with_its_share() -> None:
+    con = fleet_database()
+    keys = (
+        "slice_kind", "slice", "jobs", "wanted_chip_s", "lost_chip_s", "lost_usd",
+        "unpriced_chip_s", "mpg", "wanted_share", "mpg_wanted_chip_s", "main_loss",
+    )  # fmt: skip
+    got = records(con, "report/period_rollup.sql", **V1, first=D1, last=D1)
+    assert "day" not in got[0] and "job_id" not in got[0] and "chips_requested" not in got[0]
+    mpg_tpu = 64 / 256 * (224 / 96)  # AS1's
+    # D1 of 512 wanted chip-s; by slice kind, then value. Main losses: u's 256 scheduling, s's
+    # 128 unprofiled, a's 32 scheduling tied with 32 program loss (scheduling: named first).
+    assert pick(got, keys) == [
+        ("chip_generation", "gpu-h100", 1, 256, 256, None, 256, 0.0, 0.5, 0.0, "scheduling"),
+        ("chip_generation", "tpu-v5p", 2, 256, 192, 1.5, 0, mpg_tpu, 0.5, mpg_tpu * 256,
+         "productive_unprofiled"),
+        ("fleet", "fleet", 3, 512, 448, 1.5, 256, MPG_D1, 1.0, MPG_D1 * 512, "scheduling"),
+        ("framework", "jax", 3, 512, 448, 1.5, 256, MPG_D1, 1.0, MPG_D1 * 512, "scheduling"),
+        ("size_class", "1", 1, 128, 128, 1.0, 0, None, 0.25, None, "productive_unprofiled"),
+        ("size_class", "2-8", 1, 128, 64, 0.5, 0, 0.5, 0.25, 64.0, "scheduling"),
+        ("size_class", "65-512", 1, 256, 256, None, 256, 0.0, 0.5, 0.0, "scheduling"),
+        ("workload_class", "serving", 1, 128, 128, 1.0, 0, None, 0.25, None,
+         "productive_unprofiled"),
+        ("workload_class", "training", 2, 384, 320, 0.5, 256, 64 / 384, 0.75, 64 / 384 * 384,
+         "scheduling"),
+    ]  # fmt: skip
+
+
+def test_queue_waiting_gives_each_queue_and_size_class() -> None:
+    con = fleet_database()
+    params = V1 | {"first": D1, "last": D2}
+    assert columns(con, "report/queue_waiting.sql", **params) == [
+        "metric_version", "queue", "size_class", "size_rank", "jobs", "jobs_waiting",
+        "wanted_chip_s", "waiting_chip_s", "waiting_share", "waiting_usd", "unpriced_chip_s",
+        "interrupted_chip_s", "wait_median_s", "wait_p90_s", "wait_max_s", "sg",
+    ]  # fmt: skip
+    # One queue (none named). Over D1..D2 each job waits its scheduling chip-time over its
+    # chips: a 32 / 4 = 8 s (of 384 wanted, 352 allocated, $0.25), s 0 (128, all allocated),
+    # u 256 / 512 = 0.5 s (256 wanted, none allocated, unpriced). Nearest rank over the three
+    # waits 0, 0.5, 8: the median is the 2nd, the 90th percentile the 3rd.
+    assert rows(con, "report/queue_waiting.sql", **params) == [
+        ("v1", None, None, None, 3, 2, 768, 288, 0.375, 0.25, 256, 0, 0.5, 8.0, 8.0, 0.625),
+        ("v1", None, "1", 1, 1, 0, 128, 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 1.0),
+        ("v1", None, "2-8", 2, 1, 1, 384, 32, 32 / 384, 0.25, 0, 0, 8.0, 8.0, 8.0, 352 / 384),
+        ("v1", None, "65-512", 4, 1, 1, 256, 256, 1.0, None, 256, 0, 0.5, 0.5, 0.5, 0.0),
+    ]
+
+
+def test_step_outliers_ranks_job_days_of_enough_steps_by_slow_step_share() -> None:
+    def stats(day: date, job: str, steps: int, share: float | None, slow: float) -> dict:
+        return {
+            "day": day, "job_id": job, "chips_requested": 4, "steps": steps,
+            **dict.fromkeys(
+                ("mean_step_s", "median_step_s", "p90_step_s", "p99_step_s", "max_step_s"), 1.0
+            ),
+            "slow_step_chip_s": slow, "productive_chip_s": 256.0, "slow_step_share": share,
+            "ranks": 1,
+        }  # fmt: skip
+
+    def job_day(day: date, job: str, version: str, workload: str) -> dict:
+        return {
+            "day": day, "job_id": job, "metric_version": version, "workload_class": workload,
+            "framework": "jax", "chip_generation": "tpu-v5p", "chips_requested": 4,
+            **sums(1, 1, 1, None),
+        }  # fmt: skip
+
+    con = database(
+        {
+            "step_time_stats": [
+                stats(D1, "a", 200, 0.25, 50),
+                stats(D1, "b", 100, 0.25, 64),  # a's share, more slow chip-time: first
+                stats(D2, "a", 99, 0.875, 200),  # too few steps: not ranked
+                stats(D2, "b", 150, None, 0),  # no share: last
+                stats(D1, "c", 300, 0.125, 8),  # no job-day: no slice
+            ],
+            "job_day_goodput": [
+                job_day(D1, "a", "v1", "training"),
+                job_day(D1, "b", "v1", "serving"),
+                job_day(D2, "b", "v1", "serving"),
+                job_day(D1, "a", "v2", "bulk_inference"),  # another version's slice
+            ],
+        }
+    )
+    keys = ("day", "job_id", "steps", "slow_step_share", "job_days_too_short",
+            "workload_class", "job_days_in_period", "share_rank")  # fmt: skip
+    params = V1 | {"first": D1, "last": D2, "limit": 3, "min_steps": 100}
+    got = records(con, "report/step_outliers.sql", **params)
+    assert list(got[0])[-6:] == [
+        "job_days_too_short", "workload_class", "framework", "chip_generation",
+        "job_days_in_period", "share_rank",
+    ]  # fmt: skip
+    assert pick(got, keys) == [
+        (D1, "b", 100, 0.25, 1, "serving", 4, 1),
+        (D1, "a", 200, 0.25, 1, "training", 4, 2),
+        (D1, "c", 300, 0.125, 1, None, 4, 3),
+    ]
+    got = records(con, "report/step_outliers.sql", **params | {"first": D2, "last": None})
+    assert pick(got, keys) == [(D2, "b", 150, None, 1, "serving", 1, 1)]
+
+
+def test_stragglers_gives_the_ranks_of_the_job_days_with_most_steps() -> None:
+    def rank(day: date, job: str, rank: int, steps: int, slowest: int) -> dict:
+        return {
+            "day": day, "job_id": job, "rank": rank, "steps": steps, "slowest_steps": slowest,
+            "slowest_share": slowest / steps, "mean_step_s": 2.0,
+        }  # fmt: skip
+
+    con = database(
+        {
+            "step_rank_stragglers": [
+                rank(D1, "a", 0, 128, 96),
+                rank(D1, "a", 1, 128, 32),
+                rank(D2, "a", 0, 128, 128),  # as many steps as D1's: after it
+                rank(D1, "b", 1, 256, 64),
+                rank(D1, "b", 0, 256, 192),
+            ]
+        }
+    )
+    params = {"first": D1, "last": D2, "limit": 2}
+    assert columns(con, "report/stragglers.sql", **params) == [
+        "job_day_rank", "day", "job_id", "rank", "steps", "slowest_steps", "slowest_share",
+        "mean_step_s",
+    ]  # fmt: skip
+    assert rows(con, "report/stragglers.sql", **params) == [
+        (1, D1, "b", 0, 256, 192, 0.75, 2.0),
+        (1, D1, "b", 1, 256, 64, 0.25, 2.0),
+        (2, D1, "a", 0, 128, 96, 0.75, 2.0),
+        (2, D1, "a", 1, 128, 32, 0.25, 2.0),
+    ]
+    assert rows(con, "report/stragglers.sql", **params | {"first": D2, "last": None}) == [
+        (1, D2, "a", 0, 128, 128, 1.0, 2.0)
+    ]
