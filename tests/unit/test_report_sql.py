@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from datetime import date
 
+import duckdb
+
 from mpg.report.data import WATERFALL_LOSSES
 from tests.support.given import SEMANTIC_LAYER, columns, database, ledger, records, rows, sums
-from tests.support.given_fleet import D1, D2, D3, D4, fleet_database
+from tests.support.given_fleet import D1, D2, D3, D4, fleet_database, fleet_tables
 
 D5 = date(2026, 1, 5)
 V1 = {"metric_version": "v1"}
@@ -164,48 +166,26 @@ def test_coverage_drops_flags_days_whose_coverage_fell_more_than_the_drop() -> N
 
 
 def test_ledger_waterfall_steps_down_from_wanted_to_ideal() -> None:
-    hour = 3600.0
-    # one job-day of 8 chip-hours: scheduling 2, compile 0.5, unprofiled 0.25, program loss 1,
-    # ideal 4.25; a v2 row and a row without a job-day (not in the layer's ledger) left out
-    con = database(
-        {
-            "job_day_goodput": [
-                {"day": D1, "job_id": "a", "metric_version": v, "workload_class": "training",
-                 "framework": "jax", "chip_generation": "tpu-v5p", "chips_requested": 4,
-                 **sums(8 * hour, 6 * hour, 5.25 * hour, 4.25 * hour)}
-                for v in ("v1", "v2")
-            ],
-            "chip_time_ledger": [
-                ledger(D1, "a", "scheduling", 2 * hour),
-                ledger(D1, "a", "compile", 0.5 * hour),
-                ledger(D1, "a", "productive_unprofiled", 0.25 * hour),
-                ledger(D1, "a", "program_loss", 1 * hour),
-                ledger(D1, "a", "ideal", 4.25 * hour),
-                ledger(D1, "a", "ideal", 64 * hour, "v2"),
-                ledger(D2, "a", "scheduling", 64 * hour),
-            ],
-        },
-        macros=SEMANTIC_LAYER,
-    )  # fmt: skip
+    con = hours_ledger()
     params = V1 | {"first": D1, "last": D2, "losses": list(WATERFALL_LOSSES)}
     assert columns(con, "report/ledger_waterfall.sql", **params) == [
         "bar", "category", "chip_h", "bar_start", "bar_end", "share"
     ]  # fmt: skip
-    # (bar, category, chip-hours, from, to, share of 8): each loss in WATERFALL_LOSSES' order
-    # takes its chip-hours off what is left (0 for those with none)
+    # (bar, category, chip-hours, from, to, share of 32): each loss in WATERFALL_LOSSES' order
+    # takes its chip-hours off what is left (0 for those with none); ideal is what is left
     assert rows(con, "report/ledger_waterfall.sql", **params) == [
-        (0, "wanted", 8.0, 8.0, 0.0, 1.0),
-        (1, "scheduling", 2.0, 8.0, 6.0, 0.25),
-        (2, "runtime_idle", 0.0, 6.0, 6.0, 0.0),
-        (3, "data_wait", 0.0, 6.0, 6.0, 0.0),
-        (4, "init", 0.0, 6.0, 6.0, 0.0),
-        (5, "compile", 0.5, 6.0, 5.5, 0.0625),
-        (6, "checkpoint_restore", 0.0, 5.5, 5.5, 0.0),
-        (7, "checkpoint_save", 0.0, 5.5, 5.5, 0.0),
-        (8, "lost_progress", 0.0, 5.5, 5.5, 0.0),
-        (9, "productive_unprofiled", 0.25, 5.5, 5.25, 0.03125),
-        (10, "program_loss", 1.0, 5.25, 4.25, 0.125),
-        (11, "ideal", 4.25, 4.25, 0.0, 0.53125),
+        (0, "wanted", 32.0, 32.0, 0.0, 1.0),
+        (1, "scheduling", 18.0, 32.0, 14.0, 0.5625),
+        (2, "runtime_idle", 0.0, 14.0, 14.0, 0.0),
+        (3, "data_wait", 0.0, 14.0, 14.0, 0.0),
+        (4, "init", 0.0, 14.0, 14.0, 0.0),
+        (5, "compile", 0.5, 14.0, 13.5, 0.015625),
+        (6, "checkpoint_restore", 0.0, 13.5, 13.5, 0.0),
+        (7, "checkpoint_save", 0.0, 13.5, 13.5, 0.0),
+        (8, "lost_progress", 0.0, 13.5, 13.5, 0.0),
+        (9, "productive_unprofiled", 0.0, 13.5, 13.5, 0.0),
+        (10, "program_loss", 0.0, 13.5, 13.5, 0.0),
+        (11, "ideal", 13.5, 13.5, 0.0, 0.421875),
     ]
 
 
@@ -449,4 +429,116 @@ def test_stragglers_gives_the_ranks_of_the_job_days_with_most_steps() -> None:
     ]
     assert rows(con, "report/stragglers.sql", **params | {"first": D2, "last": None}) == [
         (1, D2, "a", 0, 128, 128, 1.0, 2.0)
+    ]
+
+
+HOUR = 3600.0
+
+
+def hours_ledger() -> duckdb.DuckDBPyConnection:
+    """A ledger in whole and binary-fraction chip-hours, so that every chip-hour figure is exact:
+    job a (training, jax, tpu-v5p at $28.125, 0.5 kWh a chip-hour) on D1 scheduling 2, compile
+    0.5, ideal 1.5 (and a data-wait row of 0) and on D2 ideal 12; job u (serving, pytorch,
+    gpu-h100: no price, no power) on D1 scheduling 16. A v2 row and a row without a job-day are
+    not in the layer's ledger."""
+    categories = {
+        (D1, "a"): {"scheduling": 2, "compile": 0.5, "ideal": 1.5, "data_wait": 0},
+        (D2, "a"): {"ideal": 12},
+        (D1, "u"): {"scheduling": 16},
+    }
+    job_days, ledgers, costs = [], [], []
+    for (day, job), hours in categories.items():
+        priced = job == "a"
+        job_days.append(
+            {
+                "day": day, "job_id": job, "metric_version": "v1",
+                "workload_class": "training" if priced else "serving",
+                "framework": "jax" if priced else "pytorch",
+                "chip_generation": "tpu-v5p" if priced else "gpu-h100", "chips_requested": 4,
+                **sums(sum(hours.values()) * HOUR, 0, 0, None),
+            }
+        )  # fmt: skip
+        for category, chip_h in hours.items():
+            ledgers.append(ledger(day, job, category, chip_h * HOUR))
+            costs.append(
+                ledger(day, job, category, chip_h * HOUR) | {
+                    "chip_generation": job_days[-1]["chip_generation"], "pue": 1.0,
+                    "usd": chip_h * 28.125 if priced else None,
+                    "kwh": chip_h * 0.5 if priced else None,
+                }
+            )  # fmt: skip
+    ledgers += [ledger(D1, "a", "ideal", 64 * HOUR, "v2"), ledger(D3, "a", "ideal", 64 * HOUR)]
+    tables = {"job_day_goodput": job_days, "chip_time_ledger": ledgers, "chip_time_cost": costs}
+    return database(tables, macros=SEMANTIC_LAYER)
+
+
+def test_ledger_days_gives_each_days_categories_in_hours_and_dollars() -> None:
+    con = hours_ledger()
+    params = V1 | {"first": D1, "last": D3}
+    assert columns(con, "report/ledger_days.sql", **params) == [
+        "day", "category", "chip_h", "usd", "kwh", "unpriced_chip_h", "unpowered_chip_h"
+    ]  # fmt: skip
+    # $28.125 and 0.5 kWh a priced chip-hour; u's 16 scheduling chip-hours unpriced, unpowered;
+    # data_wait (0) has no row
+    assert rows(con, "report/ledger_days.sql", **params) == [
+        (D1, "compile", 0.5, 14.0625, 0.25, 0.0, 0.0),
+        (D1, "ideal", 1.5, 42.1875, 0.75, 0.0, 0.0),
+        (D1, "scheduling", 18.0, 56.25, 1.0, 16.0, 16.0),
+        (D2, "ideal", 12.0, 337.5, 6.0, 0.0, 0.0),
+    ]
+
+
+def test_period_categories_gives_each_category_and_its_share() -> None:
+    con = hours_ledger()
+    params = V1 | {"first": D1, "last": D2}
+    assert columns(con, "report/period_categories.sql", **params) == [
+        "category", "chip_h", "usd", "kwh", "unpriced_chip_h", "share"
+    ]  # fmt: skip
+    # of 32 chip-hours: compile 0.5, ideal 1.5 + 12, scheduling 2 + 16
+    assert rows(con, "report/period_categories.sql", **params) == [
+        ("compile", 0.5, 14.0625, 0.25, 0.0, 0.5 / 32),
+        ("ideal", 13.5, 379.6875, 6.75, 0.0, 13.5 / 32),
+        ("scheduling", 18.0, 56.25, 1.0, 16.0, 18 / 32),
+    ]
+
+
+def test_slice_ledger_gives_each_slice_values_categories() -> None:
+    con = hours_ledger()
+    params = V1 | {"first": D1, "last": D2}
+    assert columns(con, "report/slice_ledger.sql", **params) == [
+        "slice_kind", "slice", "category", "chip_h", "usd", "kwh", "unpriced_chip_h",
+        "slice_chip_h", "slice_usd", "share",
+    ]  # fmt: skip
+    # a's 16 chip-hours ($450) and u's 16 (no dollars), under each of their three slice columns
+    a = [
+        ("compile", 0.5, 14.0625, 0.25, 0.0, 16.0, 450.0, 0.5 / 16),
+        ("ideal", 13.5, 379.6875, 6.75, 0.0, 16.0, 450.0, 13.5 / 16),
+        ("scheduling", 2.0, 56.25, 1.0, 0.0, 16.0, 450.0, 2 / 16),
+    ]
+    u = [("scheduling", 16.0, None, None, 16.0, 16.0, None, 1.0)]
+    assert rows(con, "report/slice_ledger.sql", **params) == [
+        *[("chip_generation", "gpu-h100", *r) for r in u],
+        *[("chip_generation", "tpu-v5p", *r) for r in a],
+        *[("framework", "jax", *r) for r in a],
+        *[("framework", "pytorch", *r) for r in u],
+        *[("workload_class", "serving", *r) for r in u],
+        *[("workload_class", "training", *r) for r in a],
+    ]
+
+
+def test_period_days_and_data_days() -> None:
+    con = database(fleet_tables())
+    # v1's days: D1..D3; within D2..D4, D2..D3; none of v1 on D4
+    assert records(con, "report/period_days.sql", **V1, first=None, last=None) == [
+        {"first_day": D1, "last_day": D3}
+    ]
+    assert rows(con, "report/period_days.sql", **V1, first=D2, last=D4) == [(D2, D3)]
+    assert rows(con, "report/period_days.sql", **V1, first=D4, last=None) == [(None, None)]
+    assert columns(con, "report/data_days.sql") == [
+        "metric_version", "first_day", "last_day", "days", "job_days", "jobs"
+    ]  # fmt: skip
+    # v1: job-days a D1, a D2, s D1, u D1, u D3: 3 days, 5 job-days, 3 jobs; v2: a on D4
+    assert rows(con, "report/data_days.sql") == [
+        ("v1", D1, D3, 3, 5, 3),
+        ("v2", D4, D4, 1, 1, 1),
     ]
