@@ -9,8 +9,10 @@ from datetime import date
 import duckdb
 
 from mpg.report.data import WATERFALL_LOSSES
+from mpg.schemas import CHECKPOINT_ADVICE
+from mpg.sqlfiles import load_sql
 from tests.support.given import SEMANTIC_LAYER, columns, database, ledger, records, rows, sums
-from tests.support.given_fleet import D1, D2, D3, D4, fleet_database, fleet_tables
+from tests.support.given_fleet import D1, D2, D3, D4, PRICES, fleet_database, fleet_tables
 
 D5 = date(2026, 1, 5)
 V1 = {"metric_version": "v1"}
@@ -541,4 +543,70 @@ def test_period_days_and_data_days() -> None:
     assert rows(con, "report/data_days.sql") == [
         ("v1", D1, D3, 3, 5, 3),
         ("v2", D4, D4, 1, 1, 1),
+    ]
+
+
+def advice_tables() -> dict[str, list[dict]]:
+    """checkpoint_advice of four training jax jobs (j1: change, saves 4 chip-hours, tpu-v5p,
+    D1..D2; j2: change, 8, gpu-h100, D2..D3; j3: keep, 0, tpu-v5p, D1; j4: change, 2, tpu-v5p,
+    D3..D4), every other required column 0, and the prices of cost_rates."""
+
+    def advice(job: str, saved: float, generation: str, first: date, last: date) -> dict:
+        zero = {"double": 0.0, "int64": 0, "string": "", "date32[day]": D1}
+        required = {f.name: zero[str(f.type)] for f in CHECKPOINT_ADVICE if not f.nullable}
+        return required | {
+            "day": last, "job_id": job, "workload_class": "training", "framework": "jax",
+            "chip_generation": generation, "chips_requested": 4, "first_day": first,
+            "last_day": last, "advice": "change" if saved else "keep",
+            "chip_hours_saved": saved,
+        }  # fmt: skip
+
+    rates = [
+        {"chip_generation": generation, "usd_per_chip_hour": price, "pue": 1.0,
+         "pue_source": "test"}
+        for generation, price in PRICES.items()
+    ]  # fmt: skip
+    return {
+        "checkpoint_advice": [
+            advice("j1", 4, "tpu-v5p", D1, D2),
+            advice("j2", 8, "gpu-h100", D2, D3),
+            advice("j3", 0, "tpu-v5p", D1, D1),
+            advice("j4", 2, "tpu-v5p", D3, D4),
+        ],
+        "cost_rates": rates,
+    }
+
+
+def test_checkpoint_jobs_ranks_the_advised_jobs_by_chip_hours_saved() -> None:
+    con = database(advice_tables(), macros=SEMANTIC_LAYER)
+    keys = (
+        "saving_rank", "job_id", "chip_hours_saved", "usd_per_chip_hour", "usd_saved",
+        "jobs_in_period", "jobs_advised", "chip_hours_saved_in_period", "usd_saved_in_period",
+        "unpriced_chip_hours_saved", "days_analysed", "chip_hours_saved_a_day",
+    )  # fmt: skip
+    # D1..D2 meets j1, j2 and j3 (j4 starts on D3): 3 jobs, 2 advised to change, saving
+    # 4 + 8 = 12 chip-hours, $112.5 (j1's 4 x $28.125; j2's 8 unpriced), over the 3 days
+    # D1..D3 of their lives: 4 a day. Ranked j2 (8), j1 (4); j3 is told to keep its interval.
+    period = {"first": D1, "last": D2}
+    totals = (3, 2, 12.0, 112.5, 8.0, 3, 4.0)
+    j2 = (1, "j2", 8.0, None, None, *totals)
+    j1 = (2, "j1", 4.0, 28.125, 112.5, *totals)
+    got = records(con, "report/checkpoint_jobs.sql", **period, limit=5)
+    assert pick(got, keys) == [j2, j1]
+    assert pick(records(con, "report/checkpoint_jobs.sql", **period, limit=1), keys) == [j2]
+
+
+def test_checkpoint_slices_gives_the_fleet_and_each_slice_value() -> None:
+    con = database(advice_tables(), macros=SEMANTIC_LAYER)
+    con.execute(load_sql("views/checkpoint_advice_by_slice.sql"))
+    keys = ("slice_kind", "slice", "jobs", "jobs_to_change", "chip_hours_saved", "days",
+            "chip_hours_saved_per_day")  # fmt: skip
+    # all four jobs (no period): D1..D4, 4 days; the fleet saves 14 chip-hours, 3.5 a day;
+    # gpu-h100 (j2: 8) before tpu-v5p (j1, j3, j4: 6); every job training and jax
+    assert pick(records(con, "report/checkpoint_slices.sql"), keys) == [
+        ("fleet", "all", 4, 3, 14.0, 4, 3.5),
+        ("chip_generation", "gpu-h100", 1, 1, 8.0, 4, 2.0),
+        ("chip_generation", "tpu-v5p", 3, 2, 6.0, 4, 1.5),
+        ("workload_class", "training", 4, 3, 14.0, 4, 3.5),
+        ("framework", "jax", 4, 3, 14.0, 4, 3.5),
     ]
