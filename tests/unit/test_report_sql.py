@@ -4,12 +4,13 @@ a chip-second of tpu-v5p costs $1/128, gpu-h100's nothing known); the others the
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 
 import duckdb
+import pyarrow as pa
 
 from mpg.report.data import WATERFALL_LOSSES
-from mpg.schemas import CHECKPOINT_ADVICE
+from mpg.schemas import CHECKPOINT_ADVICE, SCHEDULER_EVENTS
 from mpg.sqlfiles import load_sql
 from tests.support.given import SEMANTIC_LAYER, columns, database, ledger, records, rows, sums
 from tests.support.given_fleet import D1, D2, D3, D4, PRICES, fleet_database, fleet_tables
@@ -609,4 +610,57 @@ def test_checkpoint_slices_gives_the_fleet_and_each_slice_value() -> None:
         ("chip_generation", "tpu-v5p", 3, 2, 6.0, 4, 1.5),
         ("workload_class", "training", 4, 3, 14.0, 4, 3.5),
         ("framework", "jax", 4, 3, 14.0, 4, 3.5),
+    ]
+
+
+def test_fix_list_says_what_each_worst_jobs_scheduling_loss_was() -> None:
+    con = fleet_database()
+
+    def events(*given: tuple[str, str, int]) -> pa.Table:
+        """Scheduler events (job, type, seconds after D1 began)."""
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        return pa.Table.from_pylist(
+            [
+                {"type": kind, "ts": start + timedelta(seconds=s), "job_id": job, "file": "f",
+                 "line": line}
+                for line, (job, kind, s) in enumerate(given)
+            ],
+            schema=SCHEDULER_EVENTS,
+        )  # fmt: skip
+
+    keys = ("job_id", "rank", "scheduling_chip_s", "queued_chip_s", "evictions", "tasks_lost",
+            "task_failures", "scheduling_cause", "advice")  # fmt: skip
+    period = V1 | {"first": D1, "last": D2}
+
+    def fix_list(scheduler: pa.Table, limit: int = 3) -> list[tuple]:
+        con.register("scheduler_records", scheduler)
+        try:
+            return pick(records(con, "report/fix_list.sql", **period, limit=limit), keys)
+        finally:
+            con.unregister("scheduler_records")
+
+    # a (4 chips, 32 scheduling chip-s over D1..D2) waited 2 s for its first task: 8 chip-s
+    # queued, under half its 32; a task evicted: preemption. s lost nothing to scheduling and
+    # has no events: no cause. u (512 chips, 256 scheduling chip-s) never got a task: queued
+    # from its submission to the period's end, at most its 256: queueing. Another job's events
+    # count for nobody; no job has checkpoint advice.
+    got = fix_list(
+        events(
+            ("a", "JOB_SUBMIT", 0), ("a", "TASK_SCHEDULE", 2), ("a", "TASK_EVICT", 60),
+            ("a", "TASK_SCHEDULE", 90), ("a", "TASK_FAIL", 100), ("u", "JOB_SUBMIT", 10),
+            ("x", "TASK_LOST", 5),
+        )
+    )  # fmt: skip
+    assert got == [
+        ("a", 1, 32, 8.0, 1, 0, 1, "preemption", None),
+        ("s", 2, 0, None, 0, 0, 0, None, None),
+        ("u", 3, 256, 256.0, 0, 0, 0, "queueing", None),
+    ]
+    # without the eviction, a started without all its chips: partial allocation; the limit
+    # keeps the worst job only
+    got = fix_list(events(("a", "JOB_SUBMIT", 0), ("a", "TASK_SCHEDULE", 2)), limit=1)
+    assert got == [("a", 1, 32, 8.0, 0, 0, 0, "partial_allocation", None)]
+    # no events at hand (no record store): no cause
+    assert fix_list(SCHEDULER_EVENTS.empty_table(), limit=1) == [
+        ("a", 1, 32, None, 0, 0, 0, None, None)
     ]
