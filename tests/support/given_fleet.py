@@ -13,7 +13,7 @@ from datetime import date
 
 import duckdb
 
-from tests.support.given import SEMANTIC_LAYER, database, ledger
+from tests.support.given import SEMANTIC_LAYER, cost, database, ledger
 
 D1, D2, D3, D4 = (date(2026, 1, d) for d in (1, 2, 3, 4))
 PRICES = {"tpu-v5p": 28.125, "gpu-h100": None}  # dollars a chip-hour
@@ -60,15 +60,7 @@ def fleet_tables() -> dict[str, list[dict]]:
         price = PRICES[generation]
         for category, chip_s in parts.items():
             ledgers.append(ledger(day, job, category, chip_s, version))
-            costs.append(
-                {
-                    **ledger(day, job, category, chip_s, version),
-                    "chip_generation": generation,
-                    "usd": None if price is None else chip_s / 3600 * price,
-                    "usd_per_chip_hour": price,
-                    "pue": 1.0,
-                }
-            )
+            costs.append(cost(day, job, category, chip_s, generation, price, version))
     return {"job_day_goodput": job_days, "chip_time_ledger": ledgers, "chip_time_cost": costs}
 
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 from mpg.report.data import WATERFALL_LOSSES
 from mpg.schemas import CHECKPOINT_ADVICE, SCHEDULER_EVENTS
 from mpg.sqlfiles import load_sql
-from tests.support.given import SEMANTIC_LAYER, columns, database, ledger, records, rows, sums
+from tests.support.given import SEMANTIC_LAYER, columns, cost, database, ledger, records, rows, sums
 from tests.support.given_fleet import D1, D2, D3, D4, PRICES, fleet_database, fleet_tables
 
 D5 = date(2026, 1, 5)
@@ -463,13 +463,11 @@ def hours_ledger() -> duckdb.DuckDBPyConnection:
         )  # fmt: skip
         for category, chip_h in hours.items():
             ledgers.append(ledger(day, job, category, chip_h * HOUR))
+            generation = job_days[-1]["chip_generation"]
             costs.append(
-                ledger(day, job, category, chip_h * HOUR) | {
-                    "chip_generation": job_days[-1]["chip_generation"], "pue": 1.0,
-                    "usd": chip_h * 28.125 if priced else None,
-                    "kwh": chip_h * 0.5 if priced else None,
-                }
-            )  # fmt: skip
+                cost(day, job, category, chip_h * HOUR, generation, PRICES[generation])
+                | {"kwh": chip_h * 0.5 if priced else None}
+            )
     ledgers += [ledger(D1, "a", "ideal", 64 * HOUR, "v2"), ledger(D3, "a", "ideal", 64 * HOUR)]
     tables = {"job_day_goodput": job_days, "chip_time_ledger": ledgers, "chip_time_cost": costs}
     return database(tables, macros=SEMANTIC_LAYER)
