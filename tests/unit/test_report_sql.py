@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 import pyarrow as pa
+import pytest
 
 from mpg.report.data import WATERFALL_LOSSES
 from mpg.schemas import CHECKPOINT_ADVICE, SCHEDULER_EVENTS
@@ -662,3 +663,27 @@ def test_fix_list_says_what_each_worst_jobs_scheduling_loss_was() -> None:
     assert fix_list(SCHEDULER_EVENTS.empty_table(), limit=1) == [
         ("a", 1, 32, None, 0, 0, 0, None, None)
     ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="scorecard: a slice new in the period, beside a complete previous period, gets its "
+    "chip-hours lost as lost_chip_s_change (the previous taken as 0) but lost_usd_change NULL "
+    "(sql/semantic/scorecard.sql coalesces only the chip-seconds)",
+)
+def test_scorecard_gives_a_new_slice_its_change_in_dollars_as_in_chip_time() -> None:
+    tables = fleet_tables()
+    # job n (bulk inference, tpu-v5p) only on D2: 128 chip-s wanted, 64 ideal, 64 compile ($0.5)
+    tables["job_day_goodput"].append(
+        {"day": D2, "job_id": "n", "metric_version": "v1", "workload_class": "bulk_inference",
+         "framework": "jax", "chip_generation": "tpu-v5p", "chips_requested": 4,
+         **sums(128, 128, 128, 64), "pg": 0.5}
+    )  # fmt: skip
+    for category in ("ideal", "compile"):
+        tables["chip_time_ledger"].append(ledger(D2, "n", category, 64))
+        tables["chip_time_cost"].append(cost(D2, "n", category, 64, "tpu-v5p", 28.125))
+    con = database(tables, macros=SEMANTIC_LAYER)
+    got = records(con, "report/scorecard.sql", **V1, first=D2, last=D2)
+    (new,) = [r for r in got if r["slice"] == "bulk_inference"]
+    # D1 (complete) had no bulk inference: it lost nothing then, 0 chip-s and $0
+    assert (new["lost_chip_s_change"], new["lost_usd_change"]) == (64, 0.5)
