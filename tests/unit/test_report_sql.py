@@ -8,7 +8,6 @@ from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 import pyarrow as pa
-import pytest
 
 from mpg.report.data import WATERFALL_LOSSES
 from mpg.schemas import CHECKPOINT_ADVICE, SCHEDULER_EVENTS
@@ -665,12 +664,6 @@ def test_fix_list_says_what_each_worst_jobs_scheduling_loss_was() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scorecard: a slice new in the period, beside a complete previous period, gets its "
-    "chip-hours lost as lost_chip_s_change (the previous taken as 0) but lost_usd_change NULL "
-    "(sql/semantic/scorecard.sql coalesces only the chip-seconds)",
-)
 def test_scorecard_gives_a_new_slice_its_change_in_dollars_as_in_chip_time() -> None:
     tables = fleet_tables()
     # job n (bulk inference, tpu-v5p) only on D2: 128 chip-s wanted, 64 ideal, 64 compile ($0.5)
