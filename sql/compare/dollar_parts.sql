@@ -124,7 +124,7 @@ totals as (
         coalesce(mpg_sum(scheduling), 0) as scheduling,
         coalesce(mpg_sum(runtime), 0) as runtime,
         coalesce(mpg_sum(program), 0) as program,
-        coalesce(sum(unprofiled), 0) as unprofiled
+        coalesce(mpg_sum(unprofiled), 0) as unprofiled
     from parts
 ),
 

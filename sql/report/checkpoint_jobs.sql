@@ -28,8 +28,9 @@ ranked as (
         coalesce(sum(chip_hours_saved) filter (where usd_saved is null) over (), 0)
             as unpriced_chip_hours_saved,
         date_diff('day', min(first_day) over (), max(last_day) over ()) + 1 as days_analysed,
+        -- ranked among the jobs advised to change (those told to keep save nothing)
         row_number() over (
-            order by chip_hours_saved desc, job_id
+            partition by advice = 'change' order by chip_hours_saved desc, job_id
         ) as saving_rank
     from advice
 ),

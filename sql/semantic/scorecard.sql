@@ -123,7 +123,10 @@ final as (
         case when previous_complete then pg - previous_pg end as pg_change,
         case when previous_complete then pg_coverage - previous_pg_coverage end
             as pg_coverage_change,
-        case when previous_complete then lost_usd - previous_lost_usd end as lost_usd_change,
+        -- a slice the previous period did not have lost nothing then (but an unpriced one, $?)
+        case when previous_complete then
+            lost_usd - coalesce(previous_lost_usd, case when previous_wanted_chip_s is null then 0 end)
+        end as lost_usd_change,
         case when previous_complete then lost_chip_s - coalesce(previous_lost_chip_s, 0) end
             as lost_chip_s_change
     from joined

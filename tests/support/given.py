@@ -78,3 +78,18 @@ def ledger(day: date, job: str, category: str, chip_s: float, version: str = "v1
         "category": category,
         "chip_s": chip_s,
     }
+
+
+def cost(
+    day: date, job: str, category: str, chip_s: float, generation: str, price: float | None,
+    version: str = "v1",
+) -> dict:  # fmt: skip
+    """A chip_time_cost row as a run prices a ledger row: its chip-hours x the price of the
+    job's generation (dollars a chip-hour; NULL without one)."""
+    return {
+        **ledger(day, job, category, chip_s, version),
+        "chip_generation": generation,
+        "usd": None if price is None else chip_s / 3600 * price,
+        "usd_per_chip_hour": price,
+        "pue": 1.0,
+    }

@@ -13,7 +13,17 @@ from datetime import date
 import pyarrow as pa
 
 from mpg.schemas import CHECKPOINT_ADVICE
-from tests.support.given import SEMANTIC_LAYER, columns, database, ledger, records, row, rows, sums
+from tests.support.given import (
+    SEMANTIC_LAYER,
+    columns,
+    cost,
+    database,
+    ledger,
+    records,
+    row,
+    rows,
+    sums,
+)
 
 D1, D2 = date(2026, 1, 1), date(2026, 1, 2)
 SLICE = {
@@ -65,15 +75,7 @@ def priced(
         price = PRICES[generation]
         for category, chip_s in chip_s_by_category.items():
             ledger_rows.append(ledger(day, job, category, chip_s, version))
-            cost_rows.append(
-                {
-                    **ledger(day, job, category, chip_s, version),
-                    "chip_generation": generation,
-                    "usd": None if price is None else chip_s / 3600 * price,
-                    "usd_per_chip_hour": price,
-                    "pue": 1.0,
-                }
-            )
+            cost_rows.append(cost(day, job, category, chip_s, generation, price, version))
     return {"chip_time_ledger": ledger_rows, "chip_time_cost": cost_rows}
 
 
