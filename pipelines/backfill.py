@@ -45,7 +45,7 @@ from mpg.pipelines.run import _day_files, recorded, writing
 from mpg.pipelines.snapshot import Snapshot, read_current
 from mpg.pipelines.state import StateKey, bucket_count
 from mpg.pipelines.store import OutputStore
-from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable, result_path
+from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable
 from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS
 from mpg.storage_lock import Lease
 from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs
@@ -155,7 +155,7 @@ def backfill_bucket(bucket: int, chunk: _Chunk) -> Iterator[tuple[str, object]]:
         t: pl.from_arrow(accounted[t]).filter(in_range).to_arrow()
         for t in ("job_day_goodput", "chip_time_ledger")
     }
-    yield from write_days(records.store, records.run_id, f"b{bucket:05d}", replaced, tables)
+    yield from write_days(records.run, records.run.bucket_part(bucket), replaced, tables)
 
 
 def _backfill_chunk(
@@ -173,7 +173,7 @@ def _backfill_chunk(
     key = dataclasses.replace(key, bigquery=target)
     command = f"backfill {metric} {first}..{last}"
     record = runlog.RunRecord.start(None, [], (metric,), command=command)
-    run_id = record.run_id
+    run_id, run = record.run_id, store.run(record.run_id)
     with recorded(store, record, opts.log_level):
         index = store.storage.parquet_file(current.state["jobs"]).read(
             columns=[
@@ -196,26 +196,23 @@ def _backfill_chunk(
         )
         files = store.read_parquet(current.state["files"], DATA_FILES)
         chunk = _Chunk(
-            records=RecordStore(store, run_id, buckets, current.state["jobs"], frozenset()),
+            records=RecordStore(run, buckets, current.state["jobs"], frozenset()),
             accounting=Accounting(load_catalog(), (metric,), key.coverage),
             first=first,
             last=last,
             data_end=end_of_data(store, current)[0],
         )
         rates = store.read_parquets(table_files(files, "cost_rates"), COST_RATES)
-        days = DayTables(store, run_id, _day_files(files), rates, frozenset([metric]))
+        days = DayTables(run, _day_files(files), rates, frozenset([metric]))
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
             _ = (
                 p
                 | "ListJobBuckets" >> beam.Create(present)
                 | "BackfillBucket" >> beam.FlatMap(backfill_bucket, chunk)
                 | "MergeJobTableDays" >> MergeJobTableDays(days)
-                | "WriteTableChanges"
-                >> _WriteTable(
-                    store, result_path(store, run_id, TABLE_CHANGES), DATA_FILES, _change_rows
-                )
+                | "WriteTableChanges" >> _WriteTable(run, TABLE_CHANGES, DATA_FILES, _change_rows)
             )
-        changes = store.read_parquet(result_path(store, run_id, TABLE_CHANGES), DATA_FILES)
+        changes = store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES)
         kept = {t: _only(files, t) for t in ("quarantine", "record_counts", "cost_rates")}
         staged = Staged(
             run_id=run_id,

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.iceberg import TableChange
 from mpg.pipelines.state import StateKey, source_totals
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES, concat
 
 
@@ -74,8 +74,9 @@ def index_sums(store: OutputStore, path: str) -> dict[str, int]:
     return {c: pc.sum(table.column(c)).as_py() or 0 for c in columns}
 
 
-def live_segments(store: OutputStore, index: str, previous: pa.Table, run_id: str) -> pa.Table:
+def live_segments(run: RunFiles, index: str, previous: pa.Table) -> pa.Table:
     """SEGMENTS still holding a job's records: the previous ones and this run's new ones."""
+    store = run.store
     columns = ["segment", *[f"rows_{s}" for s in SOURCES]]
     jobs = store.storage.parquet_file(index).read(columns=columns)
     live = set()
@@ -84,7 +85,7 @@ def live_segments(store: OutputStore, index: str, previous: pa.Table, run_id: st
         live |= {(seg, source) for seg in pc.unique(holding.column("segment")).to_pylist()}
     rows = [r for r in previous.to_pylist() if (r["segment"], r["source"]) in live]
     for segment, source in sorted(live):
-        if segment.startswith(f"{run_id}-"):
+        if run.wrote_segment(segment):
             path = store.segment(source, segment)
             meta = store.storage.parquet_file(path).metadata
             rows.append({"segment": segment, "source": source, "path": path, "rows": meta.num_rows})

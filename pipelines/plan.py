@@ -33,7 +33,7 @@ from mpg.pipelines.state import (
     compare_files,
     estimated_records,
 )
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.pipelines.update import PreviousBucket
 from mpg.schemas import COST_RATES, DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, SOURCES, concat
 from mpg.transforms.reconcile import bucket_of_hash
@@ -244,9 +244,7 @@ def _compacted_jobs(index: pa.Table, segments: pa.Table) -> pa.Table:
     return chosen.select(["job_hash", "job_id"])
 
 
-def planned_jobs(
-    store: OutputStore, run_id: str, work: JobWork, buckets: int
-) -> list[tuple[int, str]]:
+def planned_jobs(run: RunFiles, work: JobWork, buckets: int) -> list[tuple[int, str]]:
     """Scratch files naming each bucket's jobs to rewrite (with whether a retraction is why);
     returns (bucket, path) for the buckets that have any."""
     retracted = work.retracted.append_column("retracted", pa.repeat(True, work.retracted.num_rows))
@@ -257,7 +255,7 @@ def planned_jobs(
     bucket = bucket_of_hash(jobs.column("job_hash").to_numpy(), buckets)
     out = []
     for b in np.unique(bucket).tolist():
-        path = store.scratch(run_id, "planned", f"b{b:05d}")
-        store.write_scratch(path, [jobs.filter(pa.array(bucket == b))])
+        path = run.planned(b)
+        run.store.write_scratch(path, [jobs.filter(pa.array(bucket == b))])
         out.append((b, path))
     return out

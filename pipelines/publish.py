@@ -36,7 +36,7 @@ from mpg.pipelines.database import add_views, copy_tables, read_summary, table_f
 from mpg.pipelines.finish import Staged, data_files_after
 from mpg.pipelines.iceberg import TableChange, commit_tables
 from mpg.pipelines.snapshot import Snapshot, switch
-from mpg.pipelines.store import DATABASE, REPORT, OutputStore
+from mpg.pipelines.store import DATABASE, REPORT, OutputStore, RunFiles
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
 from mpg.quality.engine import engine_named
 from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat
@@ -61,11 +61,11 @@ class Published:
 
 
 @contextlib.contextmanager
-def _database_file(store: OutputStore, run_id: str) -> Iterator[str]:
+def _database_file(run: RunFiles) -> Iterator[str]:
     """Where the new database is built: in the run's staging folder locally (renamed into place
     later), in a temporary folder for object storage (used for the checks only)."""
-    if not store.remote:
-        path = store.storage.full(f"{store.staging(run_id)}/{DATABASE}")
+    if not run.store.remote:
+        path = run.store.storage.full(run.database)
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         yield path
         return
@@ -83,7 +83,7 @@ def _validate(
     results = concat([staged.source_results, outputs], VALIDATION_RESULTS)
     report = render_report(results)
     if fatal_failures(results).num_rows:
-        where = f"runs/{record.run_id}-validation.md"
+        where = store.run(record.run_id).failed_validation
         store.storage.write_text(where, report)
         raise_for_failures(results, Path(store.storage.uri_of(where)))
     return results, report
@@ -105,7 +105,7 @@ def _referenced(store: OutputStore, snapshot: Snapshot) -> set[str]:
     segments = pq.read_table(store.storage.open_input(snapshot.state["segments"]))
     return {
         *snapshot.own_files(),
-        store.state(snapshot.run_id, "snapshot.json"),
+        store.run(snapshot.run_id).snapshot,
         *files,
         *segments.column("path").to_pylist(),
     }
@@ -139,9 +139,9 @@ def publish(
     bigquery_days: Collection[datetime.date] | None = None,
 ) -> Published:
     """Check, commit and switch to the staged snapshot; returns what was published."""
-    run_id = staged.run_id
+    run = store.run(staged.run_id)
     whole: dict[str, str | None] = {}
-    with _database_file(store, run_id) as database:
+    with _database_file(run) as database:
         with progress.phase("publish") as step, writing(database) as con:
             copy_tables(con, store, staged.files, [t for t in PUBLISHED if t not in _WRITTEN_HERE])
             add_views(con, current_version)
@@ -151,13 +151,13 @@ def publish(
                 else keep_analyst_objects(con, Path(store.storage.full(DATABASE)))
             )
             results, report = _validate(con, store, staged, record)
-            whole["validation_results"] = _write_whole(store, run_id, "validation_results", results)
+            whole["validation_results"] = _write_whole(run, "validation_results", results)
             _insert(con, "validation_results", results)
             scorecard, days, counts = read_summary(con)
             step.done(pc.sum(counts.column("accepted")).as_py() or 0)
             record = record.ended("published", counts=counts)
             runs = runlog.runs_table(store, record, _previous_runs(store, staged.files))
-            whole["runs"] = _write_whole(store, run_id, "runs", runs)
+            whole["runs"] = _write_whole(run, "runs", runs)
             _insert(con, "runs", runs)
         files = data_files_after(staged.files, DATA_FILES.empty_table(), whole)
         load = None
@@ -170,10 +170,10 @@ def publish(
         whole_changes = [TableChange(t, (p,) if p else (), None) for t, p in whole.items()]
         changes = [*staged.changes, *whole_changes]
         tables, metadata = commit_tables(store, previous.tables if previous else {}, changes, files)
-        state = {**staged.state, "files": store.state(run_id, "files.parquet")}
+        state = {**staged.state, "files": run.state("files")}
         store.write_parquet(files, state["files"])
         snapshot = Snapshot(
-            run_id=run_id,
+            run_id=run.run_id,
             key=staged.key,
             tables=tables,
             state=state,
@@ -194,10 +194,10 @@ def publish(
     )
 
 
-def _write_whole(store: OutputStore, run_id: str, table: str, rows: pa.Table) -> str | None:
+def _write_whole(run: RunFiles, table: str, rows: pa.Table) -> str | None:
     """An unpartitioned table's one data file for this run (None when it has no rows)."""
     if rows.num_rows == 0:
         return None
-    path = store.data_file(table, run_id)
-    store.write_parquet(rows.cast(PUBLISHED[table]), path)
+    path = run.data_file(table)
+    run.store.write_parquet(rows.cast(PUBLISHED[table]), path)
     return path

@@ -113,7 +113,7 @@ def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]
         ingested = (
             p
             | beam.Create(files)
-            | IngestTraceFiles(store, RUN, CATALOG, buckets, block_bytes=1 << 20)
+            | IngestTraceFiles(store.run(RUN), CATALOG, buckets, block_bytes=1 << 20)
         )
         stats = ingested["files"] | beam.Map(
             lambda s: (s.name, s.lines_read, s.quarantined, s.sha256)
@@ -152,7 +152,7 @@ def _records(tmp_path: Path, traces: Path, buckets: int) -> tuple[RecordStore, l
     settled (those that ended), for the fixture files."""
     out = tmp_path / "out"
     refs = _ingest(traces, out, buckets)
-    records = RecordStore(OutputStore(str(out)), RUN, buckets, None, frozenset())
+    records = RecordStore(OutputStore(str(out)).run(RUN), buckets, None, frozenset())
     per_bucket: dict[int, list[ParsedRef]] = {}
     for bucket, ref in refs:
         per_bucket.setdefault(bucket, []).append(ref)
@@ -168,16 +168,15 @@ def test_update_bucket_counts_every_record_on_its_job(
     traces: Path, tmp_path: Path, buckets: int
 ) -> None:
     records, updates, _ = _records(tmp_path, traces, buckets)
-    store = records.store
+    store = records.run.store
     jobs = pa.concat_tables([store.read_scratch(u.jobs) for u in updates]).to_pylist()
     by_job = {r["job_id"]: r for r in jobs}
     assert (by_job["j"]["accepted_runtime"], by_job["j"]["duplicates_runtime"]) == (2, 1)
     assert (by_job["j"]["accepted_scheduler"], by_job["j"]["open"]) == (3, False)
     assert (by_job["ghost"]["quarantined_runtime"], by_job["ghost"]["submitted"]) == (1, False)
     refs = pa.concat_tables(
-        [store.read_scratch(store.scratch(RUN, "quarantine-refs", f"b{u.bucket:05d}"))
-         for u in updates]
-    ).to_pylist()  # fmt: skip
+        [store.read_scratch(records.run.quarantine_refs(u.bucket)) for u in updates]
+    ).to_pylist()
     assert [(r["file"], r["line"], r["reason"], r["job_id"]) for r in refs] == [
         ("runtime/b.jsonl", 3, UNKNOWN_JOB, "ghost")
     ]
@@ -187,7 +186,7 @@ def test_update_bucket_counts_every_record_on_its_job(
         s: sum(
             store.storage.parquet_file(path).metadata.num_rows
             for u in updates
-            if store.storage.exists(path := store.segment(s, records.segment_id(u.bucket)))
+            if store.storage.exists(path := store.segment(s, records.run.segment_id(u.bucket)))
         )
         for s in SOURCES
     }
@@ -198,8 +197,7 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
     # 2 chips for 600 s: step 300 s productive (kept: last attempt of a FINISHED job), init 60 s,
     # idle 240 s; the end of data is the JOB_END at 00:10.
     records, updates, settled = _records(tmp_path, traces, 2)
-    store = records.store
-    days = DayTables(store, RUN, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
+    days = DayTables(records.run, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
     with pipeline as p:
         end_of_data = p | "End" >> beam.Create([at_us("00:10")])
         accounted = (p | "Updates" >> beam.Create(updates), end_of_data) | AccountJobs(
@@ -233,7 +231,7 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
     }
     # j ended: its update accounted it (one day's refs), leaving no records to read again
     assert [day for day, _ in settled] == [DAY]
-    assert sum(read_records(store, RUN, u.records).records for u in updates) == 0
+    assert sum(read_records(records.run, u.records).records for u in updates) == 0
 
 
 def test_bucket_parts_are_stored_compactly(tmp_path: Path) -> None:
@@ -252,7 +250,7 @@ def test_bucket_parts_are_stored_compactly(tmp_path: Path) -> None:
     low, high = hash_range(parts[0][0], 64)
     assert all(low <= h < high for h in first.column("job_hash").to_pylist())
     store = OutputStore(str(tmp_path))
-    whole, cut = (store.scratch(RUN, "parsed", name) for name in ("whole", "cut"))
+    whole, cut = (store.run(RUN).parsed("runtime", name, 0) for name in ("whole", "cut"))
     store.write_scratch(whole, [pa.concat_tables([t for _, t in parts])])
     store.write_scratch(cut, [t for _, t in parts])
     # 64 record batches of ~30 rows carry their own headers; the whole table 64 times would
