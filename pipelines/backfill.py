@@ -39,15 +39,14 @@ from mpg.pipelines.database import table_files
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import Staged, data_files_after, table_changes
 from mpg.pipelines.lookup import end_of_data
-from mpg.pipelines.publish import publish
+from mpg.pipelines.publish import Destinations, Writing, publish
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.run import _day_files, recorded, writing
-from mpg.pipelines.snapshot import Snapshot, read_current
+from mpg.pipelines.snapshot import read_current
 from mpg.pipelines.state import StateKey, bucket_count
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable
 from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS
-from mpg.storage_lock import Lease
 from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs
 
 Span = tuple[datetime.date, datetime.date]
@@ -108,17 +107,16 @@ def backfill(opts: BackfillOptions) -> list[RunResult]:
     published = []
     lease = runlog.new_run_id(datetime.datetime.now(datetime.UTC))
     with writing(store, lease) as held:
-        current, version = held.current, held.version
-        if current is None:
+        if held.current is None:
             raise UserError(f"nothing to backfill: {opts.out} has no published run")
-        todo = uncovered(current.key, opts.metric_version, opts.first, opts.last)
+        todo = uncovered(held.current.key, opts.metric_version, opts.first, opts.last)
         days = sum((b - a).days + 1 for a, b in todo)
+        over = held
         with progress.phase("days", unit="days", total=days) as step:
             for first, last in chunks(todo, opts.chunk_days):
-                result = _backfill_chunk(opts, store, held.lease, current, version, first, last)
-                published.append(result)
+                published.append(_backfill_chunk(opts, store, over, first, last))
                 current, version = read_current(store)
-                assert current is not None
+                over = dataclasses.replace(over, current=current, version=version)
                 step.advance((last - first).days + 1)
         progress.summary(days, unit="days")
     return published
@@ -159,14 +157,12 @@ def backfill_bucket(bucket: int, chunk: _Chunk) -> Iterator[tuple[str, object]]:
 
 
 def _backfill_chunk(
-    opts: BackfillOptions,
-    store: OutputStore,
-    lease: Lease,
-    current: Snapshot,
-    version: str | None,
-    first: datetime.date,
+    opts: BackfillOptions, store: OutputStore, over: Writing, first: datetime.date,
     last: datetime.date,
-) -> RunResult:
+) -> RunResult:  # fmt: skip
+    """Publish `opts.metric_version` over first..last, over the current snapshot."""
+    current = over.current
+    assert current is not None
     metric = opts.metric_version
     key = current.key.with_coverage(metric, first, last)
     target = "" if opts.bigquery is None else opts.bigquery.location
@@ -215,7 +211,7 @@ def _backfill_chunk(
         changes = store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES)
         kept = {t: _only(files, t) for t in ("quarantine", "record_counts", "cost_rates")}
         staged = Staged(
-            run_id=run_id,
+            run=run,
             key=key,
             state={k: v for k, v in current.state.items() if k != "files"},
             files=data_files_after(files, changes, kept),
@@ -229,17 +225,8 @@ def _backfill_chunk(
         )
         changed = sorted({d for _, d in staged.changed_days})
         bigquery_days = set(changed) if current.key.bigquery == key.bigquery else None
-        done = publish(
-            store,
-            staged,
-            lease,
-            current,
-            version,
-            record,
-            key.current_metric_version,
-            opts.bigquery,
-            bigquery_days,
-        )
+        to = Destinations(key.current_metric_version, opts.bigquery, bigquery_days)
+        done = publish(staged, over, record, to)
     return RunResult(
         run_id=run_id,
         out=store.uri,

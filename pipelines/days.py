@@ -50,7 +50,9 @@ class DayTables:
     previous: dict[tuple[str, datetime.date], str]  # (table, day) -> the current data file
     rates: pa.Table  # COST_RATES: what costs are priced at
     versions: frozenset[str] | None = None  # replace only these versions' rows (a backfill)
-    repriced: bool = False  # the rates differ from the previous snapshot's
+    # Every published day (YYYY-MM-DD) when the rates differ from the previous snapshot's: each
+    # is merged with no new rows, to price its unchanged ledger again.
+    repriced: tuple[str, ...] = ()
 
     def old_rows(self, table: str, day: datetime.date) -> pa.Table:
         path = self.previous.get((table, day))

@@ -28,7 +28,7 @@ from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES,
 class Staged:
     """A run's new snapshot, everything written but the switch."""
 
-    run_id: str
+    run: RunFiles
     key: StateKey
     state: dict[str, str]  # manifest, jobs, segments: written
     files: pa.Table  # DATA_FILES of every table but those the publishing step writes

@@ -53,7 +53,6 @@ class RunPlan:
     """What a run will do, decided before its pipeline starts."""
 
     current: Snapshot | None  # the snapshot the run replaces
-    version: str | None  # of current.json, for the switch's precondition
     previous: Snapshot | None  # the state the run updates (None: computing everything)
     reason: str
     delta: FileDelta
@@ -98,7 +97,6 @@ def plan_run(
     store: OutputStore,
     files: list[TraceFile],
     current: Snapshot | None,
-    version: str | None,
     key: StateKey,
     full: bool,
     rates: pa.Table,
@@ -114,7 +112,7 @@ def plan_run(
     if current is None or full or why is not None:
         reason = "first run" if current is None and not full else why or "--full"
         delta = FileDelta(tuple(files), MANIFEST.empty_table(), ())
-        return RunPlan(current, version, None, f"computing everything: {reason}", delta, key)
+        return RunPlan(current, None, f"computing everything: {reason}", delta, key)
     manifest = store.read_parquet(current.state["manifest"], MANIFEST)
     delta = compare_files(files, manifest)
     gone = len(delta.retracted) - delta.changed
@@ -129,7 +127,7 @@ def plan_run(
             if not delta.new and not delta.retracted
             else f"{reason}; re-priced every published day ({repricing})"
         )
-    return RunPlan(current, version, current, reason, delta, key, repricing)
+    return RunPlan(current, current, reason, delta, key, repricing)
 
 
 def _repricing(store: OutputStore, current: Snapshot, rates: pa.Table) -> str | None:

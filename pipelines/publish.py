@@ -1,7 +1,6 @@
 """Publishing a staged snapshot: check it, commit its tables, switch to it at one instant.
 
-    published = publish(store, staged, lease, previous, version, record, current_version, bigquery,
-                        bigquery_days)
+    published = publish(staged, over, record, Destinations(current_metric_version, bigquery, days))
 
 1. The snapshot's tables go into a new DuckDB file (the database a local folder publishes; for
    object storage, a temporary one), and the output expectation suites run on it: a failed
@@ -45,6 +44,24 @@ from mpg.storage_lock import Lease
 
 # The tables publishing writes itself, after the checks: their results, and the run log.
 _WRITTEN_HERE = ("validation_results", "runs")
+
+
+@dataclass(frozen=True)
+class Writing:
+    """What a writer of the folder holds: the lease, and the snapshot it publishes over."""
+
+    lease: Lease
+    current: Snapshot | None
+    version: str | None  # of current.json, for the switch's precondition
+
+
+@dataclass(frozen=True)
+class Destinations:
+    """What a snapshot is published as beside the folder's own tables."""
+
+    current_metric_version: str  # the version the `*_current` views show
+    bigquery: BigQueryTarget | None = None  # also load the changed partitions there
+    bigquery_days: Collection[datetime.date] | None = None  # those days only (None: all)
 
 
 @dataclass(frozen=True)
@@ -127,24 +144,15 @@ def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str 
     return store.collect(referenced, keep_staging)
 
 
-def publish(
-    store: OutputStore,
-    staged: Staged,
-    lease: Lease,
-    previous: Snapshot | None,
-    version: str | None,
-    record: runlog.RunRecord,
-    current_version: str,
-    bigquery: BigQueryTarget | None = None,
-    bigquery_days: Collection[datetime.date] | None = None,
-) -> Published:
-    """Check, commit and switch to the staged snapshot; returns what was published."""
-    run = store.run(staged.run_id)
+def publish(staged: Staged, over: Writing, record: runlog.RunRecord, to: Destinations) -> Published:
+    """Check, commit and switch to the staged snapshot over the current one (`over`, whose
+    lease is still held); returns what was published."""
+    run, store, previous = staged.run, staged.run.store, over.current
     whole: dict[str, str | None] = {}
     with _database_file(run) as database:
         with progress.phase("publish") as step, writing(database) as con:
             copy_tables(con, store, staged.files, [t for t in PUBLISHED if t not in _WRITTEN_HERE])
-            add_views(con, current_version)
+            add_views(con, to.current_metric_version)
             analyst = (
                 Kept()
                 if store.remote
@@ -161,11 +169,15 @@ def publish(
             _insert(con, "runs", runs)
         files = data_files_after(staged.files, DATA_FILES.empty_table(), whole)
         load = None
-        if bigquery is not None:
+        if to.bigquery is not None:
             from mpg.pipelines.bigquery import publish_bigquery  # ~1 s to import the client
 
             load = publish_bigquery(
-                store, files, bigquery, bigquery_days, current_version=current_version
+                store,
+                files,
+                to.bigquery,
+                to.bigquery_days,
+                current_version=to.current_metric_version,
             )
         whole_changes = [TableChange(t, (p,) if p else (), None) for t, p in whole.items()]
         changes = [*staged.changes, *whole_changes]
@@ -180,8 +192,8 @@ def publish(
             metadata_files=metadata,
             previous=None if previous is None else previous.run_id,
         )
-        lease.check()  # a writer that lost its lease must not publish over its successor
-        switch(store, snapshot, version)
+        over.lease.check()  # a writer that lost its lease must not publish over its successor
+        switch(store, snapshot, over.version)
         if not store.remote:
             Path(database).replace(store.storage.full(DATABASE))
     store.storage.write_text(REPORT, report)

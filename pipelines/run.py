@@ -50,7 +50,7 @@ from mpg.pipelines.io import TraceFile, discover_trace_files
 from mpg.pipelines.logs import run_log
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.plan import JobWork, RunPlan, job_work, plan_run, planned_jobs
-from mpg.pipelines.publish import Published, collect_garbage, publish
+from mpg.pipelines.publish import Destinations, Published, Writing, collect_garbage, publish
 from mpg.pipelines.quarantine import QuarantineSources, assemble_quarantine
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.snapshot import Snapshot, read_current, read_snapshot
@@ -75,7 +75,7 @@ from mpg.schemas import (
     concat,
 )
 from mpg.storage import Storage
-from mpg.storage_lock import Lease, hold_lease
+from mpg.storage_lock import hold_lease
 from mpg.version import code_version
 
 
@@ -112,15 +112,6 @@ def kept_snapshots(store: OutputStore, current: Snapshot | None) -> list[Snapsho
         return []
     before = read_snapshot(store, current.previous) if current.previous else None
     return [current, *([before] if before else [])]
-
-
-@dataclass(frozen=True)
-class Writing:
-    """What a writer of the folder holds: the lease, and the snapshot it publishes over."""
-
-    lease: Lease
-    current: Snapshot | None
-    version: str | None  # of current.json, for the switch's precondition
 
 
 @contextlib.contextmanager
@@ -170,7 +161,7 @@ def run(opts: RunOptions) -> RunResult:
     with writing(store, record.run_id) as held, recorded(store, record, opts.log_level):
         current = held.current
         with progress.phase("plan", unit="files", total=len(files)) as step:
-            plan = plan_run(store, files, current, held.version, key, opts.full, rates)
+            plan = plan_run(store, files, current, key, opts.full, rates)
             step.done(len(files))
         if plan.up_to_date:
             progress.summary(0)
@@ -179,17 +170,10 @@ def run(opts: RunOptions) -> RunResult:
             return RunResult.nothing_new(store, ended.run_id, current, len(files), skipped)
         staged, read = _compute(opts, plan, store, record.run_id, rates)
         changed = sorted({d for _, d in staged.changed_days})
-        published = publish(
-            store,
-            staged,
-            held.lease,
-            plan.current,
-            plan.version,
-            record,
-            plan.key.current_metric_version,
-            opts.bigquery,
-            plan.bigquery_days(changed),
+        to = Destinations(
+            plan.key.current_metric_version, opts.bigquery, plan.bigquery_days(changed)
         )
+        published = publish(staged, held, record, to)
         progress.summary(read)
     return _result(store, published, plan, staged, len(files), skipped)
 
@@ -241,24 +225,18 @@ def prepare(
         else DATA_FILES.empty_table()
     )
     catalog = load_catalog()
-    repriced = _repriced(store, files, rates)
     run = store.run(run_id)
     records = RecordStore(
         run, buckets, previous.state["jobs"] if previous else None, frozenset(plan.delta.retracted)
     )
-    previous_buckets = work.previous_buckets(buckets)
-    ends = [b.data_end for b in previous_buckets if b.data_end is not None]
     quarantine_file = table_files(files, "quarantine")
     update = UpdatePlan(
-        run=run,
         new=plan.delta.new,
         planned=tuple(planned_jobs(run, work, buckets)),
-        previous_buckets=tuple(previous_buckets),
-        previous_end=max(ends) if ends else None,
+        previous_buckets=tuple(work.previous_buckets(buckets)),
         records=records,
         accounting=Accounting(catalog, plan.key.computed_versions, plan.key.coverage),
-        days=DayTables(run, _day_files(files), rates, repriced=bool(repriced)),
-        repriced_days=repriced,
+        days=DayTables(run, _day_files(files), rates, repriced=_repriced(store, files, rates)),
         quarantine=QuarantineSources(
             run,
             {f.name: f for f in plan.delta.new} | _unchanged_files(plan, opts.traces),
@@ -355,7 +333,7 @@ def _finish(
     changes = store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES)
     everything = plan.previous is None
     return Staged(
-        run_id=run.run_id,
+        run=run,
         key=plan.key,
         state=state,
         files=data_files_after(files, changes, whole),

@@ -54,20 +54,27 @@ class PreviousBucket:
 
 @dataclass(frozen=True)
 class UpdatePlan:
-    """Everything the pipeline is built from: decided by the launcher before it starts."""
+    """Everything the pipeline is built from: decided by the launcher before it starts. The
+    run's files (`run`) are those of its record store; `days` holds the days to price again."""
 
-    run: RunFiles
     new: tuple[TraceFile, ...]
     planned: tuple[tuple[int, str], ...]  # (bucket, scratch file of jobs to rewrite)
     previous_buckets: tuple[PreviousBucket, ...]
-    previous_end: int | None
     records: RecordStore
     accounting: Accounting
     days: DayTables
     quarantine: QuarantineSources
     block_bytes: int
     expectations: str  # the engine that checks the source suites (`mpg.quality.engine`)
-    repriced_days: tuple[str, ...] = ()  # every published day, when prices changed (YYYY-MM-DD)
+
+    @property
+    def run(self) -> RunFiles:
+        return self.records.run
+
+    @property
+    def previous_end(self) -> int | None:
+        """The end of data before this run: the latest of the previous buckets'."""
+        return _latest(b.data_end for b in self.previous_buckets)
 
 
 def _latest(values: Iterable[int | None]) -> int | None:
@@ -187,7 +194,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     accounted = (to_account, data_end) | "AccountJobs" >> AccountJobs(
         plan.records, plan.accounting, plan.previous_end
     )
-    repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.repriced_days])
+    repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.days.repriced])
     _ = (
         (updated.days, accounted["days"], repriced)
         | "DaysToMerge" >> beam.Flatten()

@@ -367,7 +367,7 @@ def test_the_real_pipeline_builds_for_dataflow(
     key = StateKey(code_version(), ("v1",), "v1")
     store = OutputStore(out)
     rates = cost_rates(load_cost_catalog(), load_catalog(), OutputConfig())
-    plan = plan_run(store, files, None, None, key, full=False, rates=rates)
+    plan = plan_run(store, files, None, key, full=False, rates=rates)
     prepared = prepare(RunOptions(traces=traces, out=out), plan, store, "r1", rates)
     options = PipelineOptions(list(DATAFLOW))
     with gcs_emulator.activated():
