@@ -34,7 +34,7 @@ from mpg.pipelines.buckets import (
     read_records,
     write_records,
 )
-from mpg.pipelines.state import Coverage
+from mpg.pipelines.state_key import Coverage
 from mpg.pipelines.store import RunFiles
 from mpg.schemas import JOB_INDEX, PUBLISHED, SOURCES, conform
 from mpg.transforms.account import goodput_tables, sweep_chip_time

@@ -42,8 +42,9 @@ from mpg.pipelines.lookup import end_of_data
 from mpg.pipelines.publish import Destinations, Writing, publish
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.run import _day_files, recorded, writing
+from mpg.pipelines.sizing import bucket_count
 from mpg.pipelines.snapshot import read_current
-from mpg.pipelines.state import StateKey, bucket_count
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable
 from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS

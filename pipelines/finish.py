@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 
 from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.iceberg import TableChange
-from mpg.pipelines.state import StateKey, source_totals
+from mpg.pipelines.manifest import source_totals
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES, concat
 

@@ -23,20 +23,19 @@ import pyarrow.dataset as ds
 from mpg.costs import rates_change
 from mpg.pipelines.buckets import PLANNED
 from mpg.pipelines.io import TraceFile
+from mpg.pipelines.manifest import FileDelta, compare_files
+from mpg.pipelines.sizing import bucket_count, estimated_records
 from mpg.pipelines.snapshot import Snapshot
-from mpg.pipelines.state import (
-    MAX_SEGMENTS,
-    MIN_LIVE_SHARE,
-    FileDelta,
-    StateKey,
-    bucket_count,
-    compare_files,
-    estimated_records,
-)
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.pipelines.update import PreviousBucket
 from mpg.schemas import COST_RATES, DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, SOURCES, concat
 from mpg.transforms.reconcile import bucket_of_hash
+
+# The record store is compacted when it holds more segments than this, or a segment is mostly
+# dead (its jobs' records moved to later segments).
+MAX_SEGMENTS = 16
+MIN_LIVE_SHARE = 0.5
 
 _INDEX_COLUMNS = [
     "job_hash",

@@ -48,13 +48,14 @@ from mpg.pipelines.finish import (
 )
 from mpg.pipelines.io import TraceFile, discover_trace_files
 from mpg.pipelines.logs import run_log
+from mpg.pipelines.manifest import finished_manifest
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.plan import JobWork, RunPlan, job_work, plan_run, planned_jobs
 from mpg.pipelines.publish import Destinations, Published, Writing, collect_garbage, publish
 from mpg.pipelines.quarantine import QuarantineSources, assemble_quarantine
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.snapshot import Snapshot, read_current, read_snapshot
-from mpg.pipelines.state import StateKey, finished_manifest
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import LOCK, OutputStore, RunFiles
 from mpg.pipelines.update import (
     FILE_STATS,

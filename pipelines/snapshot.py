@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass, field
 
 from mpg.errors import StoreError
-from mpg.pipelines.state import StateKey
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import POINTER, OutputStore
 from mpg.storage import COMMITTING
 

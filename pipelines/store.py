@@ -65,7 +65,10 @@ STATE = "state"
 _KEPT = (POINTER, DATABASE, REPORT, CONFIG, LOCK)
 _KEPT_PREFIXES = (f"{RUNS}/", ".mpg/")
 _RECORD, _LOG = ".json", ".log"
-# The files of a snapshot's state (`mpg.pipelines.snapshot`), each `state/<run id>/<name>.parquet`.
+# The files of a snapshot's state (`mpg.pipelines.snapshot`), each `state/<run id>/<name>.parquet`:
+# MANIFEST (every ingested input file, `mpg.pipelines.manifest`), JOB_INDEX (every job: where its
+# records are, its counts), SEGMENTS (the record store's files), DATA_FILES (every published
+# table's data files).
 STATE_FILES = ("manifest", "jobs", "segments", "files")
 
 # Row groups of stored records: small enough that reading some jobs skips most of a segment.

@@ -41,7 +41,7 @@ from mpg.pipelines.runners import (
     needs_packaging,
     parse_options,
 )
-from mpg.pipelines.state import StateKey
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import build_update
 from mpg.version import code_version
