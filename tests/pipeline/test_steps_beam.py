@@ -22,7 +22,8 @@ from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
-from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files
+from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, stable_id
+from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.store import OutputStore
 from mpg.schemas import SOURCES
 from mpg.transforms.parse import BlockParser
@@ -97,6 +98,16 @@ def test_parse_trace_records(pipeline: BeamTestPipeline) -> None:
         )
 
 
+# (bucket, source, records) of each part IngestTraceFiles cuts, per bucket count: one part per
+# block and job bucket present. j's job hash is 2137352139 and ghost's 55808161: bucket 0 of 1 or
+# of 2 (hashes below 2^31) for both; of 3 (cuts at 2^32/3 and 2*2^32/3) j's is 1 and ghost's 0,
+# so runtime/b.jsonl is cut in two.
+PARTS = {
+    1: [(0, "scheduler", 3), (0, "runtime", 1), (0, "runtime", 3)],
+    2: [(0, "scheduler", 3), (0, "runtime", 1), (0, "runtime", 3)],
+    3: [(1, "scheduler", 3), (1, "runtime", 1), (1, "runtime", 2), (0, "runtime", 1)],
+}
+
 _COLLECTED: list = []  # what a pipeline in this process hands back (FnApiRunner runs here)
 
 
@@ -106,8 +117,10 @@ def _collect(element: object) -> None:
 
 def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]]:
     """IngestTraceFiles over `traces`; returns its (bucket, ParsedRef) pairs, and checks the
-    FileStats it gives each file: lines, refused lines and the SHA-256 of the bytes."""
+    FileStats it gives each file (lines, refused lines and the SHA-256 of the bytes) and the
+    scratch file of the one refused line."""
     store, files = OutputStore(str(out)), discover_trace_files(str(traces))[0]
+    run = store.run(RUN)
     _COLLECTED.clear()
     with BeamTestPipeline(runner="FnApiRunner") as p:
         ingested = (
@@ -124,6 +137,10 @@ def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]
             for f in files
         ]  # fmt: skip
         assert_that(stats, equal_to(expected), label="stats")
+        refused = [run.refused("scheduler", stable_id("scheduler/a.jsonl"), 1)]
+        assert_that(ingested["refused"], equal_to(refused), label="refused")
+        parts = ingested["parsed"] | beam.Map(lambda e: (e[0], e[1].source, e[1].rows))
+        assert_that(parts, equal_to(PARTS[buckets]), label="parts")
         _ = ingested["parsed"] | beam.Map(_collect)
     return list(_COLLECTED)
 
@@ -203,6 +220,8 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
         accounted = (p | "Updates" >> beam.Create(updates), end_of_data) | AccountJobs(
             records, ACCOUNTING, None
         )
+        index_parts = [records.run.bucket_index(0)]  # j and ghost: bucket 0 of 2
+        assert_that(accounted["jobs"], equal_to(index_parts), label="jobs")
         changes = (
             (accounted["days"], p | "Settled" >> beam.Create(settled))
             | beam.Flatten()
@@ -232,6 +251,33 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
     # j ended: its update accounted it (one day's refs), leaving no records to read again
     assert [day for day, _ in settled] == [DAY]
     assert sum(read_records(records.run, u.records).records for u in updates) == 0
+    index = records.run.store.read_scratch(index_parts[0]).to_pylist()
+    assert [(r["job_id"], r["accepted_runtime"], r["open"]) for r in index] == [
+        ("ghost", 0, False),  # a job with no scheduler record: its span refused, not accepted
+        ("j", 2, False),
+    ]
+
+
+def test_recover_quarantined_text(pipeline: BeamTestPipeline, traces: Path, tmp_path: Path) -> None:
+    """The buckets' quarantine references -> one scratch file per input file they point into,
+    with each refused line's text read again from that file."""
+    records, updates, _ = _records(tmp_path, traces, 3)
+    run = records.run
+    files = {f.name: f for f in discover_trace_files(str(traces))[0]}
+    sources = QuarantineSources(run, files, previous=None, unchanged=frozenset())
+    with pipeline as p:
+        recovered = (
+            p
+            | beam.Create([run.quarantine_refs(u.bucket) for u in updates])
+            | RecoverQuarantinedText(sources)
+        )
+        assert_that(recovered, equal_to([run.recovered(stable_id("runtime/b.jsonl"))]))
+    rows = run.store.read_scratch(run.recovered(stable_id("runtime/b.jsonl"))).to_pylist()
+    ghost = json.dumps(FILES["runtime/b.jsonl"][2])
+    assert rows == [
+        {"source": "runtime", "file": "runtime/b.jsonl", "line": 3, "reason": UNKNOWN_JOB,
+         "raw": ghost, "job_id": "ghost"}
+    ]  # fmt: skip
 
 
 def test_bucket_parts_are_stored_compactly(tmp_path: Path) -> None:
