@@ -25,7 +25,8 @@ from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
 from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, stable_id
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.store import OutputStore
-from mpg.schemas import SOURCES
+from mpg.pipelines.update import FILE_STATS, TABLE_CHANGES, UpdatePlan, build_update
+from mpg.schemas import DATA_FILES, MANIFEST, SOURCES
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
 from mpg.transforms.steps import ParseTraceRecords
@@ -336,3 +337,43 @@ def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(
                 ]
             ),
         )
+
+
+def test_update_pipeline_on_a_first_run(traces: Path, tmp_path: Path) -> None:
+    """The whole update graph (`build_update`) over the fixture files into an empty folder: what
+    its sinks leave for the launcher, and the scratch files of the quarantine."""
+    run = OutputStore(str(tmp_path / "out")).run(RUN)
+    files = discover_trace_files(str(traces))[0]
+    rates = cost_rates(load_cost_catalog(), CATALOG, OutputConfig())
+    plan = UpdatePlan(
+        new=tuple(files),
+        planned=(),
+        previous_buckets=(),
+        records=RecordStore(run, 2, None, frozenset()),
+        accounting=ACCOUNTING,
+        days=DayTables(run, {}, rates),
+        quarantine=QuarantineSources(run, {f.name: f for f in files}, None, frozenset()),
+        block_bytes=1 << 20,
+        expectations="mpg",
+    )
+    with BeamTestPipeline(runner="FnApiRunner") as p:
+        build_update(p, plan)
+    stats = run.store.read_parquet(run.result(FILE_STATS), MANIFEST).to_pylist()
+    assert [(r["name"], r["lines_read"], r["quarantined"], r["sha256"]) for r in stats] == [
+        (name, len(FILES[name]), int(name == "scheduler/a.jsonl"),
+         hashlib.sha256((traces / name).read_bytes()).hexdigest())
+        for name in sorted(FILES)
+    ]  # fmt: skip
+    changes = run.store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES).to_pylist()
+    # as the steps give them one by one (test_account_and_merge_days), sorted by table
+    assert [(r["table"], r["day"].isoformat(), r["rows"]) for r in changes] == [
+        ("checkpoint_advice", DAY, 1),
+        ("chip_time_cost", DAY, 3),
+        ("chip_time_ledger", DAY, 3),
+        ("goodput_by_slice", DAY, 8),
+        ("job_day_goodput", DAY, 1),
+        ("step_time_stats", DAY, 1),
+    ]
+    assert [r["path"] for r in changes] == [run.data_file(r["table"], r["day"]) for r in changes]
+    assert run.refused_parts() == [run.refused("scheduler", stable_id("scheduler/a.jsonl"), 1)]
+    assert run.recovered_parts() == [run.recovered(stable_id("runtime/b.jsonl"))]
