@@ -132,7 +132,7 @@ def _iceberg_metadata(snapshot: Snapshot) -> set[str]:
     return {*snapshot.tables.values(), *snapshot.metadata_files}
 
 
-def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str | None) -> int:
+def collect_garbage(store: OutputStore, kept: list[Snapshot]) -> int:
     """Remove what no kept snapshot references: older snapshots' files and killed runs'. Of the
     snapshot before the current one only what mpg's readers use is kept (its state and data
     files), not its Iceberg metadata: the tables' history is one snapshot deep."""
@@ -141,7 +141,7 @@ def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str 
         referenced |= _referenced(store, snapshot) - _iceberg_metadata(snapshot)
     for snapshot in kept[:1]:
         referenced |= _referenced(store, snapshot)
-    return store.collect(referenced, keep_staging)
+    return store.collect(referenced)
 
 
 def publish(staged: Staged, over: Writing, record: runlog.RunRecord, to: Destinations) -> Published:
@@ -199,7 +199,7 @@ def publish(staged: Staged, over: Writing, record: runlog.RunRecord, to: Destina
     store.storage.write_text(REPORT, report)
     runlog.write_record(store, record)
     runlog.prune_records(store, runs)
-    collect_garbage(store, [snapshot, *([previous] if previous else [])], keep_staging=None)
+    collect_garbage(store, [snapshot, *([previous] if previous else [])])
     warnings = pc.sum(pc.invert(results.column("success"))).as_py() or 0
     return Published(
         record, snapshot, scorecard, days, counts, results.num_rows, warnings, load, analyst

@@ -123,7 +123,7 @@ def writing(store: OutputStore, run_id: str) -> Iterator[Writing]:
         current, version = read_current(store)
         kept = kept_snapshots(store, current)
         runlog.settle_unfinished(store, {s.run_id for s in kept})
-        collect_garbage(store, kept, keep_staging=None)
+        collect_garbage(store, kept)
         yield Writing(lease, current, version)
 
 

@@ -200,14 +200,13 @@ class OutputStore:
             if e.path not in _KEPT and not e.path.startswith(_KEPT_PREFIXES)
         ]
 
-    def collect(self, referenced: set[str], keep_staging: str | None = None) -> int:
-        """Remove every file no kept snapshot references, and every run's scratch but
-        `keep_staging`'s; returns how many files went. Call with the lease held."""
+    def collect(self, referenced: set[str]) -> int:
+        """Remove every file no kept snapshot references, and every run's scratch; returns how
+        many files went. Call with the lease held (no other run is writing)."""
         garbage = [p for p in self.files() if p not in referenced]
         self.storage.delete(garbage)
-        for entry in {e.path.split("/")[2] for e in self.storage.list(STAGING)}:
-            if entry != keep_staging:
-                self.run(entry).delete_scratch()
+        for run_id in {e.path.split("/")[2] for e in self.storage.list(STAGING)}:
+            self.run(run_id).delete_scratch()
         return len(garbage)
 
 
