@@ -16,7 +16,7 @@ import statistics
 import time
 from pathlib import Path
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.schemas import SOURCES
 from mpg.transforms.parse import BlockParser
 

@@ -20,7 +20,7 @@ import json
 import time
 from pathlib import Path
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES, LineBlock, discover_trace_files, read_line_blocks
 from mpg.schemas import SOURCES
 from mpg.transforms.parse import BlockParser, ParsedBlock

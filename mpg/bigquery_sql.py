@@ -165,7 +165,8 @@ def _struct_columns(select: exp.Expression) -> exp.Expression:
 
 def _sets(item: exp.Expression) -> list[list[exp.Expression]]:
     """The grouping sets a GROUP BY item stands for: a CUBE's every subset (largest first), a
-    GROUPING SETS' sets (a CUBE in it spelled out too), a tuple or a column one set."""
+    GROUPING SETS' sets (a CUBE in it spelled out too), a tuple, a column in parentheses or a
+    column one set."""
     if isinstance(item, exp.Cube):
         dimensions = item.expressions
         return [
@@ -177,6 +178,8 @@ def _sets(item: exp.Expression) -> list[list[exp.Expression]]:
         return [found for part in item.expressions for found in _sets(part)]
     if isinstance(item, exp.Tuple):
         return [list(item.expressions)]
+    if isinstance(item, exp.Paren):  # `(team)`: a set of one column
+        return [[item.this]]
     return [[item]]
 
 

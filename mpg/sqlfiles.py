@@ -54,6 +54,8 @@ MACRO_FILES: tuple[str, ...] = (
     "semantic/jobs.sql",
     "semantic/scorecard.sql",
     "semantic/advice.sql",
+    "semantic/chargeback.sql",
+    "semantic/queues.sql",
 )
 
 

@@ -25,7 +25,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.catalog import ChipCatalog
+from mpg.definitions.catalog import ChipCatalog
 from mpg.pipelines.buckets import (
     _UPDATED,
     BucketUpdate,

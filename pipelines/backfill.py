@@ -27,10 +27,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from mpg import progress
-from mpg.catalog import load_catalog
+from mpg.cli import progress
+from mpg.definitions.catalog import load_catalog
+from mpg.definitions.metrics import METRIC_VERSIONS
 from mpg.errors import OptionsError, UserError
-from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines import runlog
 from mpg.pipelines.accounting import Accounting, replaced_per_day, write_days
 from mpg.pipelines.bigquery_target import BigQueryTarget

@@ -34,8 +34,8 @@ from google.auth.exceptions import GoogleAuthError
 from google.cloud import bigquery
 from sqlglot import exp
 
+from mpg.definitions.metrics import METRIC_VERSIONS
 from mpg.errors import OptionsError
-from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
 from mpg.pipelines.database import current_view_statements
 from mpg.pipelines.store import OutputStore

@@ -22,8 +22,8 @@ import pyarrow.dataset as ds
 from sqlglot import exp
 
 from mpg.bigquery_sql import CURRENT_VERSION_VIEW
+from mpg.definitions.metrics import METRIC_VERSIONS
 from mpg.errors import StoreError
-from mpg.metrics import METRIC_VERSIONS
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.views import create_views
 from mpg.schemas import PUBLISHED, TABLE_KEYS

@@ -8,8 +8,8 @@ the day's file is the old one less those jobs' rows, plus the new rows, sorted b
 key (so the same input gives the same bytes). A day whose rows come out as they were is left as
 it was; a day with no rows left loses its file. Two tables follow from the others, day by day:
 `goodput_by_slice` from the job-day rows (`mpg.transforms.slices`) and `chip_time_cost` from
-the ledger at the run's prices (`mpg.costs`). When the prices changed, the run also sends every
-day here with no rows (a `None` ref), to cost its unchanged ledger again.
+the ledger at the run's prices (`mpg.definitions.costs`). When the prices changed, the run also
+sends every day here with no rows (a `None` ref), to cost its unchanged ledger again.
 
 Memory is one day's rows of the job tables (one row per job and day): it does not grow with the
 records of the fleet.
@@ -25,7 +25,7 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.costs import chip_time_cost
+from mpg.definitions.costs import chip_time_cost
 from mpg.pipelines.accounting import JOB_TABLES, REPLACED, VERSIONED, DayRef, day_files
 from mpg.pipelines.store import RunFiles
 from mpg.schemas import PUBLISHED, TABLE_KEYS, concat

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.catalog import ChipCatalog
+from mpg.definitions.catalog import ChipCatalog
 from mpg.pipelines.io import TraceFile, read_line_blocks, stable_id
 from mpg.pipelines.store import RunFiles
 from mpg.schemas import STORED_SCHEMAS

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from mpg.costs import rates_change
+from mpg.definitions.costs import rates_change
 from mpg.pipelines.buckets import PLANNED
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.manifest import FileDelta, compare_files

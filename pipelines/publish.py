@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mpg import progress
+from mpg.cli import progress
 from mpg.pipelines import runlog
 from mpg.pipelines.analyst_objects import Kept, keep_analyst_objects
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
@@ -40,7 +40,7 @@ from mpg.quality import fatal_failures, raise_for_failures, render_report, valid
 from mpg.quality.engine import engine_named
 from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat
 from mpg.schemas.ddl import create_table_sql
-from mpg.storage_lock import Lease
+from mpg.storage.lock import Lease
 
 # The tables publishing writes itself, after the checks: their results, and the run log.
 _WRITTEN_HERE = ("validation_results", "runs")

@@ -25,11 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from mpg import progress
 from mpg.adapters.quarantine import read_import_quarantine
-from mpg.catalog import load_catalog
-from mpg.config import read_config
-from mpg.costs import cost_rates, load_cost_catalog
+from mpg.cli import progress
+from mpg.definitions.catalog import load_catalog
+from mpg.definitions.config import read_config
+from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.errors import find_user_error, one_line
 from mpg.pipelines import runlog
 from mpg.pipelines.accounting import Accounting
@@ -76,7 +76,7 @@ from mpg.schemas import (
     concat,
 )
 from mpg.storage import Storage
-from mpg.storage_lock import hold_lease
+from mpg.storage.lock import hold_lease
 from mpg.version import code_version
 
 

@@ -129,7 +129,7 @@ class OutputStore:
 
     def scratch_reader(self, paths: Sequence[str], schema: pa.Schema) -> pa.RecordBatchReader:
         """Every batch of some scratch files, one file at a time (for DuckDB to stream: Arrow
-        IPC files go through `Storage.open_input`, not a Dataset, `mpg.storage_reads` says
+        IPC files go through `Storage.open_input`, not a Dataset, `mpg.storage.reads` says
         why)."""
 
         def batches() -> Iterable[pa.RecordBatch]:

@@ -40,6 +40,8 @@ VIEWS: tuple[str, ...] = (
     "cost_by_slice",
     "slice_scorecard",
     "checkpoint_advice_by_slice",
+    "chargeback_by_month",
+    "queue_waiting",
 )
 
 

@@ -301,8 +301,8 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
 # times. Declared here, published once the pipeline writes them (ANALYSIS_TABLES).
 #
 # The price and power each chip generation is costed at: the cost catalog's defaults
-# (mpg/costs.v1.json) with DIR/mpg.toml's [prices], [power] and [energy] over them
-# (`mpg.costs.cost_rates`). One row per generation; null where no figure is known.
+# (mpg/definitions/costs.v1.json) with DIR/mpg.toml's [prices], [power] and [energy] over them
+# (`mpg.definitions.costs.cost_rates`). One row per generation; null where no figure is known.
 COST_RATES = _schema(
     _req("chip_generation", pa.string()),
     _opt("usd_per_chip_hour", pa.float64()),

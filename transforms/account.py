@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import polars as pl
 import pyarrow as pa
 
-from mpg.catalog import ChipCatalog
-from mpg.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS, SPAN_PRECEDENCE
+from mpg.definitions.catalog import ChipCatalog
+from mpg.definitions.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS, SPAN_PRECEDENCE
+from mpg.definitions.vocabulary import TASK_RELEASES
 from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT, RECORD_ORDER, conform
 from mpg.transforms.ratios import job_day_ratios
-from mpg.vocabulary import TASK_RELEASES
 
 DAY_US = 86_400_000_000
 _US = pl.Int64

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from mpg.metrics import SPAN_PRECEDENCE
+from mpg.definitions.metrics import SPAN_PRECEDENCE
 
 # Every category `charge_segments` charges a chip-microsecond to.
 CHARGED_CATEGORIES: tuple[str, ...] = ("scheduling", "runtime_idle", *SPAN_PRECEDENCE)

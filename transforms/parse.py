@@ -28,11 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.catalog import ChipCatalog
-from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
-from mpg.sqlfiles import load_sql
-from mpg.transforms.parse_sql import parse_statement
-from mpg.vocabulary import (
+from mpg.definitions.catalog import ChipCatalog
+from mpg.definitions.vocabulary import (
     EVENT_TYPES,
     FRAMEWORKS,
     JOB_STATES,
@@ -40,6 +37,9 @@ from mpg.vocabulary import (
     SPAN_KINDS,
     WORKLOAD_CLASSES,
 )
+from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
+from mpg.sqlfiles import load_sql
+from mpg.transforms.parse_sql import parse_statement
 
 _NEWLINE = 10
 _CARRIAGE_RETURN = 13

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
-from mpg.catalog import ChipCatalog
+from mpg.definitions.catalog import ChipCatalog
 from mpg.schemas import RECORD_SCHEMAS
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
 

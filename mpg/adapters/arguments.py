@@ -16,8 +16,8 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpg.definitions.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
 from mpg.errors import OptionsError
-from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
 
 
 def instant(text: str) -> dt.datetime:
@@ -74,7 +74,7 @@ def job_options(args: argparse.Namespace, *, writes_profiles: bool = True) -> Jo
     generation. A profile adapter needs --chips alone, for its records' `chips`; an adapter that
     writes no profiles would do nothing with it, so there --chips needs --chip-generation (a
     user who gave only --chips meant scheduler events, and would get none)."""
-    from mpg.catalog import load_catalog
+    from mpg.definitions.catalog import load_catalog
 
     if args.chip_generation is not None and args.chips is None:
         raise OptionsError("--chip-generation needs --chips")

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from mpg.adapters import ADAPTERS, arguments
-from mpg.arguments import add_subcommands
+from mpg.cli.arguments import add_subcommands
 from mpg.errors import TraceRootError
 from mpg.locations import is_remote
 
@@ -61,8 +61,8 @@ def import_command(args: argparse.Namespace) -> int:
     from mpg.storage import Storage
 
     out = Storage(args.out)
-    from mpg import progress
     from mpg.adapters.write import format_summary, under, write_conversion
+    from mpg.cli import progress
 
     with progress.reporting("import"):
         with progress.phase("convert") as step:

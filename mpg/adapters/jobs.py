@@ -16,7 +16,7 @@ import polars as pl
 
 from mpg.adapters.arguments import JobOptions
 from mpg.adapters.canonical import UTC_TIME
-from mpg.vocabulary import JOB_STATES
+from mpg.definitions.vocabulary import JOB_STATES
 
 # The frame `synthesized_scheduler` takes: one row per job.
 JOB_EXTENT_SCHEMA = {"job_id": pl.String, "first": UTC_TIME, "last": UTC_TIME, "state": pl.String}

@@ -31,7 +31,7 @@ from mpg.adapters.kubernetes_events import ADMISSION, BOTH, PODS
 from mpg.adapters.kubernetes_read import Objects, read_objects
 from mpg.adapters.kubernetes_state import FOLDER, RECORDS, ImportState, load_state, save_state
 from mpg.adapters.kubernetes_state import SEALED as SEALED_SCHEMA
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.errors import OptionsError
 from mpg.locations import is_remote
 

@@ -41,7 +41,7 @@ from mpg.adapters.slurm_read import (
     parse_rows,
     read_rows,
 )
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.errors import OptionsError
 
 UNKNOWN_GPU = "gpu-unknown"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mpg.arguments import add_metric_version_argument, add_out_argument
+from mpg.cli.arguments import add_metric_version_argument, add_out_argument
 from mpg.compare.period import check_periods, parse_period
 
 

@@ -36,7 +36,7 @@ from mpg.compare.dollars import (
 )
 from mpg.compare.period import Period
 from mpg.compare.read import SLICE_KIND, read_periods, slice_key
-from mpg.config import metric_version_to_read
+from mpg.definitions.config import metric_version_to_read
 from mpg.errors import UserError
 
 TOP_SLICES = 5
@@ -75,6 +75,26 @@ class DollarMove:
 
 
 @dataclass(frozen=True)
+class TeamChange:
+    """A team's share of the change in fleet MPG (the decomposition with the fleet partitioned
+    by team instead of by slice: its mix, SG, RG and PG parts), and its dollars lost in each
+    period (None: nothing of it priced) and their change, which add up to the fleet's."""
+
+    team: str  # NONE_NAMED where the input named none
+    base: Sums  # ZERO where the team has no job-day in the period
+    current: Sums
+    parts: Parts
+    base_lost_usd: float | None
+    current_lost_usd: float | None
+
+    @property
+    def lost_usd_change(self) -> float | None:
+        if self.base_lost_usd is None and self.current_lost_usd is None:
+            return None
+        return (self.current_lost_usd or 0.0) - (self.base_lost_usd or 0.0)
+
+
+@dataclass(frozen=True)
 class Comparison:
     metric_version: str
     base_period: Period
@@ -87,6 +107,21 @@ class Comparison:
     dollars: DollarChange | None = None
     dollars_unavailable: str | None = None
     dollar_moves: tuple[DollarMove, ...] = ()  # the categories whose dollars moved most
+    # Which teams moved the fleet: every team, largest |MPG part| first, and the coverage part
+    # of the decomposition by team (the teams' parts and it add up to the change).
+    teams: tuple[TeamChange, ...] = ()
+    teams_coverage: float = 0.0
+
+    @property
+    def top_teams(self) -> tuple[TeamChange, ...]:
+        """The TOP_SLICES teams that moved fleet MPG most and the TOP_SLICES whose dollars lost
+        moved most (one team can be both), in the order of their MPG part."""
+        by_usd = sorted(
+            (t for t in self.teams if t.lost_usd_change is not None),
+            key=lambda t: (-abs(t.lost_usd_change or 0.0), t.team),
+        )[:TOP_SLICES]
+        chosen = {t.team for t in (*self.teams[:TOP_SLICES], *by_usd)}
+        return tuple(t for t in self.teams if t.team in chosen)
 
     @property
     def top_dollar_slices(self) -> tuple[tuple[Slice, DollarParts], ...]:
@@ -149,6 +184,10 @@ class Comparison:
                 for c in d.slices
             ],
             "dollars": _dollars_json(self),
+            "teams": {
+                "coverage": self.teams_coverage,
+                "teams": [_team_json(t) for t in self.teams],
+            },
         }
 
 
@@ -163,6 +202,7 @@ def compare_periods(
         decomposition = decompose(data.base, data.current)
     except UndefinedMPGError as exc:
         raise UserError(f"cannot compare {base} with {current}: {exc}") from exc
+    by_team = decompose(data.base_teams.sums, data.current_teams.sums)
     moves = data.ledger_moves
     dollars, unavailable = None, None
     try:
@@ -189,6 +229,18 @@ def compare_periods(
         )
         if dollars
         else (),
+        teams=tuple(
+            TeamChange(
+                c.slice[0],
+                c.base,
+                c.current,
+                c.parts,
+                data.base_teams.lost_usd.get(c.slice),
+                data.current_teams.lost_usd.get(c.slice),
+            )
+            for c in by_team.slices
+        ),
+        teams_coverage=by_team.totals.coverage,
     )
 
 
@@ -267,6 +319,18 @@ def _dollars_json(comparison: Comparison) -> dict[str, Any]:
             for m in comparison.dollar_moves
         ],
     }  # fmt: skip
+
+
+def _team_json(team: TeamChange) -> dict[str, Any]:
+    return {
+        "team": team.team,
+        "base": _ratios_json(team.base),
+        "current": _ratios_json(team.current),
+        "parts": _parts_json(team.parts),
+        "base_lost_usd": team.base_lost_usd,
+        "current_lost_usd": team.current_lost_usd,
+        "lost_usd_change": team.lost_usd_change,
+    }
 
 
 def _move_json(move: CategoryMove) -> dict[str, Any]:

@@ -27,7 +27,8 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-Slice = tuple[str, str, str]  # workload_class, framework, chip_generation
+# workload_class, framework, chip_generation; or any other partition of the fleet (a team)
+Slice = tuple[str, ...]
 SLICE_COLUMNS = ("workload_class", "framework", "chip_generation")
 # A slice's parts, and the fleet's: the slices' summed, and coverage, which is the fleet's only.
 PART_NAMES = ("mix", "sg", "rg", "pg")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpg.compare.decompose import Slice
-from mpg.figures import LOSS_PARTS, reconciliation
+from mpg.definitions.figures import LOSS_PARTS, reconciliation
 
 # The parts of a change in dollars lost: how much was wanted (volume, mix), then each part of
 # the loss whose share moved.
@@ -70,7 +70,8 @@ class DollarPeriod:
 
     @property
     def reconciliation(self) -> str:
-        """`$X lost = scheduling $a + ... ; N unpriced chip-hours not in it` (mpg.figures)."""
+        """`$X lost = scheduling $a + ... ; N unpriced chip-hours not in it`
+        (mpg.definitions.figures)."""
         return reconciliation(
             {
                 "lost_usd": self.lost,

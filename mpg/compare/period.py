@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from mpg.arguments import parse_day
+from mpg.cli.arguments import parse_day
 from mpg.errors import OptionsError
 
 _SEPARATOR = ".."

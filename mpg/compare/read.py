@@ -2,8 +2,8 @@
 
 Figures come from `DIR/mpg.duckdb`, opened read-only (mpg.published), through the queries in
 `sql/compare/`, which read the semantic layer's roll-up (`mpg_rollup`) with the metric version
-and the days bound as parameters: the fleet's and each slice's sums and ratios, the ledger
-categories that moved, and the parts of the change in dollars lost.
+and the days bound as parameters: the fleet's and each slice's sums and ratios, each team's, the
+ledger categories that moved, and the parts of the change in dollars lost.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import duckdb
 
 from mpg.compare.decompose import PeriodSums, Slice, Sums
 from mpg.compare.period import Period, check_periods
+from mpg.definitions.figures import named
 from mpg.errors import UserError
 from mpg.published import open_published
 from mpg.sqlfiles import load_sql
@@ -29,11 +30,24 @@ class NoDataError(UserError):
 
 
 @dataclass(frozen=True)
+class TeamSums:
+    """One period's teams (sql/compare/period_slices.sql's team rows): the fleet partitioned by
+    team, keyed `(team,)` (NONE_NAMED where the input named none), and each team's dollars lost
+    (None: no price) and chip-hours lost."""
+
+    sums: PeriodSums
+    lost_usd: dict[Slice, float | None]
+    lost_chip_s: dict[Slice, float]
+
+
+@dataclass(frozen=True)
 class PeriodData:
     base: PeriodSums
     current: PeriodSums
     ledger_moves: list[dict[str, Any]]  # sql/compare/ledger_moves.sql
     dollar_parts: list[dict[str, Any]]  # sql/compare/dollar_parts.sql
+    base_teams: TeamSums
+    current_teams: TeamSums
 
 
 def _rows(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> list[dict[str, Any]]:
@@ -63,11 +77,30 @@ def slice_key(row: dict[str, Any]) -> Slice:
 
 def read_period(con: duckdb.DuckDBPyConnection, period: Period, metric_version: str) -> PeriodSums:
     """One period's fleet and slices from an open published database."""
+    return _period(con, period, metric_version)[0]
+
+
+def _period(
+    con: duckdb.DuckDBPyConnection, period: Period, metric_version: str
+) -> tuple[PeriodSums, TeamSums]:
+    """One period's fleet and slices, and its fleet and teams (one query)."""
     params = {"metric_version": metric_version, "first": period.first, "last": period.last}
     rows = _rows(con, "period_slices", params)
     fleet = next(_sums(r) for r in rows if r["slice_kind"] == "fleet")
-    return PeriodSums(
+    slices = PeriodSums(
         fleet, {slice_key(r): _sums(r) for r in rows if r["slice_kind"] == SLICE_KIND}
+    )
+    return slices, _teams(fleet, [r for r in rows if r["slice_kind"] == "team"])
+
+
+def _teams(fleet: Sums, teams: list[dict[str, Any]]) -> TeamSums:
+    def key(row: dict[str, Any]) -> Slice:
+        return (named(row["team"]),)
+
+    return TeamSums(
+        PeriodSums(fleet, {key(r): _sums(r) for r in teams}),
+        {key(r): r["lost_usd"] for r in teams},
+        {key(r): r["lost_chip_s"] for r in teams},
     )
 
 
@@ -84,11 +117,15 @@ def read_periods(out: Path, base: Period, current: Period, metric_version: str) 
     with open_published(out) as con:
         for name, period in (("base", base), ("current", current)):
             _check_days(con, name, period, metric_version)
+        base_slices, base_teams = _period(con, base, metric_version)
+        current_slices, current_teams = _period(con, current, metric_version)
         return PeriodData(
-            base=read_period(con, base, metric_version),
-            current=read_period(con, current, metric_version),
+            base=base_slices,
+            current=current_slices,
             ledger_moves=_rows(con, "ledger_moves", both),
             dollar_parts=_rows(con, "dollar_parts", both),
+            base_teams=base_teams,
+            current_teams=current_teams,
         )
 
 

@@ -1,9 +1,10 @@
-"""Draw a `Comparison` in the terminal with rich: the fleet's change, its parts, the top slices.
+"""Draw a `Comparison` in the terminal with rich: the fleet's change, its parts, the top slices,
+the teams that moved it, the dollars.
 
 Slice names come from logs, so they enter rich as `Text`, never as markup. Parts are in MPG points
 (hundredths of MPG) so that small changes read as numbers, not strings of zeros. Tables print at
-their natural width (mpg.terminal.print_whole): piped to a file (80 columns), no column is dropped
-and no figure cut short.
+their natural width (mpg.cli.terminal.print_whole): piped to a file (80 columns), no column is
+dropped and no figure cut short.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from mpg.cli.terminal import print_whole
 from mpg.compare.comparison import CategoryMove, Comparison
 from mpg.compare.decompose import MIX_IN_WORDS, PART_LABELS, SLICE_COLUMNS, Parts, Sums
 from mpg.compare.dollars import DOLLAR_PART_LABELS, DOLLAR_PART_NAMES, DollarParts
-from mpg.figures import usd, usd_change
-from mpg.terminal import print_whole
+from mpg.definitions.figures import usd, usd_change
 
 TOP_PER_COLUMN = 3  # values of each slice column shown; --json has them all
 
@@ -107,6 +108,30 @@ def render_dollars(comparison: Comparison, console: Console) -> None:
     console.print(Text(f"Ledger dollars that moved most: {moves or 'none moved'}"))
 
 
+def render_teams(comparison: Comparison, console: Console) -> None:
+    """The teams that moved fleet MPG most (the decomposition by team), with their dollars
+    lost in each period."""
+    if not comparison.teams:
+        return
+    top = _table(
+        "Teams that moved fleet MPG or dollars lost most (MPG points: every team's parts\n"
+        f"and PG coverage {_points(comparison.teams_coverage)} add up to the change; --json has "
+        "every team)",
+        "team", "MPG was", "now", "mix", "SG", "RG", "PG", "total", "$ lost was", "now", "change",
+    )  # fmt: skip
+    for t in comparison.top_teams:
+        top.add_row(
+            Text(t.team),
+            _ratio(t.base.mpg),
+            _ratio(t.current.mpg),
+            *_parts_cells(t.parts),
+            "no price" if t.base_lost_usd is None else usd(t.base_lost_usd),
+            "no price" if t.current_lost_usd is None else usd(t.current_lost_usd),
+            usd_change(t.lost_usd_change),
+        )
+    print_whole(console, top)
+
+
 def render(comparison: Comparison, console: Console) -> None:
     d = comparison.decomposition
     console.print(
@@ -176,4 +201,5 @@ def render(comparison: Comparison, console: Console) -> None:
         line.append(f" (no job-days in the {absent} period)" if absent else "")
         line.append(Text(f": {_moves(comparison.slice_moves[c.slice])}", style=""))
         console.print(line)
+    render_teams(comparison, console)
     render_dollars(comparison, console)

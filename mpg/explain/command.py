@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from mpg.arguments import add_metric_version_argument, add_out_argument, day
-from mpg.config import metric_version_to_read
+from mpg.cli.arguments import add_metric_version_argument, add_out_argument, day
+from mpg.definitions.config import metric_version_to_read
 
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:

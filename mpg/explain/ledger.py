@@ -15,8 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from mpg.definitions.metrics import LEDGER_CATEGORIES
 from mpg.explain.model import Difference, Figure, JobDay, Provenance, Ratios
-from mpg.metrics import LEDGER_CATEGORIES
 
 _PRODUCTIVE_PARTS = ("ideal", "program_loss", "productive_unprofiled")
 # Between all-allocated and productive, in the ledger's own order.

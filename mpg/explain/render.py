@@ -15,10 +15,10 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from mpg.cli.terminal import print_whole
+from mpg.definitions.figures import chip_hours_reconciliation, percent, reconciliation
 from mpg.explain.advice import advice_table, step_times_table
 from mpg.explain.model import Attempt, Explanation, Figure, Provenance, format_ranges
-from mpg.figures import chip_hours_reconciliation, percent, reconciliation
-from mpg.terminal import print_whole
 
 # How much of a figure's provenance the terminal shows; --json has all of it.
 MAX_RANGES_PER_FILE = 8
@@ -182,8 +182,8 @@ def _header(e: Explanation) -> Text:
 
 
 def _lost(e: Explanation) -> Text:
-    """What the job lost, reconciled with its parts (mpg.figures, as every surface writes it),
-    its main loss and its rank among the fleet's jobs."""
+    """What the job lost, reconciled with its parts (mpg.definitions.figures, as every surface
+    writes it), its main loss and its rank among the fleet's jobs."""
     row = dataclasses.asdict(e.lost)
     text = Text(f"Lost: {reconciliation(row)}", style="bold")
     text.append(f"\n  {chip_hours_reconciliation(row)}", style="")

@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from mpg.adapters.quarantine import IMPORT_SOURCE
-from mpg.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS
+from mpg.definitions.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS
 from mpg.quality.declare import Expect, Suite, Target, between, in_set, not_null, unique
 from mpg.quality.engine import ENGINES, SuiteRunner
 from mpg.schemas import SOURCES, VALIDATION_RESULTS, concat

@@ -23,7 +23,16 @@ from functools import cache
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.catalog import ChipCatalog, load_catalog
+from mpg.definitions.catalog import ChipCatalog, load_catalog
+from mpg.definitions.vocabulary import (
+    EVENT_TYPES,
+    FRAMEWORKS,
+    JOB_STATES,
+    KINDS_WITH_STEP,
+    SPAN_KINDS,
+    TASK_EVENTS,
+    WORKLOAD_CLASSES,
+)
 from mpg.quality.declare import (
     Expect,
     Suite,
@@ -40,15 +49,6 @@ from mpg.quality.declare import (
 from mpg.quality.engine import ENGINES, SuiteRunner
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, UTC_US, VALIDATION_RESULTS, concat
 from mpg.transforms.reconcile import JobRecords
-from mpg.vocabulary import (
-    EVENT_TYPES,
-    FRAMEWORKS,
-    JOB_STATES,
-    KINDS_WITH_STEP,
-    SPAN_KINDS,
-    TASK_EVENTS,
-    WORKLOAD_CLASSES,
-)
 
 SOURCE_SUITE_VERSION = "s1"
 PROVENANCE = ("file", "line")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import altair as alt
 import polars as pl
 
-from mpg.figures import usd
+from mpg.definitions.figures import usd
 from mpg.report.blocks import Block, Chart, Figure, Figures, Note, Section, Table
 from mpg.report.data import CHECKPOINT_JOBS, STEP_OUTLIERS, ReportData
 from mpg.report.facts import absent_note

@@ -14,9 +14,9 @@ import contextlib
 import json
 from pathlib import Path
 
-from mpg.arguments import add_metric_version_argument, add_out_argument, day
+from mpg.cli.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.compare.period import Period, check_periods, parse_period
-from mpg.config import metric_version_to_read
+from mpg.definitions.config import metric_version_to_read
 from mpg.errors import OptionsError, UserError
 
 REPORT_FILE = "report.html"
@@ -97,7 +97,7 @@ def report_command(args: argparse.Namespace) -> int:
     from mpg.published import require_published
 
     require_published(args.out)  # no tables: one line, before Altair is imported
-    from mpg import progress
+    from mpg.cli import progress
     from mpg.compare.comparison import compare_periods
     from mpg.report.data import read_report_data
 

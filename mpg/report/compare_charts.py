@@ -21,7 +21,8 @@ from mpg.compare.decompose import (
     SliceChange,
 )
 from mpg.compare.dollars import DOLLAR_PART_NAMES
-from mpg.report.blocks import Chart, Note, Section
+from mpg.definitions import figures
+from mpg.report.blocks import Chart, Note, Section, Table
 from mpg.report.theme import FULL_WIDTH, HALF_WIDTH, tooltips
 
 _STEP_COLORS = alt.Scale(domain=["MPG", "up", "down"], range=["#4c78a8", "#54a24b", "#e45756"])
@@ -241,6 +242,41 @@ def dollar_blocks(comparison: Comparison) -> list[Chart | Note]:
     ]
 
 
+def team_table(comparison: Comparison) -> Table:
+    """The teams that moved fleet MPG or dollars lost most, as the terminal lists them."""
+
+    def points(value: float) -> str:
+        return f"{value * 100:+.2f}"
+
+    def dollars(value: float | None) -> str:
+        return "no price" if value is None else figures.usd(value)
+
+    columns = ("team", "MPG was", "MPG now", *(PART_LABELS[n] for n in PART_NAMES), "total",
+               "dollars lost was", "dollars lost now", "change")  # fmt: skip
+    rows = tuple(
+        (
+            t.team,
+            figures.percent(t.base.mpg),
+            figures.percent(t.current.mpg),
+            *(points(getattr(t.parts, n)) for n in PART_NAMES),
+            points(t.parts.total),
+            dollars(t.base_lost_usd),
+            dollars(t.current_lost_usd),
+            figures.usd_change(t.lost_usd_change),
+        )
+        for t in comparison.top_teams
+    )
+    return Table(
+        "Teams that moved fleet MPG or dollars lost most (MPG points, the fleet partitioned by "
+        "team: every team's parts and PG coverage "
+        f"{points(comparison.teams_coverage)} add up to the change; mpg compare --json has "
+        "every team)",
+        columns,
+        rows,
+        frozenset(columns[1:]),
+    )
+
+
 def comparison_section(comparison: Comparison) -> Section:
     """The comparison as a section of the page, after the fleet's."""
     return Section(
@@ -248,5 +284,9 @@ def comparison_section(comparison: Comparison) -> Section:
         f"What changed: {comparison.base_period} to {comparison.current_period}",
         "mpg compare's figures for the two periods (docs/compare.md), whatever the report's "
         "own period.",
-        (*comparison_charts(comparison), *dollar_blocks(comparison)),
+        (
+            *comparison_charts(comparison),
+            *([team_table(comparison)] if comparison.teams else []),
+            *dollar_blocks(comparison),
+        ),
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from mpg.figures import chip_hours_reconciliation, reconciliation, usd
+from mpg.definitions.figures import chip_hours_reconciliation, reconciliation, usd
 from mpg.report.blocks import Block, Chart, Figure, Figures, Note, Section, Table
 from mpg.report.data import ReportData
 from mpg.report.slices import SLICE_TITLES
@@ -35,8 +35,8 @@ _KWH_COLOR = "#6b8e23"
 
 
 def lost_line(data: ReportData) -> str:
-    """Dollars lost reconciled with their parts (mpg.figures.reconciliation), and the same in
-    chip-hours, for every job, priced or not."""
+    """Dollars lost reconciled with their parts (mpg.definitions.figures.reconciliation), and the
+    same in chip-hours, for every job, priced or not."""
     fleet = data.fleet
     return (
         f"Lost: {reconciliation(fleet, data.unpriced_generations())}. In chip-hours, "

@@ -8,9 +8,9 @@ the period's roll-ups, the scorecard, the ranked jobs), so that the page, `mpg r
 The goodput and ledger queries cover the report's period; the folder's own facts (the run that
 published, what the data covers, its quality) cover everything published. A table that the mpg
 which wrote the folder did not publish is found absent through the connection
-(`published_tables.sql`), and its section says so instead of failing. Owners are not in the
-published tables, so the worst jobs' owners (and the fix list's scheduling evidence) come from
-their JOB_SUBMIT and task records in the record store.
+(`published_tables.sql`), and its section says so instead of failing. The worst jobs' owners,
+teams and queues are the published job_day_goodput's (the layer carries them); the fix list's
+scheduling evidence comes from the jobs' JOB_SUBMIT and task records in the record store.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from mpg.definitions.metrics import LEDGER_CATEGORIES
 from mpg.errors import UserError
-from mpg.metrics import LEDGER_CATEGORIES
 from mpg.published import open_published, reading
 from mpg.schemas import SCHEDULER_EVENTS
 from mpg.sqlfiles import load_sql
@@ -85,7 +85,9 @@ class ReportData:
     ledger_waterfall: pl.DataFrame
     slice_ledger: pl.DataFrame
     categories: pl.DataFrame  # period_categories.sql
-    worst_jobs: pl.DataFrame  # worst_jobs.sql, with each job's owner
+    worst_jobs: pl.DataFrame  # worst_jobs.sql: with each job's owner, team and queue
+    teams: pl.DataFrame  # teams.sql: each team and queue, worst first, against the period before
+    queue_waiting: pl.DataFrame  # queue_waiting.sql
     fix_list: pl.DataFrame  # fix_list.sql
     coverage_drops: pl.DataFrame
     checkpoint_jobs: pl.DataFrame | None
@@ -152,6 +154,8 @@ def read_report_data(
             ("slice_ledger", period),
             ("categories", period),
             ("coverage_drops", {**period, "drop": COVERAGE_DROP}),
+            ("teams", period),
+            ("queue_waiting", period),
             (
                 "worst_jobs",
                 {**period, "fleet_limit": WORST_JOBS, "slice_limit": WORST_JOBS_PER_SLICE},
@@ -170,9 +174,7 @@ def read_report_data(
         scheduler = _scheduler_records(out, jobs["job_id"].to_list())
         con.register("scheduler_records", scheduler)
         frames["fix_list"] = _frame(con, "fix_list", {**period, "limit": FIX_LIST})
-        owners = _frame(con, "job_owners")
         con.unregister("scheduler_records")
-    frames["worst_jobs"] = jobs.join(owners, on="job_id", how="left", maintain_order="left")
     return ReportData(
         metric_version=metric_version, first=first, last=last, tables=tables, **frames
     )

@@ -1,7 +1,8 @@
 """`mpg report --json`: every figure the page shows, as data, from the rows the page is drawn
 from (`ReportData`, the fix list's `fixes`, the `Comparison`): the headline and its
 reconciliation, the scorecard per slice, the ledger's categories with their dollars, the worst
-jobs, the fix list, the advice, the data-quality flags and, with `--compare`, the comparison.
+jobs, the teams and queues and their waiting, the fix list, the advice, the data-quality flags
+and, with `--compare`, the comparison.
 
 Values are the SQL's, untouched: chip-seconds and dollars as exact floats (the page rounds them
 to write them), dates as ISO text, NULL as null.
@@ -15,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from mpg.compare.comparison import Comparison
-from mpg.figures import chip_hours_reconciliation, reconciliation
+from mpg.definitions.figures import chip_hours_reconciliation, reconciliation
 from mpg.report.data import ReportData
 from mpg.report.fixes import fix_rows
 
@@ -47,6 +48,8 @@ def report_json(data: ReportData, comparison: Comparison | None = None) -> dict[
         "goodput_days": _rows(data.slice_days),
         "size_class_days": _rows(data.size_class_days),
         "worst_jobs": _rows(data.worst_jobs),
+        "teams": _rows(data.teams),
+        "queue_waiting": _rows(data.queue_waiting),
         "fix_list": fix_rows(data),
         "advice": {
             "checkpoint_jobs": _rows(data.checkpoint_jobs),

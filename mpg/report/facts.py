@@ -13,7 +13,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from mpg import figures
+from mpg.definitions import figures
 from mpg.report.blocks import Block, Chart, Facts, Figure, Figures, Note, Section, Table
 from mpg.report.costs import dollars_figure, lost_line
 from mpg.report.data import COVERAGE_DROP, ReportData

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mpg.figures import chip_hours, percent, usd
+from mpg.definitions.figures import chip_hours, percent, usd
 from mpg.report.blocks import Block, Note, Section, Table
 from mpg.report.data import FIX_LIST, ReportData
 from mpg.report.theme import CATEGORY_LABELS

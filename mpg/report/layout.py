@@ -2,7 +2,7 @@
 
 The order answers a reader's questions in turn: how good is the fleet and which slices are worst
 (summary and scorecard), what to fix first (the fix list), what is this data (about), how goodput
-moved, where the chip-hours went, which slices and jobs lost them, what it cost (dollars and
+moved, where the chip-hours went, which slices, jobs and teams lost them, what it cost (dollars and
 kWh), what to change (checkpoint advice, step-time outliers), whether the data can be trusted
 (quality), and, with --compare, what changed between two periods.
 """
@@ -21,6 +21,7 @@ from mpg.report.data import ReportData
 from mpg.report.facts import about_section, quality_section, summary_section
 from mpg.report.fixes import fix_section
 from mpg.report.slices import SLICE_TITLES, slice_charts, worst_jobs_charts
+from mpg.report.teams import team_section
 
 
 def sections(data: ReportData, comparison: Comparison | None = None) -> list[Section]:
@@ -53,6 +54,7 @@ def _sections(data: ReportData, comparison: Comparison | None) -> list[Section]:
         ),
         Section("size", "By job size", "", tuple(size_class_charts(data))),
         Section("jobs", "Worst jobs", "", tuple(worst_jobs_charts(data))),
+        team_section(data),
         cost_section(data),
         checkpoint_section(data),
         step_time_section(data),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from mpg.figures import usd
+from mpg.definitions.figures import usd
 from mpg.report.blocks import Chart
 from mpg.report.charts import long_metrics
 from mpg.report.data import WORST_JOBS, WORST_JOBS_PER_SLICE, ReportData
@@ -63,10 +63,11 @@ def job_rows(data: ReportData) -> pl.DataFrame:
     return jobs.select(
         "job_id",
         pl.col("owner").fill_null(""),
+        "team",
         "rank",
         "priced",
         "priced_rank",
-        *(f"{kind}_rank" for kind in SLICE_TITLES),
+        *(f"{kind}_rank" for kind in (*SLICE_TITLES, "team")),
         "workload_class",
         "framework",
         "chip_generation",
@@ -84,7 +85,7 @@ def _jobs(data: ReportData) -> alt.Chart:
     return alt.Chart(values(job_rows(data)))
 
 
-def _worst_jobs_layers(
+def worst_jobs_layers(
     ranked: alt.Chart, width: int, name: str, owners: bool = True
 ) -> alt.LayerChart:
     """Ranked jobs (a `shown_rank` field, 1 the worst) as bars of chip-hours split by cause,
@@ -131,7 +132,7 @@ def worst_jobs_chart(data: ReportData, priced: bool) -> alt.LayerChart:
         f"{'' if priced else '!'}datum.priced && datum.priced_rank <= {WORST_JOBS}"
     )
     name = "worst" if priced else "unpriced"
-    return _worst_jobs_layers(
+    return worst_jobs_layers(
         jobs.transform_calculate(shown_rank="datum.rank"), WORST_JOBS_WIDTH, name
     )
 
@@ -221,7 +222,7 @@ def slice_chart(data: ReportData, kind: str) -> alt.VConcatChart:
     )
     bottom = alt.hconcat(
         _slice_bars(data, kind, pick),
-        _worst_jobs_layers(ranked, _BAR_WIDTH, f"{kind}_worst", owners=False).properties(
+        worst_jobs_layers(ranked, _BAR_WIDTH, f"{kind}_worst", owners=False).properties(
             title=alt.Title(
                 # The picked slice's name, from the selection's own signal ({slice: [value]}).
                 alt.ExprRef(

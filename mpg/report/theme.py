@@ -11,7 +11,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from mpg.metrics import LEDGER_CATEGORIES
+from mpg.definitions.metrics import LEDGER_CATEGORIES
 
 METRICS = ("mpg", "sg", "rg", "pg")
 METRIC_TITLES = {"mpg": "MPG", "sg": "SG", "rg": "RG", "pg": "PG"}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpg.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
+from mpg.definitions.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
 
 DAY_S = 86_400
 MAX_TASKS = 64  # a gang of more hosts than this is modelled as 64 tasks of several hosts each

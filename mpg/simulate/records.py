@@ -12,10 +12,10 @@ from dataclasses import dataclass, fields
 import numpy as np
 import polars as pl
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
+from mpg.definitions.vocabulary import JOB_STATES, SPAN_KINDS
 from mpg.simulate.fleet import JobPlan
 from mpg.simulate.timeline import EVENT_TYPES, JobTrace
-from mpg.vocabulary import JOB_STATES, SPAN_KINDS
 
 
 @dataclass(frozen=True)

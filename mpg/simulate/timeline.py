@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mpg.definitions.vocabulary import JOB_STATES, SPAN_KINDS
 from mpg.simulate.fleet import DAY_S, JobPlan
-from mpg.vocabulary import JOB_STATES, SPAN_KINDS
 
 EVENT_TYPES = (
     "JOB_SUBMIT",

@@ -1,14 +1,16 @@
--- One period's fleet and finest slices for `mpg compare`: the semantic layer's roll-up
--- (mpg_rollup) of the fleet and of each slice (workload_class, framework, chip_generation:
--- goodput_by_slice's finest cells), its chip-time sums and their ratios, the inputs of the
--- decomposition of the change in fleet MPG.
--- grain: one row for the fleet (slice_kind 'fleet') and one per slice with job-days in the period.
+-- One period's fleet, finest slices and teams for `mpg compare`: the semantic layer's roll-up
+-- (mpg_rollup) of the fleet, of each slice (workload_class, framework, chip_generation:
+-- goodput_by_slice's finest cells) and of each team (a one-column slice: teams partition the
+-- fleet as the finest slices do), its chip-time sums and their ratios, the inputs of the
+-- decomposition of the change in fleet MPG (by slice, and by team), and dollars lost.
+-- grain: one row for the fleet (slice_kind 'fleet'), one per slice and one per team (slice_kind
+--   'team'; team NULL: the input named none, a team of its own) with job-days in the period.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE, inclusive).
 -- input: the macro mpg_rollup (sql/semantic/rollup.sql).
 with slices as (
     select *
     from mpg_rollup($metric_version, $first, $last, false)
-    where slice_kind in ('fleet', 'workload_class+framework+chip_generation')
+    where slice_kind in ('fleet', 'workload_class+framework+chip_generation', 'team')
 ),
 
 final as (
@@ -17,6 +19,7 @@ final as (
         workload_class,
         framework,
         chip_generation,
+        team,
         wanted_chip_s,
         all_allocated_chip_s,
         productive_chip_s,
@@ -26,9 +29,11 @@ final as (
         rg,
         pg,
         pg_coverage,
-        mpg
+        mpg,
+        lost_chip_s,
+        lost_usd
     from slices
 )
 
 select * from final
-order by slice_kind, workload_class, framework, chip_generation
+order by slice_kind, workload_class, framework, chip_generation, team nulls first

@@ -5,7 +5,7 @@
 -- grain: one row per job and UTC day on which the job has wanted time > 0.
 -- parameters: $traces (VARCHAR): a trace root (scheduler/ and runtime/ of *.jsonl[.gz], at any
 --   depth); $chip_generations, $workload_classes, $frameworks, $job_states, $span_kinds,
---   $kinds_with_step (VARCHAR[]): the closed vocabularies (mpg/vocabulary.py, the chip catalog).
+--   $kinds_with_step (VARCHAR[]): the closed vocabularies (mpg/definitions/vocabulary.py, the chip catalog).
 --   Profiles are not read.
 -- columns: day (DATE), job_id, then DOUBLE chip-seconds: wanted, all_allocated, productive and the
 --   ledger categories lost_progress, checkpoint_save, checkpoint_restore, compile, init, data_wait,

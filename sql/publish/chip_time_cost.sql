@@ -4,7 +4,7 @@
 -- each beside the rate and its source; NULL where the job's generation has no price (or power).
 -- kWh are an estimate from board power (TDP), not a measurement.
 -- inputs: tables chip_time_ledger, job_day_goodput (each job-day's chip_generation) and
--- cost_rates (mpg.schemas.COST_RATES, from mpg.costs.cost_rates). The ledger is read, never
+-- cost_rates (mpg.schemas.COST_RATES, from mpg.definitions.costs.cost_rates). The ledger is read, never
 -- recomputed: a change of price recomputes every day's costs from it.
 with ledger as (
     select * from chip_time_ledger

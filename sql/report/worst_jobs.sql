@@ -5,7 +5,7 @@
 -- category and its unprofiled chip-time (in its loss, as a part of its own).
 -- grain: one row per job ranked within $fleet_limit of the fleet's priced jobs or of its unpriced
 -- ones (priced_rank: the rank within either), or within $slice_limit of its chip generation,
--- workload class or framework.
+-- workload class, framework or team.
 -- parameters: $metric_version (VARCHAR); $first, $last (DATE): the report's period, inclusive;
 --   $fleet_limit, $slice_limit (INTEGER).
 -- input: the macro mpg_jobs.
@@ -22,7 +22,8 @@ final as (
     select *
     from jobs
     where priced_rank <= $fleet_limit
-        or least(chip_generation_rank, workload_class_rank, framework_rank) <= $slice_limit
+        or least(chip_generation_rank, workload_class_rank, framework_rank, team_rank)
+            <= $slice_limit
 )
 
 select * from final

@@ -80,6 +80,13 @@ final as (
             order by ranked.rank) as framework_rank,
         row_number() over (partition by ranked.metric_version, ranked.size_class
             order by ranked.rank) as size_class_rank,
+        -- (a NULL team, queue or owner is one partition: the jobs whose input named none)
+        row_number() over (partition by ranked.metric_version, ranked.team
+            order by ranked.rank) as team_rank,
+        row_number() over (partition by ranked.metric_version, ranked.queue
+            order by ranked.rank) as queue_rank,
+        row_number() over (partition by ranked.metric_version, ranked.owner
+            order by ranked.rank) as owner_rank,
         attainable.attainable_pg,
         coalesce(attainable.attainable_jobs, 0) as attainable_jobs,
         attainable.attainable_pg - ranked.pg as attainable_gap,

@@ -1,23 +1,31 @@
 -- mpg_rollup: every roll-up of the job-day facts (mpg_job_days) an analyst can see: the fleet,
--- each slice column and every combination of them, and each job, over a period or per day.
+-- each slice column and every combination of them, each team, queue and owner, and each job, over
+-- a period or per day.
 -- grain: one row per (day, when p_by_day; else the whole period), metric version, and
---   combination of size_class, workload_class, framework, chip_generation (GROUP BY CUBE: a NULL
---   slice column means "all"), plus one row per job (slice_kind 'job', job_id set).
+--   combination of size_class, workload_class, framework, chip_generation (a CUBE: a NULL
+--   slice column means "all"); plus one row per value of team, of queue and of owner (each a
+--   one-column slice, not crossed with the others: slice_kind 'team', 'queue', 'owner'); plus
+--   one row per job (slice_kind 'job', job_id set, with its team, queue and owner).
 -- parameters: p_version (VARCHAR, NULL: every version, each apart); p_first, p_last (DATE, NULL:
 --   an open end), inclusive; p_by_day (BOOLEAN): a row per day, or one for the period (day NULL).
--- columns: day, metric_version, slice_kind ('fleet', 'job', or the slice columns grouped by,
---   joined by '+': 'chip_generation', 'workload_class+framework+chip_generation', ...), slice
---   (the value of a one-column slice, the job's id, or 'fleet'), the slice columns and job_id
---   (NULL: all), chips_requested and days (a job's: its days with job-days),
+-- columns: day, metric_version, slice_kind ('fleet', 'job', 'team', 'queue', 'owner', or the
+--   slice columns grouped by, joined by '+': 'chip_generation',
+--   'workload_class+framework+chip_generation', ...), slice (the value of a one-column slice,
+--   the job's id, or 'fleet'; NULL for a team, queue or owner the input named none, a slice of
+--   its own, told from "all" by slice_kind), the slice columns, team, queue, owner and job_id
+--   (NULL: all, or none named), chips_requested and days (a job's: its days with job-days),
 --   jobs, job_days, first_day, last_day, the sum of every measure of mpg_job_days, then pg_coverage, sg, rg, pg, mpg
 --   (mpg_goodput_ratios), lost_share, ideal_share and unpriced_share (of wanted chip-time; ideal
 --   / wanted is where the ledger ends, MPG x pg_coverage), usd_per_chip_hour (dollars wanted
 --   over priced chip-hours), main_loss (mpg_main_loss).
--- To slice by another column of job_day_goodput (a team, a queue): add it to the CUBE and the job
--- grouping set below, and to slice_kind and slice; the facts carry it already (mpg_job_days has
--- every column of job_day_goodput), and the scorecard takes every one-column slice. A NULL value
--- of it (the input named none) is then a slice of its own, told from "all" by slice_kind. With
--- six columns the CUBE has 64 groupings a day: list the GROUPING SETS the surfaces need instead.
+-- Each grouping set partitions the same job-days, so every slice kind's rows add up to the
+-- fleet's, day by day, to the cent (exact sums, mpg_sum): a team's, a queue's and an owner's
+-- figures are chargeback's (docs/chargeback.md).
+-- To slice by another column of job_day_goodput: add it as a grouping set of its own below (or
+-- to the CUBE, to cross it with the others), to the job grouping set, and to slice_kind and
+-- slice; the facts carry it already (mpg_job_days has every column of job_day_goodput), and the
+-- scorecard takes every one-column slice. The GROUPING SETS are listed, not one CUBE of every
+-- column: a CUBE of seven columns would be 128 groupings a day.
 -- inputs: the macros mpg_job_days (sql/semantic/job_days.sql), mpg_goodput_ratios, mpg_ratio and
 -- mpg_main_loss (sql/publish/macros.sql).
 create or replace temp macro mpg_rollup(p_version, p_first, p_last, p_by_day) as table
@@ -42,6 +50,9 @@ sums as (
         metric_version,
         case
             when grouping(job_id) = 0 then 'job'
+            when grouping(team) = 0 then 'team'
+            when grouping(queue) = 0 then 'queue'
+            when grouping(owner) = 0 then 'owner'
             when grouping(size_class) + grouping(workload_class) + grouping(framework)
                 + grouping(chip_generation) = 4 then 'fleet'
             else ltrim(
@@ -53,8 +64,12 @@ sums as (
             )
         end as slice_kind,
         -- the slice's value for a one-column slice, the job's id, 'fleet'; NULL for the others
+        -- (and for a team, queue or owner that the input named none)
         case
             when grouping(job_id) = 0 then job_id
+            when grouping(team) = 0 then team
+            when grouping(queue) = 0 then queue
+            when grouping(owner) = 0 then owner
             when grouping(size_class) + grouping(workload_class) + grouping(framework)
                 + grouping(chip_generation) = 4 then 'fleet'
             when grouping(size_class) + grouping(workload_class) + grouping(framework)
@@ -70,6 +85,9 @@ sums as (
         workload_class,
         framework,
         chip_generation,
+        team,
+        queue,
+        owner,
         job_id,
         case when grouping(job_id) = 0 then max(chips_requested) end as chips_requested,
         sum(job_first_row)::bigint as jobs,
@@ -124,7 +142,10 @@ sums as (
         metric_version,
         grouping sets (
             cube (size_class, workload_class, framework, chip_generation),
-            (job_id, size_class, workload_class, framework, chip_generation)
+            (team),
+            (queue),
+            (owner),
+            (job_id, size_class, workload_class, framework, chip_generation, team, queue, owner)
         )
 ),
 

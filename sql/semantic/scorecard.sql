@@ -1,11 +1,11 @@
 -- mpg_scorecard: the fleet and each slice (chip generation, workload class, framework, job size
--- class: every one-column slice of mpg_rollup) over a period, worst first, beside the previous
+-- class, team, queue, owner: every one-column slice of mpg_rollup) over a period, worst first, beside the previous
 -- period of equal length.
 -- grain: one row for the fleet (slice_kind 'fleet') and one per value of each slice column with
 --   job-days in the period.
 -- parameters: p_version (VARCHAR); p_first, p_last (DATE, both given), inclusive.
 -- columns: slice_kind, kind_order (the order the kinds are shown in: fleet, chip generation,
---   workload class, framework, size class), slice (the value; 'fleet' for the fleet), rank (worst first within the
+--   workload class, framework, size class, team, queue, owner), slice (the value; 'fleet' for the fleet), rank (worst first within the
 --   slice kind: dollars lost, most first, slices with no price after the priced ones, then
 --   chip-hours lost, as mpg_jobs ranks jobs), the period's figures (mpg_rollup), main_loss; the
 --   previous period (previous_first .. previous_last, the same number of days just before) as
@@ -61,7 +61,8 @@ joined as (
         slices.slice_kind,
         case slices.slice_kind
             when 'fleet' then 0 when 'chip_generation' then 1 when 'workload_class' then 2
-            when 'framework' then 3 when 'size_class' then 4 else 5
+            when 'framework' then 3 when 'size_class' then 4 when 'team' then 5
+            when 'queue' then 6 when 'owner' then 7 else 8
         end as kind_order,
         slices.slice,
         row_number() over (

@@ -13,7 +13,8 @@
 create or replace view cost_by_slice as
 with slices as (
     select * from rollup_by_day
-    where slice_kind <> 'job'
+    -- the CUBE's rows (teams, queues and owners are in team_scorecard and chargeback_by_month)
+    where slice_kind not in ('job', 'team', 'queue', 'owner')
 ),
 
 final as (

@@ -9,7 +9,8 @@
 create or replace view goodput_by_size_class as
 with slices as (
     select * from rollup_by_day
-    where slice_kind <> 'job'
+    -- the CUBE's rows (teams, queues and owners are in team_scorecard and chargeback_by_month)
+    where slice_kind not in ('job', 'team', 'queue', 'owner')
 ),
 
 final as (

@@ -14,6 +14,7 @@
 -- attainable_pg: what the best jobs of its generation, framework and class reach (their
 -- chip-time-weighted 90th percentile PG, over attainable_jobs jobs, NULL under 5), and the
 -- program loss it would not have had there (recoverable_chip_s, recoverable_usd).
+-- team, queue, owner: the job's (job_day_goodput's; NULL where the input named none).
 -- Its days (first_day, last_day, days) and chip-time sums are the job's lifetime (job_lifetime
 -- is this view in job order).
 -- input: the macro mpg_jobs; view current_metric_version.
@@ -32,6 +33,9 @@ final as (
         chip_generation,
         chips_requested,
         size_class,
+        team,
+        queue,
+        owner,
         first_day,
         last_day,
         days,

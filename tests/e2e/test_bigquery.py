@@ -22,7 +22,7 @@ import pytest
 import sqlglot
 from google.cloud import bigquery
 
-from mpg.cli import pipeline_args
+from mpg.cli.command import pipeline_args
 from mpg.errors import OptionsError
 from mpg.pipelines.bigquery import publish_bigquery
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
@@ -76,11 +76,33 @@ def publish_tiny(emulator: Emulator, out: Path, dataset: str, *more: str) -> str
     return result.stdout
 
 
+# The tiny example's two jobs, each named a team and one a queue, so that the views of teams
+# and queues (chargeback_by_month, queue_waiting, the scorecard's) hold named values and NULL
+# ones; nothing else of the example changes.
+_TEAMS = {
+    '"job_id": "train-a", ': '"job_id": "train-a", "team": "team-lm", "queue": "batch", ',
+    '"job_id": "serve-b", ': '"job_id": "serve-b", "team": "team-chat", ',
+}
+
+
+def tiny_with_teams(root: Path) -> Path:
+    traces = root / "traces"
+    shutil.copytree(TINY, traces, ignore=shutil.ignore_patterns("expected*"))
+    events = traces / "scheduler" / "events.jsonl"
+    lines = events.read_text().splitlines(keepends=True)
+    for old, new in _TEAMS.items():
+        lines = [line.replace(old, new) if "JOB_SUBMIT" in line else line for line in lines]
+    events.write_text("".join(lines))
+    return traces
+
+
 @pytest.fixture(scope="module")
 def published(bigquery_emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny example run once through the CLI into DuckDB and the dataset `tiny`."""
-    out = tmp_path_factory.mktemp("tiny") / "out"
-    stdout = publish_tiny(bigquery_emulator, out, "tiny")
+    """The tiny example, its jobs named teams (_TEAMS), run once through the CLI into DuckDB and
+    the dataset `tiny`."""
+    root = tmp_path_factory.mktemp("tiny")
+    out = root / "out"
+    stdout = _publish(bigquery_emulator, tiny_with_teams(root), out, "tiny")
     # 5 day tables x 2 days + checkpoint advice's 1 (step_rank_stragglers has no row); rows:
     # 3 job-days + 18 ledger + 23 slices + 0 quarantined + 3 counts + 18 costs + 1 advice
     # + 3 step-time job-days + 16 cost rates + 118 expectations + 1 run.
@@ -197,14 +219,26 @@ def test_the_analysts_views_give_duckdbs_rows(
     published: Path, bigquery_emulator: Emulator, view: str
 ) -> None:
     """Each view of sql/views/, transpiled with its macros inlined (mpg.bigquery_sql), exists in
-    the dataset as a view and gives the rows it gives in mpg.duckdb: on the tiny example, gpu-h100
-    priced by the catalog and tpu-v5p not, one job-day without a PG."""
+    the dataset as a view and gives the rows it gives in mpg.duckdb: on the tiny example (its jobs
+    named teams), gpu-h100 priced by the catalog and tpu-v5p not, one job-day without a PG."""
     table = bigquery_emulator.client().get_table(f"{PROJECT}.tiny.{view}")
     assert table.table_type == "VIEW"
     in_bigquery = sorted_rows(bigquery_emulator.query(select_all(view), "tiny"))
     in_duckdb = sorted_rows(duckdb_rows(published, select_all(view)))
     assert in_bigquery == approx_rows(in_duckdb)
     assert len(in_duckdb) > 0
+
+
+def test_the_chargeback_names_each_team(published: Path) -> None:
+    """The fixture's teams reach the chargeback (whose rows the test above compares with
+    BigQuery's): per team, team and queue (serve-b named none), team and owner."""
+    rows = duckdb_rows(published, select_all("chargeback_by_month")).to_pylist()
+    assert {(r["level"], r["team"], r["queue"], r["owner"]) for r in rows} == {
+        ("fleet", None, None, None), ("team", "team-chat", None, None),
+        ("team", "team-lm", None, None), ("team+queue", "team-chat", None, None),
+        ("team+queue", "team-lm", "batch", None), ("team+owner", "team-chat", None, "team-chat"),
+        ("team+owner", "team-lm", None, "team-lm"),
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("table", ["job_day_goodput", "chip_time_ledger", "goodput_by_slice"])

@@ -1,6 +1,7 @@
 """The `*_current` views: each metric-versioned table filtered to the version `DIR/mpg.toml`
 names (v1 without the file), through the real CLI into a real DuckDB file; and the file's
-validation (`mpg.config`), where a bad file is one line and exit 2 before anything runs (how
+validation (`mpg.definitions.config`), where a bad file is one line and exit 2 before anything
+runs (how
 each setting is read: tests/unit/test_config.py and, for prices, power and PUE,
 tests/unit/test_costs.py)."""
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from mpg.costs import chip_time_cost
+from mpg.definitions.costs import chip_time_cost
 from mpg.report.blocks import Table
 from mpg.report.data import read_report_data
 from mpg.report.export import report_json

@@ -316,8 +316,10 @@ def test_the_worst_jobs_are_the_independent_ranking(
 def test_the_report_json_carries_every_section(report: dict) -> None:
     assert report["period"] == {"first": FIRST, "last": LAST}
     kinds = {r["slice_kind"] for r in report["scorecard"]}
-    assert kinds == {"fleet", "chip_generation", "workload_class", "framework", "size_class"}
-    for key in ("worst_jobs", "fix_list", "ledger_categories", "waterfall", "goodput_days"):
+    assert kinds == {"fleet", "chip_generation", "workload_class", "framework", "size_class",
+                     "team", "queue", "owner"}  # fmt: skip
+    for key in ("worst_jobs", "fix_list", "ledger_categories", "waterfall", "goodput_days",
+                "teams", "queue_waiting"):  # fmt: skip
         assert report[key], key
     assert set(report["advice"]) == {
         "checkpoint_jobs", "checkpoint_slices", "step_outliers", "stragglers"

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from rich.console import Console
 
-from mpg import progress
+from mpg.cli import progress
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.run import run
 from tests.support.cli import run_mpg

@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.quality import (
     OUTPUT_SUITES,
     ValidationFailed,
@@ -231,7 +231,10 @@ def test_validation_writes_nothing_in_home_tmpdir_or_cwd(
 
 
 def test_importing_the_cli_and_pipelines_does_not_import_great_expectations() -> None:
-    modules = "mpg.cli, mpg.pipelines.run, mpg.pipelines.update, mpg.pipelines.publish, mpg.quality"
+    modules = (
+        "mpg.cli.command, mpg.pipelines.run, mpg.pipelines.update, mpg.pipelines.publish, "
+        "mpg.quality"
+    )
     check = f"import sys, {modules}; assert 'great_expectations' not in sys.modules"
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
@@ -241,7 +244,7 @@ def test_the_cli_starts_without_beam_or_great_expectations() -> None:
     """`mpg explain`, `mpg --help` and every user error before a pipeline runs stay fast (and
     free of Beam's import-time warnings)."""
     check = (
-        "import sys, mpg.cli; "
+        "import sys, mpg.cli.command; "
         "assert not [m for m in sys.modules if m.startswith(('apache_beam', 'great_expectations'))]"
     )
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)

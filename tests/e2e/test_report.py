@@ -18,7 +18,7 @@ import pytest
 from mpg.compare import Comparison, Sums, compare_periods, decompose, parse_period
 from mpg.compare.comparison import CategoryMove
 from mpg.compare.decompose import FLEET_PART_NAMES, PART_NAMES, PeriodSums
-from mpg.metrics import LEDGER_CATEGORIES
+from mpg.definitions.metrics import LEDGER_CATEGORIES
 from mpg.report.command import ReportFileError, write_report
 from mpg.report.compare_charts import comparison_section
 from mpg.report.page import render_page

@@ -11,6 +11,7 @@ A missing browser fails the test rather than skipping it: CI must not pass witho
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from mpg.definitions.figures import NONE_NAMED
 from tests.support.cli import run_mpg
 from tests.support.report_fleet import (
     HOSTILE_JOB,
@@ -150,12 +152,12 @@ def _render(browser: Browser, report: Path, screenshot: Path, width: int = WIDTH
 def test_the_report_renders_in_chromium(report: Path, browser: Browser, tmp_path: Path) -> None:
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
     # the issue 15 sections: dollars and kWh, checkpoint advice, step-time outliers
-    assert chart_ids[10:16] == [
+    assert chart_ids[11:17] == [
         "cost-days", "cost-categories", "cost-slices", "checkpoint-jobs", "step-outliers",
         "stragglers",
     ]  # fmt: skip
-    assert chart_ids[8:10] == ["worst-jobs", "worst-unpriced"]
-    assert len(chart_ids) == 17
+    assert chart_ids[8:11] == ["worst-jobs", "worst-unpriced", "by-team"]
+    assert len(chart_ids) == 18
     page = _render(browser, report, tmp_path / "report.png")
     # The hostile job's generation has no price: the chart of unpriced jobs names it on its axis
     # and its owner beside its bar, as text (the slices' panels show the fleet's worst, all
@@ -227,13 +229,45 @@ def test_clicking_a_slice_shows_its_worst_jobs(
     assert page.evaluate(_SHOWN_JOBS, shown) == _worst(out, None, None, 10)
 
 
+def test_clicking_a_team_shows_its_worst_jobs(
+    out: Path, report: Path, browser: Browser, tmp_path: Path
+) -> None:
+    """A click on team-chat's bar picks it: the panel beside lists team-chat's 10 worst jobs
+    (by the one ranking, recomputed here from the published rows); a click on the bar of the
+    jobs whose input named no team picks those (the hostile job among them); a double-click
+    clears the pick and the fleet's 10 worst come back."""
+    page = _new_page(browser)
+    _open(page, report, [])
+    chart = page.locator("#by-team")
+    shown = ("by-team", "team_worst_owners")
+    assert page.evaluate(_SHOWN_JOBS, shown) == _worst(out, None, None, 10)
+    for label, team in (("team-chat", "team-chat"), (NONE_NAMED, None)):
+        bar = chart.locator(f'path[aria-roledescription="bar"][aria-label*="team: {label};"]').first
+        bar.click()
+        expected = _worst(out, "team", team, 10)
+        page.wait_for_function(
+            f"([id, name]) => ({_SHOWN_JOBS})([id, name])[0] == {json.dumps(expected[0])}",
+            arg=list(shown),
+        )
+        assert page.evaluate(_SHOWN_JOBS, shown) == expected
+        assert chart.get_by_text(f"Worst jobs of {label}", exact=True).is_visible()
+    assert HOSTILE_JOB in expected
+    page.screenshot(path=tmp_path / "team.png", full_page=True)
+    print(f"screenshot: {tmp_path / 'team.png'}")
+    bar.dblclick()
+    page.wait_for_function(
+        f"([id, name]) => ({_SHOWN_JOBS})([id, name]).length == 10", arg=list(shown)
+    )
+    assert page.evaluate(_SHOWN_JOBS, shown) == _worst(out, None, None, 10)
+
+
 def test_the_comparison_renders_in_chromium(out: Path, browser: Browser, tmp_path: Path) -> None:
     """`--compare` adds four charts (waterfall, slices, ledger moves, dollars lost), drawn like
     the rest."""
     periods = ("2026-11-20", "2026-11-21..2026-11-22")
     report = _write_report(out, "compared.html", "--compare", *periods)
     chart_ids = list(specs_of(report.read_text(encoding="utf-8")))
-    assert chart_ids[17:] == [
+    assert chart_ids[18:] == [
         "compare-waterfall", "compare-slices", "compare-ledger", "compare-dollars"
     ]  # fmt: skip
     page = _render(browser, report, tmp_path / "compared.png")

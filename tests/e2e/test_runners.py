@@ -24,9 +24,9 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
-from mpg.catalog import load_catalog
-from mpg.config import OutputConfig
-from mpg.costs import cost_rates, load_cost_catalog
+from mpg.definitions.catalog import load_catalog
+from mpg.definitions.config import OutputConfig
+from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.pipelines.io import discover_trace_files
 from mpg.pipelines.options import RunOptions
@@ -225,7 +225,11 @@ def test_the_wheel_holds_every_module_sql_file_and_the_chip_catalog(
     with zipfile.ZipFile(wheel) as archive:
         names = {n for n in archive.namelist() if ".dist-info/" not in n}
     assert names == _source_files()
-    assert {"mpg/chips.v1.json", "mpg/sql/parse/runtime.sql", "mpg/pipelines/update.py"} <= names
+    assert {
+        "mpg/definitions/chips.v1.json",
+        "mpg/sql/parse/runtime.sql",
+        "mpg/pipelines/update.py",
+    } <= names
 
 
 # Imports every module of the unpacked wheel, with the source tree off sys.path, and reads its
@@ -236,7 +240,7 @@ from importlib import resources
 sys.path.insert(0, sys.argv[1])
 modules = json.loads(sys.argv[2])
 files = {m: importlib.import_module(m).__file__ for m in modules}
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.sqlfiles import load_sql
 sql = [str(p.relative_to(p.parents[1])) for p in resources.files("mpg.sql").rglob("*.sql")]
 from pathlib import Path
@@ -288,7 +292,7 @@ def test_workers_import_everything_from_the_wheel_alone(
     )
     report = json.loads(result.stdout)
     again = Path(report.pop("wheel"))
-    catalog = json.loads((ROOT / "mpg" / "chips.v1.json").read_text())
+    catalog = json.loads((ROOT / "mpg" / "definitions" / "chips.v1.json").read_text())
     assert report == {
         "code_version": code_version(),  # the checkout's: the same files, laid out otherwise
         "outside": [],

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import mpg.sql_command
+import mpg.cli.sql_command
 from mpg.cli import main
 from tests.support.cli import run_mpg
 from tests.support.files import SAMPLE_TRACES
@@ -196,7 +196,7 @@ def test_the_shell_has_the_views_and_cannot_write(out: Path) -> None:
 def test_without_a_duckdb_shell_one_line_says_how_to_get_it(
     out: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(mpg.sql_command, "duckdb_shell", lambda: None)
+    monkeypatch.setattr(mpg.cli.sql_command, "duckdb_shell", lambda: None)
     assert main(["sql", "--out", str(out)]) == 2
     assert capsys.readouterr().err == (
         "mpg: error: the interactive shell is DuckDB's `duckdb` command, which is not "

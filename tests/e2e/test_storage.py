@@ -19,7 +19,6 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from mpg import storage_backends
 from mpg.errors import StoreError, UserError, one_line
 from mpg.storage import (
     LASTING,
@@ -28,6 +27,7 @@ from mpg.storage import (
     PreconditionFailedError,
     Storage,
     TransientStoreError,
+    backends,
 )
 from tests.support.emulators import free_port
 from tests.support.racers import Crew, race_write_if
@@ -218,7 +218,7 @@ def test_an_endpoint_that_does_not_answer_is_one_line(
     ],
 )  # fmt: skip
 def test_service_errors_are_named(message: str, reason: str, transient: int) -> None:
-    problem = storage_backends.describe(OSError(message), "gs")
+    problem = backends.describe(OSError(message), "gs")
     assert problem.reason.startswith(reason)
     assert problem.transient is bool(transient)
 
@@ -233,8 +233,8 @@ def test_service_errors_are_named(message: str, reason: str, transient: int) -> 
     ],
 )
 def test_a_lost_upload_session_is_transient(message: str) -> None:
-    problem = storage_backends.describe(OSError(message), "gs", writing=True)
-    assert problem == storage_backends.Problem(
+    problem = backends.describe(OSError(message), "gs", writing=True)
+    assert problem == backends.Problem(
         "the storage service lost the upload session (HTTP 404 to it)", transient=True
     )
 
@@ -308,7 +308,7 @@ def test_iceberg_table_through_the_same_backend(store: Storage) -> None:
 def test_importing_storage_loads_no_cloud_client() -> None:
     """`import mpg.storage` stays cheap: Google's and AWS's libraries load on first use."""
     code = (
-        "import sys, mpg.storage, mpg.storage_lock\n"
+        "import sys, mpg.storage, mpg.storage.lock\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'google', 'boto3', 'botocore',"
         " 'pyiceberg'}))"
     )

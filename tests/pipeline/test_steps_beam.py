@@ -15,9 +15,9 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from mpg.catalog import load_catalog
-from mpg.config import OutputConfig
-from mpg.costs import cost_rates, load_cost_catalog
+from mpg.definitions.catalog import load_catalog
+from mpg.definitions.config import OutputConfig
+from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays

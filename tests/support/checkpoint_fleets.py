@@ -42,9 +42,9 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from mpg.definitions.vocabulary import SPAN_KINDS
 from mpg.schemas import RECORD_SCHEMAS, conform
 from mpg.simulate.simulator import DEFAULT_START
-from mpg.vocabulary import SPAN_KINDS
 
 _US = 1_000_000
 _EVENT_SCHEMA = {

@@ -17,7 +17,7 @@ from typing import Any
 
 from mpg.adapters import ADAPTERS
 from mpg.adapters.canonical import Conversion, json_lines
-from mpg.cli import parser
+from mpg.cli.command import parser
 
 
 def convert(fmt: str, paths: Sequence[Path], *options: str, root: Path | None = None) -> Conversion:

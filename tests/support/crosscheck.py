@@ -13,9 +13,15 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
+from mpg.definitions.vocabulary import (
+    FRAMEWORKS,
+    JOB_STATES,
+    KINDS_WITH_STEP,
+    SPAN_KINDS,
+    WORKLOAD_CLASSES,
+)
 from mpg.sqlfiles import load_sql
-from mpg.vocabulary import FRAMEWORKS, JOB_STATES, KINDS_WITH_STEP, SPAN_KINDS, WORKLOAD_CLASSES
 
 
 def crosscheck_job_days(con: duckdb.DuckDBPyConnection, traces: str) -> pa.Table:

@@ -16,7 +16,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.pipelines.io import TraceFile, discover_trace_files, read_line_blocks, recover_raw_text
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
 from mpg.sqlfiles import load_sql

@@ -12,24 +12,31 @@ import pyarrow as pa
 
 from mpg.schemas import PUBLISHED
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import load_sql
+from mpg.sqlfiles import MACRO_FILES, load_sql
+
+# The semantic layer as every reader has it: its macros, in order, and the view of job size
+# classes that mpg_job_days joins (a statement with no input, so created here like a macro).
+SEMANTIC_LAYER: tuple[str, ...] = ("views/job_size_classes.sql", *MACRO_FILES)
 
 
 def database(
     tables: Mapping[str, Sequence[Mapping[str, object]]], macros: Sequence[str] = ()
 ) -> duckdb.DuckDBPyConnection:
-    """A connection holding each published table named in `tables` with those rows (a column
-    not given is NULL), and the macro files `macros` (names under sql/) loaded."""
+    """A connection holding every published table, those named in `tables` with those rows (a
+    column not given is NULL) and the others empty, then the statements of `macros` (names under
+    sql/: macro files, or `SEMANTIC_LAYER`) run on them (DuckDB binds a table macro's tables when
+    it creates the macro)."""
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    for name in macros:
-        con.execute(load_sql(name))
+    for name, schema in PUBLISHED.items():
+        con.execute(create_table_sql(name, schema))
     for name, rows in tables.items():
-        con.execute(create_table_sql(name, PUBLISHED[name]))
         given = pa.Table.from_pylist(list(rows), schema=PUBLISHED[name])
         con.register("given", given)
         con.execute(f'insert into "{name}" select * from given')
         con.unregister("given")
+    for name in macros:
+        con.execute(load_sql(name))
     return con
 
 

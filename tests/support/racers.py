@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mpg.storage import PreconditionFailedError, Storage
-from mpg.storage_lock import LeaseHeldError, hold_lease
+from mpg.storage.lock import LeaseHeldError, hold_lease
 
 BARRIER_TIMEOUT_S = 30
 # What a task gets from the test's environment: where the emulator of the test is.

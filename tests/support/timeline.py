@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from mpg.catalog import ChipCatalog, load_catalog
+from mpg.definitions.catalog import ChipCatalog, load_catalog
 from mpg.transforms.account import ChipTimeSweep, account_chip_time, sweep_chip_time
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import Reconciled, reconcile_jobs

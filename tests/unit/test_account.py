@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpg.catalog import ChipCatalog
+from mpg.definitions.catalog import ChipCatalog
 from tests.support.timeline import (
     NEXT_DAY,
     account,

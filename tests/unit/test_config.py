@@ -1,5 +1,5 @@
-"""DIR/mpg.toml's metric settings (`mpg.config`): the current version, v1 without the file, and
-the versions a run computes by default. (A bad file stopping a run in one line:
+"""DIR/mpg.toml's metric settings (`mpg.definitions.config`): the current version, v1 without the
+file, and the versions a run computes by default. (A bad file stopping a run in one line:
 tests/e2e/test_current_views.py; prices, power and PUE: tests/unit/test_costs.py.)"""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mpg.config import OutputConfig, read_config
+from mpg.definitions.config import OutputConfig, read_config
 
 
 @pytest.mark.parametrize(

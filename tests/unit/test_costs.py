@@ -14,9 +14,9 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from mpg.catalog import load_catalog
-from mpg.config import OutputConfig, read_config
-from mpg.costs import chip_time_cost, cost_rates, load_cost_catalog
+from mpg.definitions.catalog import load_catalog
+from mpg.definitions.config import OutputConfig, read_config
+from mpg.definitions.costs import chip_time_cost, cost_rates, load_cost_catalog
 from mpg.errors import OptionsError
 from mpg.schemas import CHIP_TIME_COST, CHIP_TIME_LEDGER, COST_RATES, JOB_DAY_GOODPUT
 from tests.support.files import FIXTURES
@@ -42,7 +42,7 @@ def _rates(config: OutputConfig) -> pa.Table:
 
 
 def test_the_cost_catalog_covers_the_chip_catalog_with_a_source_for_every_figure() -> None:
-    doc = json.loads(resources.files("mpg").joinpath("costs.v1.json").read_text())
+    doc = json.loads(resources.files("mpg.definitions").joinpath("costs.v1.json").read_text())
     assert [c["id"] for c in doc["chips"]] == load_catalog().generations
     rates = _rates(OutputConfig()).to_pylist()
     for row in rates:

@@ -1,7 +1,7 @@
 """What the docs and the code's comments point at exists: every relative link of a Markdown page
-(and the heading its `#anchor` names), and every `docs/...md` or `tests/...` path named in a
-tracked text file. Pages and tests move; a reference left behind is found here, not by a
-reader."""
+(and the heading its `#anchor` names), every `docs/...md` or `tests/...` path named in a
+tracked text file, and every code path (`mpg/...`, `pipelines/...`, `sql/...`) a page names.
+Pages, tests and modules move; a reference left behind is found here, not by a reader."""
 
 from __future__ import annotations
 
@@ -17,6 +17,14 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 # A path as prose names it: a page under docs/, or a file or folder under tests/, globs allowed.
 NAMED = re.compile(r"(?<![\w/.-])((?:docs/\w[\w/.-]*\.md)|(?:tests/\w(?:[\w/.*-]*[\w*])?))")
 TEXT = (".py", ".md", ".sql", ".sh", ".toml", ".txt", ".cfg")
+# A file or folder of the code as a page names it; a page may name it as installed
+# (`mpg/pipelines/...`), which pyproject.toml's package-dir maps to the checkout's folder.
+CODE = re.compile(
+    r"(?<![\w/.-])((?:mpg|pipelines|transforms|schemas|sql|bench|examples)/(?:[\w/.*-]*[\w*])?)"
+)
+INSTALLED = {
+    f"mpg/{folder}/": f"{folder}/" for folder in ("pipelines", "transforms", "schemas", "sql")
+}
 
 
 def _tracked(*suffixes: str) -> list[Path]:
@@ -61,4 +69,23 @@ def test_every_page_and_test_path_named_in_the_tree_exists() -> None:
         for named in NAMED.findall(path.read_text(errors="replace"))
         if not _exists(named.rstrip("."))
     }
+    assert sorted(missing) == []
+
+
+def test_every_code_path_named_in_a_page_exists() -> None:
+    """Modules move between folders (mpg/cli/, mpg/storage/...): a page still naming the old path
+    is found here."""
+    missing = set()
+    for page in _tracked(".md"):
+        for named in CODE.findall(page.read_text()):
+            here = next(
+                (
+                    here + named.removeprefix(mpg)
+                    for mpg, here in INSTALLED.items()
+                    if named.startswith(mpg)
+                ),
+                named,
+            )
+            if not _exists(here.rstrip(".")):
+                missing.add(f"{page.relative_to(ROOT)}: {named}")
     assert sorted(missing) == []

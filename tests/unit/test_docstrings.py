@@ -12,8 +12,8 @@ import pytest
     "module",
     [
         "mpg.sqlfiles",
-        "mpg.catalog",
-        "mpg.costs",
+        "mpg.definitions.catalog",
+        "mpg.definitions.costs",
         "mpg.schemas",
         "mpg.schemas.ddl",
         "mpg.schemas.bigquery",

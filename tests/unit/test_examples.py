@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mpg.cli import _parser
+from mpg.cli.command import _parser
 from mpg.pipelines.runners import WORKER_PLUGIN, beam_args
 from tests.support.files import ROOT
 

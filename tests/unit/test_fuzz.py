@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.pipelines.io import EXCERPT_BYTES, MAX_LINE_BYTES, TraceFile, read_line_blocks
 from mpg.transforms.parse import BlockParser, ParsedBlock
 from mpg.transforms.steps import parse_block

@@ -7,7 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from mpg.metrics import METRIC_VERSIONS
+from mpg.definitions.metrics import METRIC_VERSIONS
 
 
 def _ideal_step_time(version: str, **record: float | None) -> float | None:

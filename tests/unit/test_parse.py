@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.transforms.parse import BlockParser, split_lines
 
 SUBMIT = {

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.pipelines.io import discover_trace_files, read_line_blocks
 from mpg.simulate import simulate
 from mpg.transforms.parse import BlockParser, ParsedBlock

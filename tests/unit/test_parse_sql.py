@@ -12,7 +12,7 @@ import re
 import pyarrow as pa
 import pytest
 
-from mpg.catalog import load_catalog
+from mpg.definitions.catalog import load_catalog
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, TIME_FIELDS, TRACE_FIELDS
 from mpg.transforms.parse import BlockParser, split_lines
 from mpg.transforms.parse_sql import FULL_RULES_ONLY, parse_statement

@@ -1,4 +1,4 @@
-"""Reads through `mpg.storage_reads` (how `Storage` opens files on object stores): the bytes asked
+"""Reads through `mpg.storage.reads` (how `Storage` opens files on object stores): the bytes asked
 for at any offset and size, Parquet and Arrow IPC read whole through it, a read that fails
 transiently tried again (the file reopened) and one that fails for good not. The wrapper is
 checked on pyarrow's local filesystem, its failures injected; tests/e2e/test_storage_faults.py reads
@@ -16,8 +16,8 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
-from mpg import storage_reads
-from mpg.storage_reads import MIN_READ, open_safely
+from mpg.storage import reads
+from mpg.storage.reads import MIN_READ, open_safely
 
 TABLE = pa.table({"job": [f"job-{i % 97}" for i in range(60_000)], "chips": range(60_000)})
 
@@ -83,10 +83,10 @@ LASTING = OSError("AWS Error ACCESS_DENIED during GetObject operation: Access De
 def test_a_read_that_fails_transiently_is_tried_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, times: int, passes: bool
 ) -> None:
-    monkeypatch.setattr(storage_reads, "_FIRST_BACKOFF_S", 0.0)
+    monkeypatch.setattr(reads, "_FIRST_BACKOFF_S", 0.0)
     (tmp_path / "a.bin").write_bytes(b"x" * 1_000)
     flaky = _Flaky(error, times)
-    file = storage_reads._RetryingFile(flaky, str(tmp_path / "a.bin"))  # type: ignore[arg-type]
+    file = reads._RetryingFile(flaky, str(tmp_path / "a.bin"))  # type: ignore[arg-type]
     if passes:
         assert file.read(10) == b"x" * 10
         assert flaky.opened == 1 + times  # reopened before each new try

@@ -55,6 +55,12 @@ JOBS = {  # job: workload_class, framework, chip_generation, chips_requested
     "train-b": ("training", "pytorch", "gpu-h100", 16),
     "serve-c": ("serving", "jax", "tpu-v5p", 600),
 }
+# job: owner, team, queue (serve-c's input named no owner and no team, train-b's no queue)
+WHO = {
+    "train-a": ("ana", "team-lm", "batch"),
+    "train-b": ("bo", "team-lm", None),
+    "serve-c": (None, None, "serving"),
+}
 # day, job, version: wanted, all_allocated, productive, ideal, sg, rg, pg, mpg
 JOB_DAYS = {
     (D1, "train-a", "v1"): (100, 80, 60, 30, 0.8, 0.75, 0.5, 0.3),
@@ -144,7 +150,7 @@ def build(path: Path, current_version: str = "v1", rates: list[dict] = RATES) ->
         for name, schema in PUBLISHED.items():
             con.execute(create_table_sql(name, schema))
         for (day, job, version), figures in JOB_DAYS.items():
-            values = [day, job, version, *JOBS[job], *figures]  # no owner, team or queue
+            values = [day, job, version, *JOBS[job], *figures, *WHO[job]]
             columns = ", ".join(PUBLISHED["job_day_goodput"].names[: len(values)])
             con.execute(
                 f"insert into job_day_goodput ({columns}) values ({', '.join('?' * len(values))})",
@@ -413,7 +419,8 @@ def test_rollup_by_day(database: Path) -> None:
     chip-seconds, $0.70 = scheduling 20 + runtime 10 + 10 + program 30 chip-s at $0.01; day 2
     loses 80, $0.80 = runtime 50 (its restore, the main loss) + program 30); train-b's unpriced
     days have chip-time lost and no dollars. Every other row is a cell of goodput_by_size_class
-    and cost_by_slice (16 roll-ups of the four slice columns a day), with the same figures."""
+    and cost_by_slice (16 roll-ups of the four slice columns a day), with the same figures, or a
+    team's, queue's or owner's (test_chargeback_by_month and test_slice_scorecard work them)."""
     query = (
         "select day, slice, days, wanted_chip_s, lost_chip_s, lost_usd, lost_scheduling_usd, "
         "lost_runtime_usd, lost_program_usd, lost_unprofiled_usd, unpriced_chip_s, main_loss "
@@ -436,7 +443,7 @@ def test_rollup_by_day(database: Path) -> None:
          **unpriced, "unpriced_chip_s": 500.0, "main_loss": "program_loss"},
     ])  # fmt: skip
     # every other row is a cell of the views over it, with their figures
-    slices = "from rollup_by_day where slice_kind <> 'job'"
+    slices = "from rollup_by_day where slice_kind not in ('job', 'team', 'queue', 'owner')"
     assert len(rows(database, f"select distinct slice_kind {slices}")) == 16
     for view in ("goodput_by_size_class", "cost_by_slice"):
         cells = rows(database, f"from {view}")
@@ -580,9 +587,89 @@ def test_slice_scorecard(database: Path) -> None:
          None),
         ("size_class", "1", 2, 1, 300.0, 150.0, pytest.approx(1.5), "program_loss", False, None),
         ("size_class", "9-64", 3, 1, 1500.0, 1400.0, None, "productive_unprofiled", False, None),
+        # serve-c's input named no team (a slice of its own, NULL); team-lm is train-a and -b
+        ("team", None, 1, 1, 2000.0, 1400.0, pytest.approx(14.0), "program_loss", False, None),
+        ("team", "team-lm", 2, 2, 1800.0, 1550.0, pytest.approx(1.5), "productive_unprofiled",
+         False, None),
+        ("queue", "serving", 1, 1, 2000.0, 1400.0, pytest.approx(14.0), "program_loss", False,
+         None),
+        ("queue", "batch", 2, 1, 300.0, 150.0, pytest.approx(1.5), "program_loss", False, None),
+        ("queue", None, 3, 1, 1500.0, 1400.0, None, "productive_unprofiled", False, None),
+        ("owner", None, 1, 1, 2000.0, 1400.0, pytest.approx(14.0), "program_loss", False, None),
+        ("owner", "ana", 2, 1, 300.0, 150.0, pytest.approx(1.5), "program_loss", False, None),
+        ("owner", "bo", 3, 1, 1500.0, 1400.0, None, "productive_unprofiled", False, None),
     ]  # fmt: skip
     assert {(r["period_first"], r["period_last"], r["previous_first"], r["previous_last"])
             for r in got} == {(D1, D2, date(2025, 12, 30), date(2025, 12, 31))}  # fmt: skip
+
+
+def test_chargeback_by_month(database: Path) -> None:
+    """January 2026 (D1, D2), by hand. Used is the chip-time held (all-allocated); its dollars
+    are wanted less scheduling. The fleet: 3800 wanted, 3180 used, $23 wanted (tpu-v5p's 2300
+    chip-seconds at $0.01), $17.80 used (less 520 of scheduling), $15.50 lost = scheduling $5.20
+    + runtime $3.70 (train-a's idle 10, compile 10, restore 50; serve-c's data wait 200, init
+    100) + program $6.60 (60 + 600) + unprofiled $0 (train-b's 600 are unpriced); 1500
+    unpriced. No team (serve-c) lost the most: $14; team-lm $1.50 (train-a; train-b unpriced)."""
+    got = rows(database, "select * from chargeback_by_month")
+    keys = ("level", "team", "queue", "owner", "rank", "jobs", "wanted_chip_s", "used_chip_s",
+            "lost_chip_s", "unpriced_chip_s", "wanted_usd", "used_usd", "lost_usd",
+            "lost_scheduling_usd", "lost_runtime_usd", "lost_program_usd", "lost_unprofiled_usd",
+            "main_loss")  # fmt: skip
+    serve_c = (1, 2000.0, 1500.0, 1400.0, 0.0, 20.0, 15.0, 14.0, 5.0, 3.0, 6.0, 0.0, "program_loss")
+    train_a = (1, 300.0, 280.0, 150.0, 0.0, 3.0, 2.8, 1.5, 0.2, 0.7, 0.6, 0.0, "program_loss")
+    train_b = (1, 1500.0, 1400.0, 1400.0, 1500.0, None, None, None, None, None, None, None,
+               "productive_unprofiled")  # fmt: skip
+    team_lm = (2, 1800.0, 1680.0, 1550.0, 1500.0, 3.0, 2.8, 1.5, 0.2, 0.7, 0.6, 0.0,
+               "productive_unprofiled")  # fmt: skip
+    expected = [
+        ("fleet", None, None, None, 1, 3, 3800.0, 3180.0, 2950.0, 1500.0, 23.0, 17.8, 15.5, 5.2,
+         3.7, 6.6, 0.0, "program_loss"),
+        ("team", None, None, None, 1, *serve_c),
+        ("team", "team-lm", None, None, 2, *team_lm),
+        ("team+owner", None, None, None, 1, *serve_c),
+        ("team+owner", "team-lm", None, "ana", 2, *train_a),
+        ("team+owner", "team-lm", None, "bo", 3, *train_b),
+        ("team+queue", None, "serving", None, 1, *serve_c),
+        ("team+queue", "team-lm", "batch", None, 2, *train_a),
+        ("team+queue", "team-lm", None, None, 3, *train_b),
+    ]  # fmt: skip
+    assert [tuple(r[k] for k in keys) for r in got] == [
+        tuple(pytest.approx(v, rel=1e-12) if isinstance(v, float) else v for v in row)
+        for row in expected
+    ]
+    assert {r["month"] for r in got} == {date(2026, 1, 1)}
+    assert (got[0]["first_day"], got[0]["last_day"], got[0]["days"]) == (D1, D2, 2)
+    assert [r["days"] for r in got if r["level"] == "team"] == [1, 2]  # serve-c ran on D1 only
+    # each level is the fleet, partitioned
+    for level in ("team", "team+queue", "team+owner"):
+        level_rows = [r for r in got if r["level"] == level]
+        for column in ("wanted_chip_s", "used_chip_s", "lost_chip_s", "unpriced_chip_s"):
+            assert sum(r[column] for r in level_rows) == got[0][column]
+        for column in ("wanted_usd", "used_usd", "lost_usd"):
+            assert sum(r[column] or 0 for r in level_rows) == pytest.approx(got[0][column])
+
+
+def test_queue_waiting(database: Path) -> None:
+    """Waiting is the scheduling chip-time; a job's waiting time that over its chips. train-a
+    (batch, 1 chip) waited 20 chip-seconds: 20 s; train-b (no queue named, 16 chips) 100: 6.25 s;
+    serve-c (serving, 600 chips) 500: 0.8333 s. Interruptions cost train-a its 50 of restore,
+    train-b its 300 of lost progress."""
+    got = rows(database, "select * from queue_waiting")
+    keys = ("queue", "size_class", "jobs", "jobs_waiting", "wanted_chip_s", "waiting_chip_s",
+            "waiting_share", "waiting_usd", "interrupted_chip_s", "wait_median_s", "wait_p90_s",
+            "wait_max_s", "sg")  # fmt: skip
+    train_b = (1, 1, 1500.0, 100.0, 100 / 1500, None, 300.0, 6.25, 6.25, 6.25, 1400 / 1500)
+    train_a = (1, 1, 300.0, 20.0, 20 / 300, 0.2, 50.0, 20.0, 20.0, 20.0, 280 / 300)
+    serve_c = (1, 1, 2000.0, 500.0, 0.25, 5.0, 0.0, 500 / 600, 500 / 600, 500 / 600, 0.75)
+    expected = [
+        (None, None, *train_b), (None, "9-64", *train_b),
+        ("batch", None, *train_a), ("batch", "1", *train_a),
+        ("serving", None, *serve_c), ("serving", "513+", *serve_c),
+    ]  # fmt: skip
+    assert [tuple(r[k] for k in keys) for r in got] == [
+        tuple(pytest.approx(v, rel=1e-12) if isinstance(v, float) else v for v in row)
+        for row in expected
+    ]
 
 
 def test_the_views_show_the_current_version(tmp_path: Path) -> None:
@@ -643,6 +730,7 @@ def test_the_bigquery_views_read_the_facts_once() -> None:
     ]
     assert [name for name, tables in reads.items() if "job_day_facts" in tables] == [
         "job_days_sized", "rollup_by_day", "ledger_by_slice", "worst_jobs", "slice_scorecard",
+        "chargeback_by_month", "queue_waiting",
     ]  # fmt: skip
     for name in ("goodput_by_size_class", "cost_by_slice"):
         assert reads[name] == {"rollup_by_day", "job_size_classes"}, name

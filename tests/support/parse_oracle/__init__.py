@@ -18,10 +18,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.catalog import ChipCatalog
+from mpg.definitions.catalog import ChipCatalog
+from mpg.definitions.vocabulary import (
+    FRAMEWORKS,
+    JOB_STATES,
+    KINDS_WITH_STEP,
+    SPAN_KINDS,
+    WORKLOAD_CLASSES,
+)
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
 from mpg.transforms.parse import TIME_WINDOW, ParsedBlock
-from mpg.vocabulary import FRAMEWORKS, JOB_STATES, KINDS_WITH_STEP, SPAN_KINDS, WORKLOAD_CLASSES
 
 _SQL = Path(__file__).parent
 _NEWLINE = 10

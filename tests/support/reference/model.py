@@ -1,7 +1,7 @@
 """The reference's constants (catalog v1, metric versions, precedence, categories) and result types.
 
-These restate what mpg.metrics and the chip catalog define, on purpose: an oracle that imported
-the definitions it checks would agree with any mistake in them.
+These restate what mpg.definitions.metrics and the chip catalog define, on purpose: an oracle
+that imported the definitions it checks would agree with any mistake in them.
 """
 
 from __future__ import annotations

@@ -45,9 +45,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
-from mpg import storage_preconditions
 from mpg.errors import StoreError, UserError
-from mpg.storage import PreconditionFailedError, Storage
+from mpg.storage import preconditions
+from mpg.storage.errors import PreconditionFailedError
+from mpg.storage.root import Storage
 
 _log = logging.getLogger(__name__)
 # What the lease's writes are doing, as their errors say.
@@ -236,7 +237,7 @@ def _release(lease: Lease) -> None:
     """Delete the lease if it is still the one this holder wrote. A failure only delays the
     next run until the lease expires, so it is logged, not raised over the block's outcome."""
     try:
-        storage_preconditions.delete_if(lease.storage, lease.path, str(lease.version))
+        preconditions.delete_if(lease.storage, lease.path, str(lease.version))
     except StoreError as exc:
         _log.warning("could not release the lease: %s (it expires by itself)", exc)
 

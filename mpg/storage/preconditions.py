@@ -19,7 +19,7 @@ object now there: if it carries this write's token, the write was ours and succe
 `gcp-storage-emulator` accepts every conditional write (it ignores preconditions): test races on
 fake-gcs-server or moto.
 
-Clients come from `mpg.storage_backends`, configured from the same environment as the Storage's
+Clients come from `mpg.storage.backends`, configured from the same environment as the Storage's
 pyarrow filesystem; their errors become one-line StoreErrors naming the URI
 (`Storage.reporting`).
 """
@@ -34,12 +34,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mpg import storage_backends
 from mpg.errors import StoreError
-from mpg.storage import DELETING, READING, WRITING
+from mpg.storage import backends
+from mpg.storage.errors import DELETING, READING, WRITING, PreconditionFailedError
 
 if TYPE_CHECKING:
-    from mpg.storage import Storage
+    from mpg.storage.root import Storage
 
 # A GCS read races a writer between reading the generation and the bytes: try again this often.
 _READ_ATTEMPTS = 5
@@ -67,15 +67,13 @@ def _read_local(target: Path) -> bytes | None:
 
 
 def _lost(store: Storage, path: str) -> StoreError:
-    from mpg.storage import PreconditionFailedError
-
     return PreconditionFailedError(
         f"{store.uri_of(path)} changed since it was read (another writer published)"
     )
 
 
 def _no_bucket(store: Storage, path: str, doing: str) -> StoreError:
-    reason = f"{storage_backends.NO_SUCH_BUCKET} {store.scheme}://{store.bucket}"
+    reason = f"{backends.NO_SUCH_BUCKET} {store.scheme}://{store.bucket}"
     return StoreError(store.failed(path, doing, reason, transient=False))
 
 
@@ -108,7 +106,7 @@ def _read_gcs(store: Storage, path: str) -> tuple[bytes | None, str | None]:
     from google.api_core.exceptions import NotFound, PreconditionFailed
 
     bucket, key = _bucket_and_key(store, path)
-    client = storage_backends.gcs_client()
+    client = backends.gcs_client()
     for _ in range(_READ_ATTEMPTS):
         try:
             blob = client.bucket(bucket).get_blob(key)
@@ -131,7 +129,7 @@ def _read_gcs(store: Storage, path: str) -> tuple[bytes | None, str | None]:
 
 def _read_s3(store: Storage, path: str) -> tuple[bytes | None, str | None]:
     bucket, key = _bucket_and_key(store, path)
-    client = storage_backends.s3_client()
+    client = backends.s3_client()
     try:
         answer = client.get_object(Bucket=bucket, Key=key)
     except client.exceptions.NoSuchKey:
@@ -170,12 +168,12 @@ def _write_gcs(
     from google.api_core.exceptions import NotFound, PreconditionFailed
 
     bucket, key = _bucket_and_key(store, path)
-    blob = storage_backends.gcs_client().bucket(bucket).blob(key)
+    blob = backends.gcs_client().bucket(bucket).blob(key)
     blob.metadata = {WRITE_TOKEN: token}
     try:
         blob.upload_from_string(data, if_generation_match=int(version or 0))
     except PreconditionFailed:
-        ours = storage_backends.gcs_client().bucket(bucket).get_blob(key)
+        ours = backends.gcs_client().bucket(bucket).get_blob(key)
         if ours is not None and (ours.metadata or {}).get(WRITE_TOKEN) == token:
             return str(ours.generation)  # a retry of our own write, which had succeeded
         raise _lost(store, path) from None
@@ -191,7 +189,7 @@ def _write_gcs(
 def _write_s3(store: Storage, path: str, data: bytes, version: str | None, token: str) -> str:
     bucket, key = _bucket_and_key(store, path)
     condition = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
-    client = storage_backends.s3_client()
+    client = backends.s3_client()
     try:
         answer = client.put_object(
             Bucket=bucket, Key=key, Body=data, Metadata={WRITE_TOKEN: token}, **condition
@@ -231,14 +229,14 @@ def delete_if(store: Storage, path: str, version: str) -> bool:
         if store.scheme == "gs":
             from google.api_core.exceptions import NotFound, PreconditionFailed
 
-            blob = storage_backends.gcs_client().bucket(bucket).blob(key)
+            blob = backends.gcs_client().bucket(bucket).blob(key)
             try:
                 blob.delete(if_generation_match=int(version))
             except (PreconditionFailed, NotFound):
                 return False
             return True
         try:
-            storage_backends.s3_client().delete_object(Bucket=bucket, Key=key, IfMatch=version)
+            backends.s3_client().delete_object(Bucket=bucket, Key=key, IfMatch=version)
         except Exception as exc:
             if _s3_code(exc) in ("PreconditionFailed", "412", "NoSuchKey"):
                 return False

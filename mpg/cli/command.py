@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mpg.arguments import OneLineParser, add_subcommands, day
+from mpg.cli.arguments import OneLineParser, add_subcommands, day
 from mpg.errors import OptionsError, find_user_error, one_line
 
 if TYPE_CHECKING:
@@ -61,21 +61,23 @@ class Command:
 COMMANDS: dict[str, Command] = {
     "run": Command(
         "ingest traces, account chip-time, publish goodput tables",
-        "mpg.cli:add_run_arguments",
-        "mpg.cli:run_command",
+        "mpg.cli.command:add_run_arguments",
+        "mpg.cli.command:run_command",
         description="Unknown options (--runner, --region, ...) are passed to Apache Beam, and "
         "so is --project.",
         beam=True,
     ),
     "backfill": Command(
         "compute a metric version over past days from the stored records",
-        "mpg.cli:add_backfill_arguments",
-        "mpg.cli:backfill_command",
+        "mpg.cli.command:add_backfill_arguments",
+        "mpg.cli.command:backfill_command",
         description="Unknown options (--runner, ...) are passed to Apache Beam.",
         beam=True,
     ),
     "simulate": Command(
-        "write a synthetic fleet's traces", "mpg.cli:add_simulate_arguments", "mpg.cli:simulate"
+        "write a synthetic fleet's traces",
+        "mpg.cli.command:add_simulate_arguments",
+        "mpg.cli.command:simulate",
     ),
     "explain": Command(
         "one job's chip-time ledger, down to its input lines",
@@ -84,8 +86,8 @@ COMMANDS: dict[str, Command] = {
     ),
     "sql": Command(
         "run SQL on the published tables and views, or a shell",
-        "mpg.sql_command:add_sql_arguments",
-        "mpg.sql_command:sql_command",
+        "mpg.cli.sql_command:add_sql_arguments",
+        "mpg.cli.sql_command:sql_command",
     ),
     "compare": Command(
         "why fleet MPG changed between two periods",
@@ -265,11 +267,11 @@ def pipeline_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
 
 
 def format_headline(result: RunResult, seconds: float, summary: str = "scorecard") -> str:
-    """What a run prints: what it did, its summary (`summary`: mpg.summary), the record
+    """What a run prints: what it did, its summary (`summary`: mpg.cli.summary), the record
     counts, the checks and where the rest went."""
+    from mpg.cli.summary import days_lines, scorecard_lines
     from mpg.pipelines.store import REPORT
     from mpg.storage import Storage
-    from mpg.summary import days_lines, scorecard_lines
 
     lines = [
         f"mpg run {result.run_id}: {result.files} trace files in {seconds:.1f} s "
@@ -338,7 +340,7 @@ def _import_run() -> Callable[[RunOptions], RunResult]:
 
 
 def run_command(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from mpg.config import read_config
+    from mpg.definitions.config import read_config
     from mpg.pipelines.options import RunOptions
 
     extra = {"block_bytes": args.block_bytes} if args.block_bytes else {}
@@ -359,7 +361,7 @@ def run_command(args: argparse.Namespace, passthrough: list[str]) -> int:
         **extra,
     )
     run = _import_run()
-    from mpg import progress
+    from mpg.cli import progress
 
     opts = dataclasses.replace(opts, beam_args=pipeline_args(args, passthrough))
     started = time.monotonic()
@@ -390,7 +392,7 @@ def _warn_of_lost_sources(result: RunResult) -> None:
 
 def backfill_command(args: argparse.Namespace, passthrough: list[str]) -> int:
     _import_run()  # Beam, imported quietly
-    from mpg import progress
+    from mpg.cli import progress
     from mpg.pipelines.backfill import BackfillOptions, backfill
 
     opts = BackfillOptions(
@@ -447,7 +449,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"mpg: error: {one_line(error)}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -34,7 +34,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from mpg import storage_backends
+from mpg.storage import backends
 
 # Reads smaller than this fetch this much (or the rest of the file) and keep it for the next.
 MIN_READ = 256 * 1024
@@ -137,4 +137,4 @@ class _RetryingFile:
 
 def _passes(exc: Any) -> bool:
     """Whether a read's failure is of the kind that passes (the store's clients' view)."""
-    return storage_backends.describe(exc, "s3").transient
+    return backends.describe(exc, "s3").transient

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from mpg.arguments import add_out_argument
+from mpg.cli.arguments import add_out_argument
 from mpg.errors import OptionsError, UserError
 
 if TYPE_CHECKING:  # DuckDB and rich are imported to run a query and print it, not for --help

@@ -4,7 +4,7 @@ each chip generation per day (`--summary days`).
 
 Every figure is a column of the layer's scorecard (the slice_scorecard view, sql/semantic/
 scorecard.sql: the last 7 days published, beside the 7 before); this module writes them as
-`mpg report` does for the same period (mpg.figures), and computes none.
+`mpg report` does for the same period (mpg.definitions.figures), and computes none.
 """
 
 from __future__ import annotations
@@ -12,15 +12,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mpg.figures import SHORT_LABELS, chip_hours, percent, points, reconciliation, usd, usd_change
+from mpg.definitions.figures import (
+    SHORT_LABELS,
+    chip_hours,
+    named,
+    percent,
+    points,
+    reconciliation,
+    usd,
+    usd_change,
+)
 
 SUMMARIES = ("scorecard", "days")
-# The scorecard's slice columns, in the order printed, and how they are named.
+# The scorecard's slice columns, in the order printed, and how they are named (owners are in
+# the slice_scorecard view and the report's JSON, too many to print).
 SLICE_TITLES = {
     "chip_generation": "chip generation",
     "workload_class": "workload class",
     "framework": "framework",
     "size_class": "job size (chips)",
+    "team": "team",
+    "queue": "queue",
 }
 
 
@@ -96,7 +108,7 @@ def scorecard_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
         for r in slices:
             lost = "no price" if r["lost_usd"] is None else usd(r["lost_usd"])
             lines.append(
-                f"{r['slice'][:20]:<20} {percent(r['mpg']):>6} {percent(r['sg']):>6} "
+                f"{named(r['slice'])[:20]:<20} {percent(r['mpg']):>6} {percent(r['sg']):>6} "
                 f"{percent(r['rg']):>6} {percent(r['pg']):>6} {percent(r['pg_coverage']):>6} "
                 f"{lost:>15} {SHORT_LABELS.get(r['main_loss'], '-'):<13} "
                 f"{points(r['mpg_change']):>9} {usd_change(r['lost_usd_change']):>14}"

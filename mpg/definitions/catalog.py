@@ -37,7 +37,7 @@ class ChipCatalog:
 
 
 def load_catalog(name: str = CATALOG_FILE) -> ChipCatalog:
-    doc = json.loads(resources.files("mpg").joinpath(name).read_text(encoding="utf-8"))
+    doc = json.loads(resources.files("mpg.definitions").joinpath(name).read_text(encoding="utf-8"))
     chips = doc["chips"]
     table = pa.table(
         {

@@ -3,7 +3,8 @@
 The defaults are a versioned data file (`costs.v1.json`, beside this module), like the chip
 catalog: each figure is a public on-demand list price or a maker's board power (TDP), with its
 source and the date it is as of; a generation with no citable figure has none (null), never a
-guess. A fleet's own contracts and measurements go in `DIR/mpg.toml` (`mpg.config`), which wins:
+guess. A fleet's own contracts and measurements go in `DIR/mpg.toml`
+(`mpg.definitions.config`), which wins:
 
     [prices]        # USD per chip-hour, by chip generation
     "tpu-v5p" = 4.20
@@ -15,7 +16,7 @@ guess. A fleet's own contracts and measurements go in `DIR/mpg.toml` (`mpg.confi
 `cost_rates` merges the two into the COST_RATES table that `sql/publish/chip_time_cost.sql`
 prices the ledger with, so a change of price recomputes every day's costs from the stored ledger.
 
-    >>> from mpg.catalog import load_catalog
+    >>> from mpg.definitions.catalog import load_catalog
     >>> rates = cost_rates(load_cost_catalog(), load_catalog(), OutputConfig()).to_pylist()
     >>> [(r["usd_per_chip_hour"], r["watts_per_chip"], r["pue"])
     ...  for r in rates if r["chip_generation"] in ("tpu-v4", "tpu-v5p")]
@@ -32,8 +33,8 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from mpg.catalog import ChipCatalog
-from mpg.config import CONFIG_FILE, OutputConfig
+from mpg.definitions.catalog import ChipCatalog
+from mpg.definitions.config import CONFIG_FILE, OutputConfig
 from mpg.schemas import CHIP_TIME_COST, COST_RATES, conform
 from mpg.sqlfiles import load_sql
 
@@ -52,7 +53,7 @@ class CostCatalog:
 
 
 def load_cost_catalog(name: str = COSTS_FILE) -> CostCatalog:
-    doc = json.loads(resources.files("mpg").joinpath(name).read_text(encoding="utf-8"))
+    doc = json.loads(resources.files("mpg.definitions").joinpath(name).read_text(encoding="utf-8"))
     chips = doc["chips"]
 
     version = doc["catalog_version"]
@@ -145,7 +146,7 @@ def rates_change(previous: pa.Table, rates: pa.Table) -> str | None:
     """What changed between two COST_RATES tables, in words (None: nothing), so that a run can
     say what it re-priced: each generation whose price or power moved, and the PUE.
 
-    >>> from mpg.catalog import load_catalog
+    >>> from mpg.definitions.catalog import load_catalog
     >>> old = cost_rates(load_cost_catalog(), load_catalog(), OutputConfig())
     >>> new = cost_rates(load_cost_catalog(), load_catalog(),
     ...                  OutputConfig(prices=(("tpu-v5p", 4.2), ("tpu-v4", 3.0))))

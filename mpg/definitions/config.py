@@ -2,12 +2,12 @@
 
     [metrics]
     current = "v2"   # the metric version the *_current views show (default: v1)
-    [prices]         # USD per chip-hour by chip generation (default: mpg/costs.v1.json)
+    [prices]         # USD per chip-hour by chip generation (default: mpg/definitions/costs.v1.json)
     "tpu-v5p" = 4.20
-    [power]          # watts per chip by chip generation (default: mpg/costs.v1.json)
+    [power]          # watts per chip by chip generation (default: mpg/definitions/costs.v1.json)
     "tpu-v5p" = 450
     [energy]
-    pue = 1.1        # power usage effectiveness (default: mpg/costs.v1.json)
+    pue = 1.1        # power usage effectiveness (default: mpg/definitions/costs.v1.json)
 
 It lives in the output folder rather than in a flag so that which version dashboards see is a
 property of the published tables, kept by every later run (and by `mpg explain`), not something
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpg.definitions.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
 from mpg.errors import OptionsError
-from mpg.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
 
 CONFIG_FILE = "mpg.toml"
 # section -> its keys (None: chip generations): anything else is a typo, refused
@@ -89,7 +89,7 @@ def _rates(path: Path, doc: dict[str, Any], section: str) -> tuple[tuple[str, fl
     """[prices] or [power]: a number per chip generation of the catalog. A price may be 0 (chips
     the fleet does not pay for by the hour); nothing may be negative, NaN or infinite."""
     unit, least = _RATES[section]
-    from mpg.catalog import load_catalog  # pyarrow: only where prices are given
+    from mpg.definitions.catalog import load_catalog  # pyarrow: only where prices are given
 
     generations = load_catalog().generations
     rates = []

@@ -1,45 +1,6 @@
-"""One storage layer for every path mpg reads or writes: local folders, `gs://` and `s3://`.
-
-    >>> store = Storage("out")                     # or "gs://bucket/fleet", "s3://bucket/fleet"
-    >>> store.write_text("hello.txt", "hi")        # paths are strings relative to the root
-    >>> store.read_text("hello.txt")
-    'hi'
-
-Paths stay strings (URIs), never `pathlib.Path`: a worker on Dataflow sees no folder of the
-launcher's. Data moves through `pyarrow.fs` (local, GCS and S3 clients in C++, in the pyarrow wheel
-we already pin; Parquet and Arrow streams read and write through it directly, with ranged reads).
-pyarrow's filesystems have no conditional write, so the one write that needs a precondition (the
-snapshot pointer, `write_if`) goes through each service's own client: an exclusive lock and a
-content check locally, `if_generation_match` on GCS (google-cloud-storage), `If-Match` /
-`If-None-Match` on S3 (boto3). docs/decisions.md says why not Beam's FileSystems or fsspec.
-
-Emulators and private endpoints come from the environment, as the official clients read them:
-`STORAGE_EMULATOR_HOST` (GCS, anonymous) and `AWS_ENDPOINT_URL` (S3); `mpg.storage_backends`
-builds every client from them. Worker processes inherit the environment, so they reach the same
-endpoint as the launcher.
-
-Every whole-object write is atomic: a reader sees the old object or the new one. Object stores
-give that for a single PUT, so `open_output` on them writes a local temporary file and uploads it
-only when the block succeeds; locally it writes a temporary name beside the target and renames it
-into place.
-
-Object stores have no folders: a "directory" is a prefix that some object's name continues with
-`/`, so `is_dir` is true only while something lies under it, listing a missing prefix is empty,
-and deleting the last object under a prefix makes the prefix vanish (S3 deletes go through boto3:
-pyarrow's would leave an empty `prefix/` marker object behind). Modification times are the
-service's: microseconds on GCS, whole seconds on S3.
-
-Every failure of the store is one line saying what was being done to which object, why, and
-whether a rerun can be expected to pass:
-
-    writing gs://b/out/tables/x/data/day=2026-11-20/r-0.parquet: the storage service lost the
-    upload session (HTTP 404 to it); transient: a rerun can be expected to pass
-
-A failure that passes (a busy or unavailable service still failing after the clients' retries, a
-dropped connection, a lost upload session: docs/decisions.md, "Retries") is a
-`TransientStoreError`; a lasting one (no such bucket, no credentials, no permission) a
-`StoreError`; a missing file a `NotFoundError`, which is also a `FileNotFoundError`.
-"""
+"""`Storage`: a root (a local folder, `gs://bucket/prefix`, `s3://bucket/prefix`) and every read,
+write, listing and delete mpg does under it, each failure reported in one line (the package's
+docstring, `mpg/storage/__init__.py`, says how each backend does it)."""
 
 from __future__ import annotations
 
@@ -57,34 +18,24 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from mpg import storage_backends, storage_reads
 from mpg.errors import StoreError, os_reason
 from mpg.locations import SCHEMES, local_path
+from mpg.storage import backends, preconditions, reads
+from mpg.storage.errors import (
+    DELETING,
+    LASTING,
+    LISTING,
+    READING,
+    TRANSIENT,
+    WRITING,
+    NotFoundError,
+    TransientStoreError,
+)
 
 # open_output uploads its spooled file in pieces of this size.
 _UPLOAD_CHUNK = 8 << 20
 # S3's DeleteObjects takes at most this many keys a request.
 _S3_DELETE_BATCH = 1000
-# What a failed operation was doing, as its message says.
-READING, WRITING, LISTING, DELETING = "reading", "writing", "listing", "deleting"
-COMMITTING = "committing"
-TRANSIENT = "transient: a rerun can be expected to pass"
-LASTING = "not transient: a rerun will fail the same way until this is fixed"
-
-
-class PreconditionFailedError(StoreError):
-    """A conditional write found the object changed since it was read (another writer won)."""
-
-
-class NotFoundError(StoreError, FileNotFoundError):
-    """A file that is not there: a user error with one line, and still a FileNotFoundError for
-    code that expects one."""
-
-
-class TransientStoreError(StoreError):
-    """The store failed in a way that passes (busy, unavailable, a dropped connection, a lost
-    upload session) and went on failing through the clients' retries: a rerun can be expected to
-    pass."""
 
 
 @dataclass(frozen=True)
@@ -134,13 +85,13 @@ class Storage:
     @property
     def fs(self) -> pafs.FileSystem:
         """The pyarrow filesystem of this root's scheme (configured from the environment)."""
-        return storage_backends.filesystem(self.scheme)
+        return backends.filesystem(self.scheme)
 
     def iceberg_properties(self) -> dict[str, str]:
         """pyiceberg FileIO properties that reach the same service as `fs` (endpoint, anonymous
         access to an emulator, S3 keys and region): pass them to a catalog or `StaticTable`.
         They may hold secrets from the environment: never log or store them."""
-        return storage_backends.iceberg_properties(self.scheme)
+        return backends.iceberg_properties(self.scheme)
 
     @property
     def bucket(self) -> str | None:
@@ -203,10 +154,10 @@ class Storage:
 
     def open_input(self, path: str) -> pa.NativeFile:
         """A random-access reader (ranged reads on object stores, coalesced and retried:
-        `mpg.storage_reads`)."""
+        `mpg.storage.reads`)."""
         with self.reporting(path):
             if self.remote:
-                return storage_reads.open_safely(self.fs, self.full(path))
+                return reads.open_safely(self.fs, self.full(path))
             return self.fs.open_input_file(self.full(path))
 
     def open_input_stream(self, path: str) -> pa.NativeFile:
@@ -343,7 +294,7 @@ class Storage:
     def _s3_keys_under(self, prefix: str) -> list[str]:
         """Every key under `prefix/`, folder markers (`name/` objects) included."""
         bucket, _, key = self.full(prefix).partition("/")
-        pages = storage_backends.s3_client().get_paginator("list_objects_v2")
+        pages = backends.s3_client().get_paginator("list_objects_v2")
         with self.reporting(prefix, LISTING):
             return [
                 item["Key"]
@@ -352,7 +303,7 @@ class Storage:
             ]
 
     def _delete_s3_keys(self, keys: list[str]) -> None:
-        client = storage_backends.s3_client()
+        client = backends.s3_client()
         for start in range(0, len(keys), _S3_DELETE_BATCH):
             batch = keys[start : start + _S3_DELETE_BATCH]
             with self.reporting(batch[0].removeprefix(self._key_prefix()), DELETING):
@@ -393,15 +344,15 @@ class Storage:
                 raise NotFoundError(self.failed(path, doing, "no such file", False)) from exc
             self._check_bucket(path, doing)
             if doing == WRITING:
-                lost = storage_backends.describe(exc, self.scheme, writing=True)
+                lost = backends.describe(exc, self.scheme, writing=True)
                 raise TransientStoreError(self.failed(path, doing, lost.reason, True)) from exc
             raise NotFoundError(self.failed(path, doing, "no such file", False)) from exc
         except Exception as exc:
-            if not self.remote or not storage_backends.is_service_error(exc):
+            if not self.remote or not backends.is_service_error(exc):
                 raise
-            problem = storage_backends.describe(exc, self.scheme, writing=doing == WRITING)
+            problem = backends.describe(exc, self.scheme, writing=doing == WRITING)
             reason = problem.reason
-            if reason == storage_backends.NO_SUCH_BUCKET:
+            if reason == backends.NO_SUCH_BUCKET:
                 reason += f" {self.scheme}://{self.bucket}"
             error = TransientStoreError if problem.transient else StoreError
             raise error(self.failed(path, doing, reason, problem.transient)) from exc
@@ -418,24 +369,20 @@ class Storage:
         except OSError:
             return
         if missing:
-            reason = f"{storage_backends.NO_SUCH_BUCKET} {self.scheme}://{self.bucket}"
+            reason = f"{backends.NO_SUCH_BUCKET} {self.scheme}://{self.bucket}"
             raise StoreError(self.failed(path, doing, reason, False))
 
     # -- the one conditional write ------------------------------------------------------------
 
     def read_versioned(self, path: str) -> tuple[bytes | None, str | None]:
         """An object's bytes and a version token for `write_if`; (None, None) if absent."""
-        from mpg import storage_preconditions
-
-        return storage_preconditions.read_versioned(self, path)
+        return preconditions.read_versioned(self, path)
 
     def write_if(self, path: str, data: bytes, version: str | None, doing: str = WRITING) -> str:
         """Write `path` only if it is still at `version` (None: only if it does not exist);
         returns the new version, or raises PreconditionFailedError. `doing` names the write in
         error messages ("taking the lease")."""
-        from mpg import storage_preconditions
-
-        return storage_preconditions.write_if(self, path, data, version, doing)
+        return preconditions.write_if(self, path, data, version, doing)
 
 
 def _mtime_ns(info: pafs.FileInfo) -> int:

@@ -19,6 +19,14 @@ from typing import Any
 # names them; the layer's columns are lost_<part>_usd and lost_<part>_chip_s.
 LOSS_PARTS: tuple[str, ...] = ("scheduling", "runtime", "program", "unprofiled")
 
+# A team, queue or owner the input named none (NULL in the layer's rows: a value of its own).
+NONE_NAMED = "(none named)"
+
+
+def named(value: str | None) -> str:
+    """A team, queue or owner as every surface writes it: NULL is the input naming none."""
+    return NONE_NAMED if value is None else value
+
 
 # Ledger categories as a short label, where a column is narrow (the terminal's scorecard).
 SHORT_LABELS = {
