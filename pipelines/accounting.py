@@ -34,7 +34,8 @@ from mpg.pipelines.buckets import (
     read_records,
     write_records,
 )
-from mpg.pipelines.state import Coverage
+from mpg.pipelines.state_key import Coverage
+from mpg.pipelines.store import RunFiles
 from mpg.schemas import JOB_INDEX, PUBLISHED, SOURCES, conform
 from mpg.transforms.account import goodput_tables, sweep_chip_time
 from mpg.transforms.checkpoints import checkpoint_advice
@@ -102,9 +103,9 @@ class DayRef:
     batch: int
 
 
-def day_files(store, run_id: str, name: str) -> dict[str, str]:  # store: OutputStore
+def day_files(run: RunFiles, name: str) -> dict[str, str]:
     """The scratch files of one bucket's job-table rows, a batch per day, and the jobs replaced."""
-    return {t: store.scratch(run_id, "days", f"{name}-{t}") for t in (*JOB_TABLES, "replaced")}
+    return {t: run.day_rows(name, t) for t in (*JOB_TABLES, "replaced")}
 
 
 def _days_of(first: datetime.date | None, last: datetime.date | None) -> list[datetime.date]:
@@ -132,7 +133,7 @@ def replaced_per_day(previous: pa.Table, job_days: pa.Table) -> pl.DataFrame:
 
 
 def write_days(
-    store, run_id: str, name: str, replaced: pl.DataFrame, tables: dict[str, pa.Table]
+    run: RunFiles, name: str, replaced: pl.DataFrame, tables: dict[str, pa.Table]
 ) -> Iterator[tuple[str, DayRef]]:
     """Scratch files with one batch per day (the same days in the same order in each), and a
     DayRef per day. `tables` holds JOB_TABLES rows, all of them for a run, only the VERSIONED
@@ -140,12 +141,12 @@ def write_days(
     days = replaced.get_column("day").unique().sort().to_list()
     if not days:
         return
-    files = day_files(store, run_id, name)
+    files = day_files(run, name)
     parts = {"replaced": conform(replaced.select("day", "job_id").to_arrow(), _REPLACED_DAY)}
     parts.update(tables)
     for table, rows in parts.items():
         column = rows.column("day")
-        store.write_scratch(
+        run.store.write_scratch(
             files[table],
             [
                 rows.filter(pc.equal(column, pa.scalar(day, pa.date32()))).drop_columns(
@@ -178,8 +179,8 @@ def settle_bucket(
     """Account the bucket's changed jobs that ended while their records are in memory, and
     leave the rest to `account_bucket`: the bucket's jobs (output days set where settled here)
     and its open jobs' records, in scratch. Returns the update and the settled jobs' day refs."""
-    store, run_id = records.store, records.run_id
-    name = f"b{updated.bucket:05d}"
+    run = records.run
+    name = run.bucket_part(updated.bucket)
     jobs = updated.jobs.with_columns((pl.col("accounted") & pl.col("open").not_()).alias("settled"))
     settled = jobs.filter(pl.col("settled")).get_column("job_id")
     accepted, data_end = updated.accepted, updated.data_end
@@ -187,15 +188,14 @@ def settle_bucket(
     tables = accounting.account(ended[0], data_end)  # which the end of data does not change
     job_days = tables["job_day_goodput"]
     previous = updated.index.filter(pc.is_in(updated.index.column("job_id"), settled.to_arrow()))
-    days = list(
-        write_days(store, run_id, f"{name}-settled", replaced_per_day(previous, job_days), tables)
-    )
+    settled_part = run.bucket_part(updated.bucket, settled=True)
+    days = list(write_days(run, settled_part, replaced_per_day(previous, job_days), tables))
     jobs = jobs.drop("first_output_day", "last_output_day").join(
         _output_days(job_days), on="job_id", how="left", maintain_order="left"
     )
-    jobs_path = store.scratch(run_id, "jobs", name)
-    store.write_scratch(jobs_path, [conform(jobs.to_arrow(), _UPDATED)])
-    write_records(store, run_id, name, ended[1])
+    jobs_path = run.bucket_jobs(updated.bucket)
+    run.store.write_scratch(jobs_path, [conform(jobs.to_arrow(), _UPDATED)])
+    write_records(run, name, ended[1])
     return BucketUpdate(updated.bucket, name, jobs_path, data_end, updated.vanished), days
 
 
@@ -209,7 +209,7 @@ def account_bucket(
     """Account one bucket (its update, or the number of a bucket nothing touched whose open
     jobs the end of data may move); yields (day, DayRef), then its index rows' scratch path
     (`jobs`)."""
-    store, run_id = records.store, records.run_id
+    run = records.run
     bucket = item if isinstance(item, int) else item.bucket
     moved = data_end != previous_end
     index = records.previous_index(bucket)
@@ -217,8 +217,8 @@ def account_bucket(
     if isinstance(item, int):
         updated, accepted = pl.from_arrow(_UPDATED.empty_table()), JobRecords.empty()
     else:
-        updated = pl.from_arrow(store.read_scratch(item.jobs))
-        accepted = read_records(store, run_id, item.records)
+        updated = pl.from_arrow(run.store.read_scratch(item.jobs))
+        accepted = read_records(run, item.records)
         vanished = item.vanished
     gone = pl.Series(vanished, dtype=pl.String)
     rewritten = pl.concat([updated.get_column("job_id"), gone])
@@ -261,11 +261,10 @@ def account_bucket(
         )
         since = _day_of(min(previous_end, data_end))
         replaced, tables = _since(since, unchanged, replaced, tables)
-    name = f"b{bucket:05d}"
-    yield from write_days(store, run_id, name, replaced, tables)
+    yield from write_days(run, run.bucket_part(bucket), replaced, tables)
     jobs = _index_rows(updated, woken, pl.from_arrow(index), ids, job_days)
-    jobs_path = store.scratch(run_id, "index", name)
-    store.write_scratch(jobs_path, [jobs])
+    jobs_path = run.bucket_index(bucket)
+    run.store.write_scratch(jobs_path, [jobs])
     yield beam.pvalue.TaggedOutput("jobs", jobs_path)
 
 

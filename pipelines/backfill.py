@@ -39,15 +39,15 @@ from mpg.pipelines.database import table_files
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import Staged, data_files_after, table_changes
 from mpg.pipelines.lookup import end_of_data
-from mpg.pipelines.publish import publish
+from mpg.pipelines.publish import Destinations, Writing, publish
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.run import _day_files, recorded, writing
-from mpg.pipelines.snapshot import Snapshot, read_current
-from mpg.pipelines.state import StateKey, bucket_count
+from mpg.pipelines.sizing import bucket_count
+from mpg.pipelines.snapshot import read_current
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore
-from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable, result_path
+from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable
 from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS
-from mpg.storage.lock import Lease
 from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs
 
 Span = tuple[datetime.date, datetime.date]
@@ -108,17 +108,16 @@ def backfill(opts: BackfillOptions) -> list[RunResult]:
     published = []
     lease = runlog.new_run_id(datetime.datetime.now(datetime.UTC))
     with writing(store, lease) as held:
-        current, version = held.current, held.version
-        if current is None:
+        if held.current is None:
             raise UserError(f"nothing to backfill: {opts.out} has no published run")
-        todo = uncovered(current.key, opts.metric_version, opts.first, opts.last)
+        todo = uncovered(held.current.key, opts.metric_version, opts.first, opts.last)
         days = sum((b - a).days + 1 for a, b in todo)
+        over = held
         with progress.phase("days", unit="days", total=days) as step:
             for first, last in chunks(todo, opts.chunk_days):
-                result = _backfill_chunk(opts, store, held.lease, current, version, first, last)
-                published.append(result)
+                published.append(_backfill_chunk(opts, store, over, first, last))
                 current, version = read_current(store)
-                assert current is not None
+                over = dataclasses.replace(over, current=current, version=version)
                 step.advance((last - first).days + 1)
         progress.summary(days, unit="days")
     return published
@@ -155,25 +154,23 @@ def backfill_bucket(bucket: int, chunk: _Chunk) -> Iterator[tuple[str, object]]:
         t: pl.from_arrow(accounted[t]).filter(in_range).to_arrow()
         for t in ("job_day_goodput", "chip_time_ledger")
     }
-    yield from write_days(records.store, records.run_id, f"b{bucket:05d}", replaced, tables)
+    yield from write_days(records.run, records.run.bucket_part(bucket), replaced, tables)
 
 
 def _backfill_chunk(
-    opts: BackfillOptions,
-    store: OutputStore,
-    lease: Lease,
-    current: Snapshot,
-    version: str | None,
-    first: datetime.date,
+    opts: BackfillOptions, store: OutputStore, over: Writing, first: datetime.date,
     last: datetime.date,
-) -> RunResult:
+) -> RunResult:  # fmt: skip
+    """Publish `opts.metric_version` over first..last, over the current snapshot."""
+    current = over.current
+    assert current is not None
     metric = opts.metric_version
     key = current.key.with_coverage(metric, first, last)
     target = "" if opts.bigquery is None else opts.bigquery.location
     key = dataclasses.replace(key, bigquery=target)
     command = f"backfill {metric} {first}..{last}"
     record = runlog.RunRecord.start(None, [], (metric,), command=command)
-    run_id = record.run_id
+    run_id, run = record.run_id, store.run(record.run_id)
     with recorded(store, record, opts.log_level):
         index = store.storage.parquet_file(current.state["jobs"]).read(
             columns=[
@@ -196,29 +193,26 @@ def _backfill_chunk(
         )
         files = store.read_parquet(current.state["files"], DATA_FILES)
         chunk = _Chunk(
-            records=RecordStore(store, run_id, buckets, current.state["jobs"], frozenset()),
+            records=RecordStore(run, buckets, current.state["jobs"], frozenset()),
             accounting=Accounting(load_catalog(), (metric,), key.coverage),
             first=first,
             last=last,
             data_end=end_of_data(store, current)[0],
         )
         rates = store.read_parquets(table_files(files, "cost_rates"), COST_RATES)
-        days = DayTables(store, run_id, _day_files(files), rates, frozenset([metric]))
+        days = DayTables(run, _day_files(files), rates, frozenset([metric]))
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
             _ = (
                 p
                 | "ListJobBuckets" >> beam.Create(present)
                 | "BackfillBucket" >> beam.FlatMap(backfill_bucket, chunk)
                 | "MergeJobTableDays" >> MergeJobTableDays(days)
-                | "WriteTableChanges"
-                >> _WriteTable(
-                    store, result_path(store, run_id, TABLE_CHANGES), DATA_FILES, _change_rows
-                )
+                | "WriteTableChanges" >> _WriteTable(run, TABLE_CHANGES, DATA_FILES, _change_rows)
             )
-        changes = store.read_parquet(result_path(store, run_id, TABLE_CHANGES), DATA_FILES)
+        changes = store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES)
         kept = {t: _only(files, t) for t in ("quarantine", "record_counts", "cost_rates")}
         staged = Staged(
-            run_id=run_id,
+            run=run,
             key=key,
             state={k: v for k, v in current.state.items() if k != "files"},
             files=data_files_after(files, changes, kept),
@@ -232,17 +226,8 @@ def _backfill_chunk(
         )
         changed = sorted({d for _, d in staged.changed_days})
         bigquery_days = set(changed) if current.key.bigquery == key.bigquery else None
-        done = publish(
-            store,
-            staged,
-            lease,
-            current,
-            version,
-            record,
-            key.current_metric_version,
-            opts.bigquery,
-            bigquery_days,
-        )
+        to = Destinations(key.current_metric_version, opts.bigquery, bigquery_days)
+        done = publish(staged, over, record, to)
     return RunResult(
         run_id=run_id,
         out=store.uri,

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mpg.pipelines.ingest import ParsedRef
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.schemas import (
     JOB_INDEX,
     RECORD_ORDER,
@@ -59,20 +59,17 @@ PLANNED = pa.schema(
 class RecordStore:
     """The record store as one run sees it."""
 
-    store: OutputStore
-    run_id: str
+    run: RunFiles
     buckets: int
     index: str | None  # the previous snapshot's JOB_INDEX file; None: computing from scratch
     retracted: frozenset[str]  # input files whose records stop counting
-
-    def segment_id(self, bucket: int) -> str:
-        return f"{self.run_id}-b{bucket:05d}"
 
     def previous_index(self, bucket: int) -> pa.Table:
         """The previous job index's rows of one bucket."""
         if self.index is None:
             return JOB_INDEX.empty_table()
-        return self.store.read_hash_range(self.index, JOB_INDEX, *hash_range(bucket, self.buckets))
+        store = self.run.store
+        return store.read_hash_range(self.index, JOB_INDEX, *hash_range(bucket, self.buckets))
 
     def history(self, bucket: int, index: pa.Table) -> dict[str, pa.Table]:
         """Every stored parsed record (STORED_SCHEMAS) of the jobs of `index` (JOB_INDEX rows of
@@ -86,9 +83,8 @@ class RecordStore:
             parts = []
             for segment in sorted(set(stored.column("segment").to_pylist())):
                 jobs = stored.filter(pc.equal(stored.column("segment"), segment)).column("job_id")
-                rows = self.store.read_hash_range(
-                    self.store.segment(source, segment), schema, low, high
-                )
+                store = self.run.store
+                rows = store.read_hash_range(store.segment(source, segment), schema, low, high)
                 keep = pc.and_(
                     pc.is_in(rows.column("job_id"), jobs),
                     pc.invert(pc.is_in(rows.column("file"), retracted)),
@@ -146,7 +142,7 @@ def update_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef 
     scratch files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs).
     Writes the bucket's segment and its quarantine references; returns what accounting needs
     (`mpg.pipelines.accounting.settle_bucket` accounts what it can at once)."""
-    store = records.store
+    store = records.run.store
     inputs = list(inputs)
     new = _read_refs(store, [i for i in inputs if isinstance(i, ParsedRef)])
     planned = concat([store.read_scratch(p) for p in inputs if isinstance(p, str)], PLANNED)
@@ -161,7 +157,7 @@ def update_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef 
     old = index.filter(pc.is_in(index.column("job_id"), rewritten))
     history = records.history(bucket, old)
     parsed = {s: _stored_order(concat([history[s], new[s]], STORED_SCHEMAS[s]), s) for s in SOURCES}
-    segment = records.segment_id(bucket)
+    segment = records.run.segment_id(bucket)
     for source in SOURCES:
         if parsed[source].height:
             store.write_segment(
@@ -188,7 +184,7 @@ def update_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef 
     if not pc.all(needed).as_py():  # a first run needs every job: no pass over the records
         accepted = [_only_jobs(t, jobs.column("job_id").filter(needed)) for t in accepted]
     refs = reconciled.quarantine.filter(pc.is_in(reconciled.quarantine.column("job_id"), accounted))
-    store.write_scratch(store.scratch(records.run_id, "quarantine-refs", f"b{bucket:05d}"), [refs])
+    store.write_scratch(records.run.quarantine_refs(bucket), [refs])
     untouched = index.filter(pc.invert(pc.is_in(index.column("job_id"), rewritten)))
     ends = [e for e in (_us(jobs.column("data_end")), _us(untouched.column("data_end"))) if e]
     gone = pc.invert(pc.is_in(accounted, jobs.column("job_id")))
@@ -202,15 +198,13 @@ def _only_jobs(table: pa.Table, jobs: pa.Array | pa.ChunkedArray) -> pa.Table:
     return table.filter(pc.is_in(table.column("job_id"), jobs))
 
 
-def write_records(store: OutputStore, run_id: str, name: str, records: JobRecords) -> None:
+def write_records(run: RunFiles, name: str, records: JobRecords) -> None:
     """Accepted records in scratch, one file per source, for a later step of the run."""
     for source in SOURCES:
-        store.write_scratch(
-            store.scratch(run_id, "accepted", f"{name}-{source}"), [records.table(source)]
-        )
+        run.store.write_scratch(run.accepted(name, source), [records.table(source)])
 
 
-def read_records(store: OutputStore, run_id: str, name: str) -> JobRecords:
+def read_records(run: RunFiles, name: str) -> JobRecords:
     """What `write_records` wrote."""
-    path = {s: store.scratch(run_id, "accepted", f"{name}-{s}") for s in SOURCES}
-    return JobRecords(**{s: store.read_scratch(path[s]).cast(RECORD_SCHEMAS[s]) for s in SOURCES})
+    read = run.store.read_scratch
+    return JobRecords(**{s: read(run.accepted(name, s)).cast(RECORD_SCHEMAS[s]) for s in SOURCES})

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from mpg.definitions.costs import chip_time_cost
 from mpg.pipelines.accounting import JOB_TABLES, REPLACED, VERSIONED, DayRef, day_files
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.store import RunFiles
 from mpg.schemas import PUBLISHED, TABLE_KEYS, concat
 from mpg.transforms.slices import goodput_by_slice
 
@@ -46,17 +46,18 @@ class DayChange:
 class DayTables:
     """What merging a day needs beside its refs."""
 
-    store: OutputStore
-    run_id: str
+    run: RunFiles
     previous: dict[tuple[str, datetime.date], str]  # (table, day) -> the current data file
     rates: pa.Table  # COST_RATES: what costs are priced at
     versions: frozenset[str] | None = None  # replace only these versions' rows (a backfill)
-    repriced: bool = False  # the rates differ from the previous snapshot's
+    # Every published day (YYYY-MM-DD) when the rates differ from the previous snapshot's: each
+    # is merged with no new rows, to price its unchanged ledger again.
+    repriced: tuple[str, ...] = ()
 
     def old_rows(self, table: str, day: datetime.date) -> pa.Table:
         path = self.previous.get((table, day))
         schema = PUBLISHED[table]
-        return schema.empty_table() if path is None else self.store.read_parquet(path, schema)
+        return schema.empty_table() if path is None else self.run.store.read_parquet(path, schema)
 
 
 def _sorted(table: pa.Table, name: str) -> pa.Table:
@@ -78,8 +79,8 @@ def merge_day(
     from them where they changed or prices did."""
     day = datetime.date.fromisoformat(element[0])
     refs = sorted((r for r in element[1] if r is not None), key=lambda r: r.name)
-    store, run_id = tables.store, tables.run_id
-    files = [day_files(store, run_id, ref.name) for ref in refs]
+    run, store = tables.run, tables.run.store
+    files = [day_files(run, ref.name) for ref in refs]
     jobs = concat(
         (store.read_scratch(f["replaced"], [r.batch]) for f, r in zip(files, refs, strict=True)),
         REPLACED,
@@ -98,26 +99,24 @@ def merge_day(
         rows[name] = _sorted(concat([kept, new], PUBLISHED[name]), name)
         if not rows[name].equals(old):
             changed.add(name)
-            yield _write(store, run_id, name, day, rows[name])
+            yield _write(run, name, day, rows[name])
     if "job_day_goodput" in changed:
         slices = goodput_by_slice(rows["job_day_goodput"])
-        yield _write(store, run_id, "goodput_by_slice", day, slices)
+        yield _write(run, "goodput_by_slice", day, slices)
     if changed & {"job_day_goodput", "chip_time_ledger"} or tables.repriced:
         costs = _sorted(
             chip_time_cost(rows["chip_time_ledger"], rows["job_day_goodput"], tables.rates),
             "chip_time_cost",
         )
         if not costs.equals(tables.old_rows("chip_time_cost", day)):
-            yield _write(store, run_id, "chip_time_cost", day, costs)
+            yield _write(run, "chip_time_cost", day, costs)
 
 
-def _write(
-    store: OutputStore, run_id: str, table: str, day: datetime.date, rows: pa.Table
-) -> DayChange:
+def _write(run: RunFiles, table: str, day: datetime.date, rows: pa.Table) -> DayChange:
     if rows.num_rows == 0:
         return DayChange(table, day, None, 0)
-    path = store.data_file(table, run_id, day)
-    store.write_parquet(rows.cast(PUBLISHED[table]), path)
+    path = run.data_file(table, day)
+    run.store.write_parquet(rows.cast(PUBLISHED[table]), path)
     return DayChange(table, day, path, rows.num_rows)
 
 

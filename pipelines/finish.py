@@ -19,8 +19,9 @@ import pyarrow.parquet as pq
 
 from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.iceberg import TableChange
-from mpg.pipelines.state import StateKey, source_totals
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.manifest import source_totals
+from mpg.pipelines.state_key import StateKey
+from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES, concat
 
 
@@ -28,7 +29,7 @@ from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES,
 class Staged:
     """A run's new snapshot, everything written but the switch."""
 
-    run_id: str
+    run: RunFiles
     key: StateKey
     state: dict[str, str]  # manifest, jobs, segments: written
     files: pa.Table  # DATA_FILES of every table but those the publishing step writes
@@ -74,8 +75,9 @@ def index_sums(store: OutputStore, path: str) -> dict[str, int]:
     return {c: pc.sum(table.column(c)).as_py() or 0 for c in columns}
 
 
-def live_segments(store: OutputStore, index: str, previous: pa.Table, run_id: str) -> pa.Table:
+def live_segments(run: RunFiles, index: str, previous: pa.Table) -> pa.Table:
     """SEGMENTS still holding a job's records: the previous ones and this run's new ones."""
+    store = run.store
     columns = ["segment", *[f"rows_{s}" for s in SOURCES]]
     jobs = store.storage.parquet_file(index).read(columns=columns)
     live = set()
@@ -84,7 +86,7 @@ def live_segments(store: OutputStore, index: str, previous: pa.Table, run_id: st
         live |= {(seg, source) for seg in pc.unique(holding.column("segment")).to_pylist()}
     rows = [r for r in previous.to_pylist() if (r["segment"], r["source"]) in live]
     for segment, source in sorted(live):
-        if segment.startswith(f"{run_id}-"):
+        if run.wrote_segment(segment):
             path = store.segment(source, segment)
             meta = store.storage.parquet_file(path).metadata
             rows.append({"segment": segment, "source": source, "path": path, "rows": meta.num_rows})

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from mpg.definitions.catalog import ChipCatalog
 from mpg.pipelines.io import TraceFile, read_line_blocks, stable_id
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.store import RunFiles
 from mpg.schemas import STORED_SCHEMAS
 from mpg.transforms.parse import ParsedBlock
 from mpg.transforms.reconcile import bucket_of_hash, job_hash_of
@@ -91,21 +91,22 @@ def _first_line(parsed: ParsedBlock) -> int:
 
 
 class _WriteParsed(beam.DoFn):
-    def __init__(self, store: OutputStore, run_id: str, buckets: int) -> None:
-        self._store, self._run_id, self._buckets = store, run_id, buckets
+    def __init__(self, run: RunFiles, buckets: int) -> None:
+        self._run, self._buckets = run, buckets
 
     def process(self, parsed: ParsedBlock) -> Iterator:
-        name = f"{parsed.source}-{stable_id(parsed.file)}-{_first_line(parsed):012d}"
+        block = (parsed.source, stable_id(parsed.file), _first_line(parsed))
+        store = self._run.store
         if parsed.records.num_rows:
             parts = by_bucket(parsed.records, self._buckets)
-            path = self._store.scratch(self._run_id, "parsed", name)
+            path = self._run.parsed(*block)
             schema = STORED_SCHEMAS[parsed.source]
-            self._store.write_scratch(path, [t.cast(schema) for _, t in parts])
+            store.write_scratch(path, [t.cast(schema) for _, t in parts])
             for batch, (bucket, table) in enumerate(parts):
                 yield bucket, ParsedRef(parsed.source, path, batch, table.num_rows)
         if parsed.quarantine.num_rows:
-            path = self._store.scratch(self._run_id, "refused", name)
-            self._store.write_scratch(path, [parsed.quarantine])
+            path = self._run.refused(*block)
+            store.write_scratch(path, [parsed.quarantine])
             yield beam.pvalue.TaggedOutput("refused", path)
         counts = (parsed.lines_read, parsed.quarantine.num_rows)
         yield beam.pvalue.TaggedOutput("counts", (parsed.file, counts))
@@ -129,11 +130,9 @@ class IngestTraceFiles(beam.PTransform):
     """Trace files -> (bucket, ParsedRef) (`parsed`), scratch paths of refused lines
     (`refused`) and one FileStats per file (`files`)."""
 
-    def __init__(
-        self, store: OutputStore, run_id: str, catalog: ChipCatalog, buckets: int, block_bytes: int
-    ) -> None:
+    def __init__(self, run: RunFiles, catalog: ChipCatalog, buckets: int, block_bytes: int) -> None:
         super().__init__()
-        self._store, self._run_id, self._catalog = store, run_id, catalog
+        self._run, self._catalog = run, catalog
         self._buckets, self._block_bytes = buckets, block_bytes
 
     def expand(self, files):
@@ -144,7 +143,7 @@ class IngestTraceFiles(beam.PTransform):
             read.blocks
             | "ParseTraceRecords" >> ParseTraceRecords(self._catalog)
             | "WriteParsedRecords"
-            >> beam.ParDo(_WriteParsed(self._store, self._run_id, self._buckets)).with_outputs(
+            >> beam.ParDo(_WriteParsed(self._run, self._buckets)).with_outputs(
                 "refused", "counts", main="parsed"
             )
         )

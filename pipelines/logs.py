@@ -147,7 +147,7 @@ def _spool(store: OutputStore, run_id: str) -> Iterator[tuple[Path, Callable[[],
     """Where the log is written while the run lasts, and what stores it when the run ends: in
     place locally (nothing to do); on object storage a local file, uploaded (a failure to upload
     it does not hide the run's own error)."""
-    target = store.run_log(run_id)
+    target = store.run(run_id).log
     if not store.remote:
         path = Path(store.storage.full(target))
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from mpg.definitions.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
 from mpg.errors import OptionsError
 from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
-from mpg.pipelines.state import RECORDS_PER_BUCKET
+from mpg.pipelines.sizing import RECORDS_PER_BUCKET
 from mpg.pipelines.store import CONFIG
 from mpg.storage import Storage
 

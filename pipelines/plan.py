@@ -23,20 +23,19 @@ import pyarrow.dataset as ds
 from mpg.definitions.costs import rates_change
 from mpg.pipelines.buckets import PLANNED
 from mpg.pipelines.io import TraceFile
+from mpg.pipelines.manifest import FileDelta, compare_files
+from mpg.pipelines.sizing import bucket_count, estimated_records
 from mpg.pipelines.snapshot import Snapshot
-from mpg.pipelines.state import (
-    MAX_SEGMENTS,
-    MIN_LIVE_SHARE,
-    FileDelta,
-    StateKey,
-    bucket_count,
-    compare_files,
-    estimated_records,
-)
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.state_key import StateKey
+from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.pipelines.update import PreviousBucket
 from mpg.schemas import COST_RATES, DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, SOURCES, concat
 from mpg.transforms.reconcile import bucket_of_hash
+
+# The record store is compacted when it holds more segments than this, or a segment is mostly
+# dead (its jobs' records moved to later segments).
+MAX_SEGMENTS = 16
+MIN_LIVE_SHARE = 0.5
 
 _INDEX_COLUMNS = [
     "job_hash",
@@ -53,7 +52,6 @@ class RunPlan:
     """What a run will do, decided before its pipeline starts."""
 
     current: Snapshot | None  # the snapshot the run replaces
-    version: str | None  # of current.json, for the switch's precondition
     previous: Snapshot | None  # the state the run updates (None: computing everything)
     reason: str
     delta: FileDelta
@@ -98,7 +96,6 @@ def plan_run(
     store: OutputStore,
     files: list[TraceFile],
     current: Snapshot | None,
-    version: str | None,
     key: StateKey,
     full: bool,
     rates: pa.Table,
@@ -114,7 +111,7 @@ def plan_run(
     if current is None or full or why is not None:
         reason = "first run" if current is None and not full else why or "--full"
         delta = FileDelta(tuple(files), MANIFEST.empty_table(), ())
-        return RunPlan(current, version, None, f"computing everything: {reason}", delta, key)
+        return RunPlan(current, None, f"computing everything: {reason}", delta, key)
     manifest = store.read_parquet(current.state["manifest"], MANIFEST)
     delta = compare_files(files, manifest)
     gone = len(delta.retracted) - delta.changed
@@ -129,7 +126,7 @@ def plan_run(
             if not delta.new and not delta.retracted
             else f"{reason}; re-priced every published day ({repricing})"
         )
-    return RunPlan(current, version, current, reason, delta, key, repricing)
+    return RunPlan(current, current, reason, delta, key, repricing)
 
 
 def _repricing(store: OutputStore, current: Snapshot, rates: pa.Table) -> str | None:
@@ -244,9 +241,7 @@ def _compacted_jobs(index: pa.Table, segments: pa.Table) -> pa.Table:
     return chosen.select(["job_hash", "job_id"])
 
 
-def planned_jobs(
-    store: OutputStore, run_id: str, work: JobWork, buckets: int
-) -> list[tuple[int, str]]:
+def planned_jobs(run: RunFiles, work: JobWork, buckets: int) -> list[tuple[int, str]]:
     """Scratch files naming each bucket's jobs to rewrite (with whether a retraction is why);
     returns (bucket, path) for the buckets that have any."""
     retracted = work.retracted.append_column("retracted", pa.repeat(True, work.retracted.num_rows))
@@ -257,7 +252,7 @@ def planned_jobs(
     bucket = bucket_of_hash(jobs.column("job_hash").to_numpy(), buckets)
     out = []
     for b in np.unique(bucket).tolist():
-        path = store.scratch(run_id, "planned", f"b{b:05d}")
-        store.write_scratch(path, [jobs.filter(pa.array(bucket == b))])
+        path = run.planned(b)
+        run.store.write_scratch(path, [jobs.filter(pa.array(bucket == b))])
         out.append((b, path))
     return out

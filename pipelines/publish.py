@@ -1,7 +1,6 @@
 """Publishing a staged snapshot: check it, commit its tables, switch to it at one instant.
 
-    published = publish(store, staged, lease, previous, version, record, current_version, bigquery,
-                        bigquery_days)
+    published = publish(staged, over, record, Destinations(current_metric_version, bigquery, days))
 
 1. The snapshot's tables go into a new DuckDB file (the database a local folder publishes; for
    object storage, a temporary one), and the output expectation suites run on it: a failed
@@ -36,7 +35,7 @@ from mpg.pipelines.database import add_views, copy_tables, read_summary, table_f
 from mpg.pipelines.finish import Staged, data_files_after
 from mpg.pipelines.iceberg import TableChange, commit_tables
 from mpg.pipelines.snapshot import Snapshot, switch
-from mpg.pipelines.store import DATABASE, REPORT, OutputStore
+from mpg.pipelines.store import DATABASE, REPORT, OutputStore, RunFiles
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
 from mpg.quality.engine import engine_named
 from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat
@@ -45,6 +44,24 @@ from mpg.storage.lock import Lease
 
 # The tables publishing writes itself, after the checks: their results, and the run log.
 _WRITTEN_HERE = ("validation_results", "runs")
+
+
+@dataclass(frozen=True)
+class Writing:
+    """What a writer of the folder holds: the lease, and the snapshot it publishes over."""
+
+    lease: Lease
+    current: Snapshot | None
+    version: str | None  # of current.json, for the switch's precondition
+
+
+@dataclass(frozen=True)
+class Destinations:
+    """What a snapshot is published as beside the folder's own tables."""
+
+    current_metric_version: str  # the version the `*_current` views show
+    bigquery: BigQueryTarget | None = None  # also load the changed partitions there
+    bigquery_days: Collection[datetime.date] | None = None  # those days only (None: all)
 
 
 @dataclass(frozen=True)
@@ -61,11 +78,11 @@ class Published:
 
 
 @contextlib.contextmanager
-def _database_file(store: OutputStore, run_id: str) -> Iterator[str]:
+def _database_file(run: RunFiles) -> Iterator[str]:
     """Where the new database is built: in the run's staging folder locally (renamed into place
     later), in a temporary folder for object storage (used for the checks only)."""
-    if not store.remote:
-        path = store.storage.full(f"{store.staging(run_id)}/{DATABASE}")
+    if not run.store.remote:
+        path = run.store.storage.full(run.database)
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         yield path
         return
@@ -83,7 +100,7 @@ def _validate(
     results = concat([staged.source_results, outputs], VALIDATION_RESULTS)
     report = render_report(results)
     if fatal_failures(results).num_rows:
-        where = f"runs/{record.run_id}-validation.md"
+        where = store.run(record.run_id).failed_validation
         store.storage.write_text(where, report)
         raise_for_failures(results, Path(store.storage.uri_of(where)))
     return results, report
@@ -105,7 +122,7 @@ def _referenced(store: OutputStore, snapshot: Snapshot) -> set[str]:
     segments = pq.read_table(store.storage.open_input(snapshot.state["segments"]))
     return {
         *snapshot.own_files(),
-        store.state(snapshot.run_id, "snapshot.json"),
+        store.run(snapshot.run_id).snapshot,
         *files,
         *segments.column("path").to_pylist(),
     }
@@ -115,7 +132,7 @@ def _iceberg_metadata(snapshot: Snapshot) -> set[str]:
     return {*snapshot.tables.values(), *snapshot.metadata_files}
 
 
-def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str | None) -> int:
+def collect_garbage(store: OutputStore, kept: list[Snapshot]) -> int:
     """Remove what no kept snapshot references: older snapshots' files and killed runs'. Of the
     snapshot before the current one only what mpg's readers use is kept (its state and data
     files), not its Iceberg metadata: the tables' history is one snapshot deep."""
@@ -124,80 +141,75 @@ def collect_garbage(store: OutputStore, kept: list[Snapshot], keep_staging: str 
         referenced |= _referenced(store, snapshot) - _iceberg_metadata(snapshot)
     for snapshot in kept[:1]:
         referenced |= _referenced(store, snapshot)
-    return store.collect(referenced, keep_staging)
+    return store.collect(referenced)
 
 
-def publish(
-    store: OutputStore,
-    staged: Staged,
-    lease: Lease,
-    previous: Snapshot | None,
-    version: str | None,
-    record: runlog.RunRecord,
-    current_version: str,
-    bigquery: BigQueryTarget | None = None,
-    bigquery_days: Collection[datetime.date] | None = None,
-) -> Published:
-    """Check, commit and switch to the staged snapshot; returns what was published."""
-    run_id = staged.run_id
+def publish(staged: Staged, over: Writing, record: runlog.RunRecord, to: Destinations) -> Published:
+    """Check, commit and switch to the staged snapshot over the current one (`over`, whose
+    lease is still held); returns what was published."""
+    run, store, previous = staged.run, staged.run.store, over.current
     whole: dict[str, str | None] = {}
-    with _database_file(store, run_id) as database:
+    with _database_file(run) as database:
         with progress.phase("publish") as step, writing(database) as con:
             copy_tables(con, store, staged.files, [t for t in PUBLISHED if t not in _WRITTEN_HERE])
-            add_views(con, current_version)
+            add_views(con, to.current_metric_version)
             analyst = (
                 Kept()
                 if store.remote
                 else keep_analyst_objects(con, Path(store.storage.full(DATABASE)))
             )
             results, report = _validate(con, store, staged, record)
-            whole["validation_results"] = _write_whole(store, run_id, "validation_results", results)
+            whole["validation_results"] = _write_whole(run, "validation_results", results)
             _insert(con, "validation_results", results)
             scorecard, days, counts = read_summary(con)
             step.done(pc.sum(counts.column("accepted")).as_py() or 0)
             record = record.ended("published", counts=counts)
             runs = runlog.runs_table(store, record, _previous_runs(store, staged.files))
-            whole["runs"] = _write_whole(store, run_id, "runs", runs)
+            whole["runs"] = _write_whole(run, "runs", runs)
             _insert(con, "runs", runs)
         files = data_files_after(staged.files, DATA_FILES.empty_table(), whole)
         load = None
-        if bigquery is not None:
+        if to.bigquery is not None:
             from mpg.pipelines.bigquery import publish_bigquery  # ~1 s to import the client
 
             load = publish_bigquery(
-                store, files, bigquery, bigquery_days, current_version=current_version
+                store,
+                files,
+                to.bigquery,
+                to.bigquery_days,
+                current_version=to.current_metric_version,
             )
         whole_changes = [TableChange(t, (p,) if p else (), None) for t, p in whole.items()]
         changes = [*staged.changes, *whole_changes]
         tables, metadata = commit_tables(store, previous.tables if previous else {}, changes, files)
-        state = {**staged.state, "files": store.state(run_id, "files.parquet")}
+        state = {**staged.state, "files": run.state("files")}
         store.write_parquet(files, state["files"])
         snapshot = Snapshot(
-            run_id=run_id,
+            run_id=run.run_id,
             key=staged.key,
             tables=tables,
             state=state,
             metadata_files=metadata,
             previous=None if previous is None else previous.run_id,
         )
-        lease.check()  # a writer that lost its lease must not publish over its successor
-        switch(store, snapshot, version)
+        over.lease.check()  # a writer that lost its lease must not publish over its successor
+        switch(store, snapshot, over.version)
         if not store.remote:
             Path(database).replace(store.storage.full(DATABASE))
     store.storage.write_text(REPORT, report)
     runlog.write_record(store, record)
     runlog.prune_records(store, runs)
-    collect_garbage(store, [snapshot, *([previous] if previous else [])], keep_staging=None)
+    collect_garbage(store, [snapshot, *([previous] if previous else [])])
     warnings = pc.sum(pc.invert(results.column("success"))).as_py() or 0
     return Published(
         record, snapshot, scorecard, days, counts, results.num_rows, warnings, load, analyst
     )
 
 
-def _write_whole(store: OutputStore, run_id: str, table: str, rows: pa.Table) -> str | None:
+def _write_whole(run: RunFiles, table: str, rows: pa.Table) -> str | None:
     """An unpartitioned table's one data file for this run (None when it has no rows)."""
     if rows.num_rows == 0:
         return None
-    path = store.data_file(table, run_id)
-    store.write_parquet(rows.cast(PUBLISHED[table]), path)
+    path = run.data_file(table)
+    run.store.write_parquet(rows.cast(PUBLISHED[table]), path)
     return path

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from mpg.adapters.quarantine import IMPORT_SOURCE
 from mpg.pipelines.io import TraceFile, recover_raw_text, stable_id
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.schemas import QUARANTINE, QUARANTINE_REF, TABLE_KEYS, concat, conform
 
 _ORDER = [(k, "ascending") for k in TABLE_KEYS["quarantine"]]
@@ -37,8 +37,7 @@ _ORDER = [(k, "ascending") for k in TABLE_KEYS["quarantine"]]
 class QuarantineSources:
     """Where the text of refused records comes from."""
 
-    store: OutputStore
-    run_id: str
+    run: RunFiles
     files: dict[str, TraceFile]  # every input file, by name
     previous: str | None  # the previous snapshot's quarantine data file
     unchanged: frozenset[str]  # input files ingested before and not changed since
@@ -53,7 +52,7 @@ def _files_referenced(path: str, store: OutputStore) -> Iterator[tuple[str, str]
 def recover_file(element: tuple[str, Iterable[str]], sources: QuarantineSources) -> str | None:
     """One input file's refused records with their text; returns the scratch file written."""
     name, paths = element
-    store = sources.store
+    store = sources.run.store
     refs = concat((store.read_scratch(p) for p in sorted(set(paths))), QUARANTINE_REF)
     refs = refs.filter(pc.equal(refs.column("file"), name))
     known = _previous_text(sources, name)
@@ -64,7 +63,7 @@ def recover_file(element: tuple[str, Iterable[str]], sources: QuarantineSources)
     if missing.num_rows:
         missing = missing.sort_by([("line", "ascending")])
         rows.append(recover_raw_text(sources.files[name], missing))
-    out = store.scratch(sources.run_id, "recovered", stable_id(name))
+    out = sources.run.recovered(stable_id(name))
     store.write_scratch(out, [concat(rows, QUARANTINE).sort_by(_ORDER)])
     return out
 
@@ -73,9 +72,10 @@ def _previous_text(sources: QuarantineSources, name: str) -> pa.Table:
     """The previous snapshot's quarantine rows of input file `name`, if it has not changed."""
     if sources.previous is None or name not in sources.unchanged:
         return QUARANTINE.empty_table()
+    storage = sources.run.store.storage
     dataset = ds.dataset(
-        sources.store.storage.full(sources.previous),
-        filesystem=sources.store.storage.fs,
+        storage.full(sources.previous),
+        filesystem=storage.fs,
         format="parquet",
     )
     return dataset.to_table(filter=ds.field("file") == name).cast(QUARANTINE)
@@ -92,7 +92,7 @@ class RecoverQuarantinedText(beam.PTransform):
     def expand(self, paths):
         return (
             paths
-            | "FilesReferenced" >> beam.FlatMap(_files_referenced, self._sources.store)
+            | "FilesReferenced" >> beam.FlatMap(_files_referenced, self._sources.run.store)
             | "GroupByFile" >> beam.GroupByKey()
             | "RecoverText" >> beam.Map(recover_file, self._sources)
         )

@@ -48,21 +48,21 @@ from mpg.pipelines.finish import (
 )
 from mpg.pipelines.io import TraceFile, discover_trace_files
 from mpg.pipelines.logs import run_log
+from mpg.pipelines.manifest import finished_manifest
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.plan import JobWork, RunPlan, job_work, plan_run, planned_jobs
-from mpg.pipelines.publish import Published, collect_garbage, publish
+from mpg.pipelines.publish import Destinations, Published, Writing, collect_garbage, publish
 from mpg.pipelines.quarantine import QuarantineSources, assemble_quarantine
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.snapshot import Snapshot, read_current, read_snapshot
-from mpg.pipelines.state import StateKey, finished_manifest
-from mpg.pipelines.store import LOCK, OutputStore
+from mpg.pipelines.state_key import StateKey
+from mpg.pipelines.store import LOCK, OutputStore, RunFiles
 from mpg.pipelines.update import (
     FILE_STATS,
     SOURCE_RESULTS,
     TABLE_CHANGES,
     UpdatePlan,
     build_update,
-    result_path,
 )
 from mpg.quality.engine import engine_named
 from mpg.schemas import (
@@ -76,7 +76,7 @@ from mpg.schemas import (
     concat,
 )
 from mpg.storage import Storage
-from mpg.storage.lock import Lease, hold_lease
+from mpg.storage.lock import hold_lease
 from mpg.version import code_version
 
 
@@ -104,7 +104,7 @@ def _record_failure(store: OutputStore, record: runlog.RunRecord, exc: BaseExcep
     ended = record.ended("interrupted" if interrupted else "failed", message=message)
     with contextlib.suppress(Exception):  # a full disk must not hide the first error
         runlog.write_record(store, ended)
-        store.storage.delete_prefix(store.staging(record.run_id))
+        store.run(record.run_id).delete_scratch()
 
 
 def kept_snapshots(store: OutputStore, current: Snapshot | None) -> list[Snapshot]:
@@ -115,15 +115,6 @@ def kept_snapshots(store: OutputStore, current: Snapshot | None) -> list[Snapsho
     return [current, *([before] if before else [])]
 
 
-@dataclass(frozen=True)
-class Writing:
-    """What a writer of the folder holds: the lease, and the snapshot it publishes over."""
-
-    lease: Lease
-    current: Snapshot | None
-    version: str | None  # of current.json, for the switch's precondition
-
-
 @contextlib.contextmanager
 def writing(store: OutputStore, run_id: str) -> Iterator[Writing]:
     """Hold the folder's lease; settle what killed runs left (their records, their files);
@@ -132,7 +123,7 @@ def writing(store: OutputStore, run_id: str) -> Iterator[Writing]:
         current, version = read_current(store)
         kept = kept_snapshots(store, current)
         runlog.settle_unfinished(store, {s.run_id for s in kept})
-        collect_garbage(store, kept, keep_staging=None)
+        collect_garbage(store, kept)
         yield Writing(lease, current, version)
 
 
@@ -171,7 +162,7 @@ def run(opts: RunOptions) -> RunResult:
     with writing(store, record.run_id) as held, recorded(store, record, opts.log_level):
         current = held.current
         with progress.phase("plan", unit="files", total=len(files)) as step:
-            plan = plan_run(store, files, current, held.version, key, opts.full, rates)
+            plan = plan_run(store, files, current, key, opts.full, rates)
             step.done(len(files))
         if plan.up_to_date:
             progress.summary(0)
@@ -180,17 +171,10 @@ def run(opts: RunOptions) -> RunResult:
             return RunResult.nothing_new(store, ended.run_id, current, len(files), skipped)
         staged, read = _compute(opts, plan, store, record.run_id, rates)
         changed = sorted({d for _, d in staged.changed_days})
-        published = publish(
-            store,
-            staged,
-            held.lease,
-            plan.current,
-            plan.version,
-            record,
-            plan.key.current_metric_version,
-            opts.bigquery,
-            plan.bigquery_days(changed),
+        to = Destinations(
+            plan.key.current_metric_version, opts.bigquery, plan.bigquery_days(changed)
         )
+        published = publish(staged, held, record, to)
         progress.summary(read)
     return _result(store, published, plan, staged, len(files), skipped)
 
@@ -242,28 +226,20 @@ def prepare(
         else DATA_FILES.empty_table()
     )
     catalog = load_catalog()
-    repriced = _repriced(store, files, rates)
+    run = store.run(run_id)
     records = RecordStore(
-        store, run_id, buckets, previous.state["jobs"] if previous else None,
-        frozenset(plan.delta.retracted),
-    )  # fmt: skip
-    previous_buckets = work.previous_buckets(buckets)
-    ends = [b.data_end for b in previous_buckets if b.data_end is not None]
+        run, buckets, previous.state["jobs"] if previous else None, frozenset(plan.delta.retracted)
+    )
     quarantine_file = table_files(files, "quarantine")
     update = UpdatePlan(
-        store=store,
-        run_id=run_id,
         new=plan.delta.new,
-        planned=tuple(planned_jobs(store, run_id, work, buckets)),
-        previous_buckets=tuple(previous_buckets),
-        previous_end=max(ends) if ends else None,
+        planned=tuple(planned_jobs(run, work, buckets)),
+        previous_buckets=tuple(work.previous_buckets(buckets)),
         records=records,
         accounting=Accounting(catalog, plan.key.computed_versions, plan.key.coverage),
-        days=DayTables(store, run_id, _day_files(files), rates, repriced=bool(repriced)),
-        repriced_days=repriced,
+        days=DayTables(run, _day_files(files), rates, repriced=_repriced(store, files, rates)),
         quarantine=QuarantineSources(
-            store,
-            run_id,
+            run,
             {f.name: f for f in plan.delta.new} | _unchanged_files(plan, opts.traces),
             quarantine_file[0] if quarantine_file else None,
             frozenset(plan.delta.kept.column("name").to_pylist()),
@@ -283,7 +259,7 @@ def _compute(
     with progress.phase("pipeline") as step:
         with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
             build_update(p, prepared.update)
-        stats = store.read_parquet(result_path(store, run_id, FILE_STATS), MANIFEST)
+        stats = store.read_parquet(prepared.update.run.result(FILE_STATS), MANIFEST)
         step.done(pc.sum(stats.column("lines_read")).as_py() or 0)
     staged = _finish(store, plan, prepared, stats, opts.traces)
     return staged, step.count
@@ -317,34 +293,26 @@ def _finish(
     store: OutputStore, plan: RunPlan, prepared: Prepared, stats: pa.Table, traces: str
 ) -> Staged:
     update, work, files, rates = prepared.update, prepared.work, prepared.files, prepared.rates
-    run_id = update.run_id
-    state = {
-        "manifest": store.state(run_id, "manifest.parquet"),
-        "jobs": store.state(run_id, "jobs.parquet"),
-        "segments": store.state(run_id, "segments.parquet"),
-    }
+    run = update.run
+    state = {name: run.state(name) for name in ("manifest", "jobs", "segments")}
     manifest = finished_manifest(plan.delta.kept, stats.to_pylist())
     store.write_parquet(manifest, state["manifest"])
-    staging = store.staging(run_id)
-    parts = [e.path for e in store.storage.list(f"{staging}/index")]
+    parts = run.bucket_index_parts()
     merge_index(store, update.records.index, parts, work.retracted, state["jobs"])
     previous_segments = (
         store.read_parquet(plan.previous.state["segments"], SEGMENTS)
         if plan.previous
         else SEGMENTS.empty_table()
     )
-    store.write_parquet(
-        live_segments(store, state["jobs"], previous_segments, run_id), state["segments"]
-    )
-    reconciled = _reconciled_jobs(store, staging)
-    new_parts = [e.path for e in store.storage.list(f"{staging}/refused")]
-    new_parts += [e.path for e in store.storage.list(f"{staging}/recovered")]
+    store.write_parquet(live_segments(run, state["jobs"], previous_segments), state["segments"])
+    reconciled = _reconciled_jobs(run)
+    new_parts = run.refused_parts() + run.recovered_parts()
     # What `mpg import` could not convert: read whole from the trace root every run.
     imported = read_import_quarantine(traces)
     if imported.rows.num_rows:
-        new_parts.append(store.scratch(run_id, "import-quarantine", "rows"))
+        new_parts.append(run.import_quarantine)
         store.write_scratch(new_parts[-1], [imported.rows])
-    quarantine = store.data_file("quarantine", run_id)
+    quarantine = run.data_file("quarantine")
     rows = assemble_quarantine(
         store, update.quarantine.previous, plan.delta.retracted, reconciled, new_parts, quarantine
     )
@@ -352,9 +320,9 @@ def _finish(
         [record_counts(manifest, index_sums(store, state["jobs"])), imported.counts],
         RECORD_COUNTS,
     )
-    counts_file = store.data_file("record_counts", run_id)
+    counts_file = run.data_file("record_counts")
     store.write_parquet(counts, counts_file)
-    rates_file = store.data_file("cost_rates", run_id)
+    rates_file = run.data_file("cost_rates")
     store.write_parquet(rates, rates_file)
     whole = {
         "quarantine": quarantine if rows else None,
@@ -363,17 +331,15 @@ def _finish(
     }
     if not rows:
         store.storage.delete([quarantine])
-    changes = store.read_parquet(result_path(store, run_id, TABLE_CHANGES), DATA_FILES)
+    changes = store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES)
     everything = plan.previous is None
     return Staged(
-        run_id=run_id,
+        run=run,
         key=plan.key,
         state=state,
         files=data_files_after(files, changes, whole),
         changes=table_changes(changes, whole, everything),
-        source_results=store.read_parquet(
-            result_path(store, run_id, SOURCE_RESULTS), VALIDATION_RESULTS
-        ),
+        source_results=store.read_parquet(run.result(SOURCE_RESULTS), VALIDATION_RESULTS),
         changed_days=tuple(
             (r["table"], r["day"])
             for r in changes.to_pylist()
@@ -382,10 +348,10 @@ def _finish(
     )
 
 
-def _reconciled_jobs(store: OutputStore, staging: str) -> pa.Table:
+def _reconciled_jobs(run: RunFiles) -> pa.Table:
     """The jobs whose refusals this run decided again (every accounted job of every bucket)."""
     ids = []
-    for entry in store.storage.list(f"{staging}/jobs"):
-        jobs = store.read_scratch(entry.path)
+    for path in run.bucket_jobs_parts():
+        jobs = run.store.read_scratch(path)
         ids.append(jobs.filter(jobs.column("accounted")).select(["job_id"]))
     return pa.concat_tables(ids) if ids else JOB_INDEX.empty_table().select(["job_id"])

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from mpg.pipelines.io import TraceFile
-from mpg.pipelines.store import RUNS as RUNS_FOLDER
 from mpg.pipelines.store import OutputStore
 from mpg.schemas import RUNS
 from mpg.version import code_version
@@ -94,7 +93,7 @@ class RunRecord:
 
 def _write_json(store: OutputStore, fields: dict[str, object]) -> None:
     text = json.dumps(fields, indent=2, sort_keys=True) + "\n"
-    store.storage.write_text(OutputStore.run_record(str(fields["run_id"])), text)
+    store.storage.write_text(store.run(str(fields["run_id"])).record, text)
 
 
 def write_record(store: OutputStore, record: RunRecord) -> None:
@@ -106,8 +105,7 @@ def write_record(store: OutputStore, record: RunRecord) -> None:
 
 def read_records(store: OutputStore) -> list[dict[str, object]]:
     """Every run record, oldest first (run ids sort by start time)."""
-    paths = [e.path for e in store.storage.list(RUNS_FOLDER) if e.path.endswith(".json")]
-    return [json.loads(store.storage.read_text(p)) for p in sorted(paths)]
+    return [json.loads(store.storage.read_text(p)) for p in store.run_files()[0]]
 
 
 def settle_unfinished(store: OutputStore, published: set[str]) -> None:
@@ -153,12 +151,8 @@ def prune_records(store: OutputStore, published: pa.Table) -> None:
     """Remove the files of run records that a published `runs` table holds, all but the newest
     KEPT_RECORDS: every run stays on record (in the table) without a file per run forever. Run
     logs (`<run id>.log`) go the same way: those of the newest KEPT_RECORDS runs stay."""
-    held = set(published.column("run_id").to_pylist())
-    listed = [e.path for e in store.storage.list(RUNS_FOLDER)]
-    names = sorted(n for n in listed if n.endswith(".json"))
-    old = names[:-KEPT_RECORDS] if len(names) > KEPT_RECORDS else []
-    logs = sorted(n for n in listed if n.endswith(".log"))
+    held = {store.run(r).record for r in published.column("run_id").to_pylist()}
+    records, logs = store.run_files()
+    old = records[:-KEPT_RECORDS] if len(records) > KEPT_RECORDS else []
     old_logs = logs[:-KEPT_RECORDS] if len(logs) > KEPT_RECORDS else []
-    store.storage.delete(
-        [n for n in old if n.rsplit("/", 1)[1].removesuffix(".json") in held] + old_logs
-    )
+    store.storage.delete([p for p in old if p in held] + old_logs)

@@ -32,12 +32,11 @@ import json
 from dataclasses import dataclass, field
 
 from mpg.errors import StoreError
-from mpg.pipelines.state import StateKey
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import POINTER, OutputStore
 from mpg.storage import COMMITTING
 
 FORMAT = "mpg-snapshot/1"
-STATE_FILES = ("manifest", "jobs", "segments", "files")
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ class Snapshot:
     run_id: str
     key: StateKey
     tables: dict[str, str]  # table -> its Iceberg metadata file
-    state: dict[str, str]  # STATE_FILES -> path
+    state: dict[str, str]  # store.STATE_FILES -> path (`RunFiles.state`)
     metadata_files: tuple[str, ...] = ()  # Iceberg manifests and manifest lists it needs
     previous: str | None = None
     published_at: str = field(
@@ -85,7 +84,7 @@ def read_current(store: OutputStore) -> tuple[Snapshot | None, str | None]:
 
 def read_snapshot(store: OutputStore, run_id: str) -> Snapshot | None:
     """A kept snapshot by its run id (its copy under state/), or None if it is gone."""
-    path = store.state(run_id, "snapshot.json")
+    path = store.run(run_id).snapshot
     if not store.storage.exists(path):
         return None
     return Snapshot.decode(store.storage.read_bytes(path), store.storage.uri_of(path))
@@ -96,5 +95,5 @@ def switch(store: OutputStore, snapshot: Snapshot, version: str | None) -> None:
     PreconditionFailedError otherwise). Its copy under state/ is written first, so the snapshot
     before it can always be found by run id."""
     data = snapshot.encode()
-    store.storage.write_bytes(store.state(snapshot.run_id, "snapshot.json"), data)
+    store.storage.write_bytes(store.run(snapshot.run_id).snapshot, data)
     store.storage.write_if(POINTER, data, version, COMMITTING)

@@ -1,22 +1,32 @@
 """The output folder: every path mpg uses under `--out`, and every read and write of it.
 
-Like a Dagster IO manager, this module is the only one that knows where things live; the steps
-ask it for inputs and hand it outputs. DIR is a local folder, `gs://bucket/prefix` or
-`s3://bucket/prefix` (`mpg.storage`):
+Like a Dagster IO manager, this module is the only one that knows where things live: every
+path is a constant or a method here, of `OutputStore` (the folder) or of `RunFiles` (what one
+run writes: `store.run(run_id)`), and the steps ask them for paths rather than spell one. DIR is
+a local folder, `gs://bucket/prefix` or `s3://bucket/prefix` (`mpg.storage`):
 
-    current.json                       the current snapshot (`mpg.pipelines.snapshot`), written
-                                       last and with a precondition: what readers start from
-    mpg.duckdb                         local folders only: the current snapshot as one DuckDB file
-    validation_report.md               what the expectation suites found in the current snapshot
-    mpg.toml                           the folder's own configuration (optional, the user's)
-    runs/<run id>.json                 one record per run, whatever became of it
-    runs/<run id>.log                  its log: Beam's and the workers' (`mpg.pipelines.logs`)
-    tables/<table>/metadata/...        each published table as an Apache Iceberg table
-    tables/<table>/data/[day=D/]<run id>-<part>.parquet      its data files
-    records/<source>/<segment>.parquet the record store: every parsed record, sorted by job
-    state/<run id>/<name>.parquet      a snapshot's state: manifest, job index, segments, files
-    .mpg/lock                          the lease of the run writing DIR
-    .mpg/staging/<run id>/...          a run's scratch: records moving between its steps
+    current.json                       POINTER: the current snapshot (`mpg.pipelines.snapshot`),
+                                       written last and with a precondition: what readers start from
+    mpg.duckdb                         DATABASE, local folders only: the current snapshot in DuckDB
+    validation_report.md               REPORT: what the expectation suites found in it
+    mpg.toml                           CONFIG: the folder's own configuration (the user's, optional)
+    runs/<run id>.json                 .record: one record per run, whatever became of it
+    runs/<run id>.log                  .log: its log, Beam's and the workers' (`mpg.pipelines.logs`)
+    runs/<run id>-validation.md        .failed_validation: the report of a run a check stopped
+    tables/<table>/metadata/...        table_location: each published table as an Iceberg table
+    tables/<table>/data/[day=D/]<run id>-0.parquet      .data_file: its data files
+    records/<source>/<segment>.parquet segment: the record store, every parsed record by job
+                                       (a run's segments: <run id>-b<bucket>, `.segment_id`)
+    state/<run id>/<name>.parquet      .state: a snapshot's STATE_FILES (manifest, job index,
+                                       segments, files)
+    state/<run id>/snapshot.json       .snapshot: its copy of what current.json names
+    .mpg/lock                          LOCK: the lease of the run writing DIR
+    .mpg/staging/<run id>/             .staging: a run's scratch, removed when it ends
+        <step>/<name>.arrow            records moving between its steps, a folder per step:
+                                       parsed, refused, planned, quarantine-refs, accepted,
+                                       jobs, index, days, recovered, import-quarantine
+        results/<name>.parquet         .result: what the pipeline's sinks wrote
+        mpg.duckdb                     .database: the new database, renamed into place
 
 Files are never rewritten in place: every name carries the run that wrote it, so a snapshot's
 files stay as they were while a later run writes its own, and a reader of the old snapshot
@@ -31,6 +41,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,6 +64,12 @@ STATE = "state"
 # What the next run's `collect` never removes: the user's and the log's, and the switch itself.
 _KEPT = (POINTER, DATABASE, REPORT, CONFIG, LOCK)
 _KEPT_PREFIXES = (f"{RUNS}/", ".mpg/")
+_RECORD, _LOG = ".json", ".log"
+# The files of a snapshot's state (`mpg.pipelines.snapshot`), each `state/<run id>/<name>.parquet`:
+# MANIFEST (every ingested input file, `mpg.pipelines.manifest`), JOB_INDEX (every job: where its
+# records are, its counts), SEGMENTS (the record store's files), DATA_FILES (every published
+# table's data files).
+STATE_FILES = ("manifest", "jobs", "segments", "files")
 
 # Row groups of stored records: small enough that reading some jobs skips most of a segment.
 RECORD_ROW_GROUP = 32_768
@@ -78,40 +95,24 @@ class OutputStore:
 
     # -- where things are ---------------------------------------------------------------------
 
-    @staticmethod
-    def run_record(run_id: str) -> str:
-        return f"{RUNS}/{run_id}.json"
-
-    @staticmethod
-    def run_log(run_id: str) -> str:
-        return f"{RUNS}/{run_id}.log"
-
-    @staticmethod
-    def staging(run_id: str) -> str:
-        return f"{STAGING}/{run_id}"
-
-    @staticmethod
-    def scratch(run_id: str, step: str, name: str) -> str:
-        return f"{STAGING}/{run_id}/{step}/{name}.arrow"
+    def run(self, run_id: str) -> RunFiles:
+        """Every path of one run (its scratch, its snapshot's state, its data files, its record)."""
+        return RunFiles(self, run_id)
 
     @staticmethod
     def segment(source: str, segment: str) -> str:
+        """A record-store segment of any snapshot (`RunFiles.segment_id` names it)."""
         return f"{RECORDS}/{source}/{segment}.parquet"
 
     @staticmethod
     def table_location(table: str) -> str:
         return f"{TABLES}/{table}"
 
-    @staticmethod
-    def data_file(
-        table: str, run_id: str, day: datetime.date | None = None, part: str = "0"
-    ) -> str:
-        folder = f"{TABLES}/{table}/data" + ("" if day is None else f"/day={day.isoformat()}")
-        return f"{folder}/{run_id}-{part}.parquet"
-
-    @staticmethod
-    def state(run_id: str, name: str) -> str:
-        return f"{STATE}/{run_id}/{name}"
+    def run_files(self) -> tuple[list[str], list[str]]:
+        """The paths of every run record and every run log (`RunFiles.record`, `.log`), oldest
+        run first: one listing."""
+        listed = sorted(e.path for e in self.storage.list(RUNS))
+        return [p for p in listed if p.endswith(_RECORD)], [p for p in listed if p.endswith(_LOG)]
 
     # -- scratch: records between two steps of one run ----------------------------------------
 
@@ -199,14 +200,13 @@ class OutputStore:
             if e.path not in _KEPT and not e.path.startswith(_KEPT_PREFIXES)
         ]
 
-    def collect(self, referenced: set[str], keep_staging: str | None = None) -> int:
-        """Remove every file no kept snapshot references, and every run's scratch but
-        `keep_staging`'s; returns how many files went. Call with the lease held."""
+    def collect(self, referenced: set[str]) -> int:
+        """Remove every file no kept snapshot references, and every run's scratch; returns how
+        many files went. Call with the lease held (no other run is writing)."""
         garbage = [p for p in self.files() if p not in referenced]
         self.storage.delete(garbage)
-        for entry in {e.path.split("/")[2] for e in self.storage.list(STAGING)}:
-            if entry != keep_staging:
-                self.storage.delete_prefix(self.staging(entry))
+        for run_id in {e.path.split("/")[2] for e in self.storage.list(STAGING)}:
+            self.run(run_id).delete_scratch()
         return len(garbage)
 
 
@@ -221,3 +221,139 @@ def _overlaps(statistics: pq.Statistics | None, low: int, high: int) -> bool:
     if statistics is None or not statistics.has_min_max:
         return True
     return statistics.max >= low and statistics.min < high
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """Every path one run writes, by what it holds: its scratch (records moving between its
+    steps, a folder per step), its snapshot's state, its tables' data files, its record-store
+    segments, its record and log. Pickles small (the store as its URI): the steps carry it."""
+
+    store: OutputStore
+    run_id: str
+
+    # -- scratch: .mpg/staging/<run id>/<step>/<name>.arrow --------------------------------
+
+    @property
+    def staging(self) -> str:
+        return f"{STAGING}/{self.run_id}"
+
+    def delete_scratch(self) -> None:
+        self.store.storage.delete_prefix(self.staging)
+
+    def _scratch(self, step: str, name: str) -> str:
+        return f"{self.staging}/{step}/{name}.arrow"
+
+    def _listed(self, step: str) -> list[str]:
+        return [e.path for e in self.store.storage.list(f"{self.staging}/{step}")]
+
+    @staticmethod
+    def bucket_part(bucket: int, settled: bool = False) -> str:
+        """The name of one bucket's scratch files (`settled`: of the jobs the update step
+        accounted, beside those accounting accounts later)."""
+        return f"b{bucket:05d}" + ("-settled" if settled else "")
+
+    def parsed(self, source: str, file_id: str, first_line: int) -> str:
+        """One block's parsed records, a batch per job bucket (`file_id`: `io.stable_id`)."""
+        return self._scratch("parsed", _block(source, file_id, first_line))
+
+    def refused(self, source: str, file_id: str, first_line: int) -> str:
+        """One block's lines refused at parsing (QUARANTINE rows)."""
+        return self._scratch("refused", _block(source, file_id, first_line))
+
+    def refused_parts(self) -> list[str]:
+        return self._listed("refused")
+
+    def planned(self, bucket: int) -> str:
+        """The jobs one bucket rewrites though no new record names them (PLANNED)."""
+        return self._scratch("planned", self.bucket_part(bucket))
+
+    def quarantine_refs(self, bucket: int) -> str:
+        """One bucket's refused records, by reference (QUARANTINE_REF)."""
+        return self._scratch("quarantine-refs", self.bucket_part(bucket))
+
+    def accepted(self, part: str, source: str) -> str:
+        """Accepted records of one source that a later step accounts."""
+        return self._scratch("accepted", f"{part}-{source}")
+
+    def bucket_jobs(self, bucket: int) -> str:
+        """The rows of every job one bucket rewrote, as the update step left them."""
+        return self._scratch("jobs", self.bucket_part(bucket))
+
+    def bucket_jobs_parts(self) -> list[str]:
+        return self._listed("jobs")
+
+    def bucket_index(self, bucket: int) -> str:
+        """One bucket's new JOB_INDEX rows, as accounting left them."""
+        return self._scratch("index", self.bucket_part(bucket))
+
+    def bucket_index_parts(self) -> list[str]:
+        return self._listed("index")
+
+    def day_rows(self, part: str, table: str) -> str:
+        """One bucket part's rows of a job table (or the jobs they replace), a batch per day."""
+        return self._scratch("days", f"{part}-{table}")
+
+    def recovered(self, file_id: str) -> str:
+        """One input file's refused records with their text (QUARANTINE rows)."""
+        return self._scratch("recovered", file_id)
+
+    def recovered_parts(self) -> list[str]:
+        return self._listed("recovered")
+
+    @property
+    def import_quarantine(self) -> str:
+        """What `mpg import` could not convert, read from the trace root (QUARANTINE rows)."""
+        return self._scratch("import-quarantine", "rows")
+
+    def result(self, name: str) -> str:
+        """What one of the pipeline's sinks wrote, for the launcher (Parquet)."""
+        return f"{self.staging}/results/{name}.parquet"
+
+    @property
+    def database(self) -> str:
+        """Where a local folder's new database is built, before it is renamed into place."""
+        return f"{self.staging}/{DATABASE}"
+
+    # -- the snapshot it publishes -------------------------------------------------------------
+
+    def state(self, name: str) -> str:
+        """One of the snapshot's STATE_FILES."""
+        assert name in STATE_FILES, name
+        return f"{STATE}/{self.run_id}/{name}.parquet"
+
+    @property
+    def snapshot(self) -> str:
+        """The snapshot's own copy of what `current.json` says when it is current."""
+        return f"{STATE}/{self.run_id}/snapshot.json"
+
+    def data_file(self, table: str, day: datetime.date | None = None) -> str:
+        """A published table's data file (one per table and day this run wrote)."""
+        folder = f"{TABLES}/{table}/data" + ("" if day is None else f"/day={day.isoformat()}")
+        return f"{folder}/{self.run_id}-0.parquet"
+
+    def segment_id(self, bucket: int) -> str:
+        """The record-store segment one bucket of this run writes."""
+        return f"{self.run_id}-{self.bucket_part(bucket)}"
+
+    def wrote_segment(self, segment: str) -> bool:
+        return segment.startswith(f"{self.run_id}-")
+
+    # -- its record ----------------------------------------------------------------------------
+
+    @property
+    def record(self) -> str:
+        return f"{RUNS}/{self.run_id}{_RECORD}"
+
+    @property
+    def log(self) -> str:
+        return f"{RUNS}/{self.run_id}{_LOG}"
+
+    @property
+    def failed_validation(self) -> str:
+        """The validation report of a run that a failed expectation stopped."""
+        return f"{RUNS}/{self.run_id}-validation.md"
+
+
+def _block(source: str, file_id: str, first_line: int) -> str:
+    return f"{source}-{file_id}-{first_line:012d}"

@@ -33,11 +33,11 @@ from mpg.pipelines.days import DayChange, DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
-from mpg.pipelines.store import OutputStore
+from mpg.pipelines.store import RunFiles
 from mpg.quality import BucketValidator, combine_results
 from mpg.schemas import DATA_FILES, MANIFEST, VALIDATION_RESULTS
 
-# Where the sinks write, under the run's scratch.
+# What the sinks write: the names of the run's results (`RunFiles.result`).
 FILE_STATS = "file-stats"
 TABLE_CHANGES = "table-changes"
 SOURCE_RESULTS = "source-results"
@@ -54,21 +54,27 @@ class PreviousBucket:
 
 @dataclass(frozen=True)
 class UpdatePlan:
-    """Everything the pipeline is built from: decided by the launcher before it starts."""
+    """Everything the pipeline is built from: decided by the launcher before it starts. The
+    run's files (`run`) are those of its record store; `days` holds the days to price again."""
 
-    store: OutputStore
-    run_id: str
     new: tuple[TraceFile, ...]
     planned: tuple[tuple[int, str], ...]  # (bucket, scratch file of jobs to rewrite)
     previous_buckets: tuple[PreviousBucket, ...]
-    previous_end: int | None
     records: RecordStore
     accounting: Accounting
     days: DayTables
     quarantine: QuarantineSources
     block_bytes: int
     expectations: str  # the engine that checks the source suites (`mpg.quality.engine`)
-    repriced_days: tuple[str, ...] = ()  # every published day, when prices changed (YYYY-MM-DD)
+
+    @property
+    def run(self) -> RunFiles:
+        return self.records.run
+
+    @property
+    def previous_end(self) -> int | None:
+        """The end of data before this run: the latest of the previous buckets'."""
+        return _latest(b.data_end for b in self.previous_buckets)
 
 
 def _latest(values: Iterable[int | None]) -> int | None:
@@ -102,8 +108,8 @@ def _keyed(update: BucketUpdate) -> tuple[int, BucketUpdate]:
     return update.bucket, update
 
 
-def _refs_path(update: BucketUpdate, store: OutputStore, run_id: str) -> str:
-    return store.scratch(run_id, "quarantine-refs", f"b{update.bucket:05d}")
+def _refs_path(update: BucketUpdate, run: RunFiles) -> str:
+    return run.quarantine_refs(update.bucket)
 
 
 def _bucket_end(element: tuple[int, dict[str, list]]) -> int | None:
@@ -124,18 +130,19 @@ def _to_account(element: tuple[int, dict[str, list]]) -> Iterator[BucketUpdate |
 
 
 class _WriteTable(beam.PTransform):
-    """A sink: every element of a small PCollection as rows of one scratch table."""
+    """A sink: every element of a small PCollection as rows of one of the run's results
+    (`RunFiles.result`)."""
 
-    def __init__(self, store: OutputStore, path: str, schema: pa.Schema, rows) -> None:
+    def __init__(self, run: RunFiles, name: str, schema: pa.Schema, rows) -> None:
         super().__init__()
-        self._store, self._path, self._schema, self._rows = store, path, schema, rows
+        self._run, self._name, self._schema, self._rows = run, name, schema, rows
 
     def expand(self, pcoll):
         return pcoll | "Gather" >> beam.combiners.ToList() | "Write" >> beam.Map(self._write)
 
     def _write(self, elements: list) -> None:
         table = pa.Table.from_pylist(self._rows(elements), schema=self._schema)
-        self._store.write_parquet(table, self._path)
+        self._run.store.write_parquet(table, self._run.result(self._name))
 
 
 def _file_rows(stats: list[FileStats]) -> list[dict[str, object]]:
@@ -151,20 +158,14 @@ def _result_rows(parts: list[pa.Table]) -> list[dict[str, object]]:
     return [row for part in parts for row in part.to_pylist()]
 
 
-def result_path(store: OutputStore, run_id: str, name: str) -> str:
-    return f"{store.staging(run_id)}/results/{name}.parquet"
-
-
 def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     """Compose the update on `p`."""
-    store, run_id = plan.store, plan.run_id
+    run = plan.run
     ingested = (
         p
         | "ListNewTraceFiles" >> beam.Create(list(plan.new))
         | "IngestTraceFiles"
-        >> IngestTraceFiles(
-            store, run_id, plan.accounting.catalog, plan.records.buckets, plan.block_bytes
-        )
+        >> IngestTraceFiles(run, plan.accounting.catalog, plan.records.buckets, plan.block_bytes)
     )
     planned = p | "ListPlannedJobs" >> beam.Create(list(plan.planned))
     updated = (
@@ -193,29 +194,26 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     accounted = (to_account, data_end) | "AccountJobs" >> AccountJobs(
         plan.records, plan.accounting, plan.previous_end
     )
-    repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.repriced_days])
+    repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.days.repriced])
     _ = (
         (updated.days, accounted["days"], repriced)
         | "DaysToMerge" >> beam.Flatten()
         | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
-        | "WriteTableChanges"
-        >> _WriteTable(store, result_path(store, run_id, TABLE_CHANGES), _CHANGES, _change_rows)
+        | "WriteTableChanges" >> _WriteTable(run, TABLE_CHANGES, _CHANGES, _change_rows)
     )
     checked = (
         updated.checked
         | "CombineSourceResults" >> beam.CombineGlobally(combine_results).without_defaults()
     )
     _ = checked | "WriteSourceResults" >> _WriteTable(
-        store, result_path(store, run_id, SOURCE_RESULTS), VALIDATION_RESULTS, _result_rows
+        run, SOURCE_RESULTS, VALIDATION_RESULTS, _result_rows
     )
     _ = (
         updates
-        | "QuarantineRefs" >> beam.Map(_refs_path, store, run_id)
+        | "QuarantineRefs" >> beam.Map(_refs_path, run)
         | "RecoverQuarantinedText" >> RecoverQuarantinedText(plan.quarantine)
     )
-    _ = ingested["files"] | "WriteFileStats" >> _WriteTable(
-        store, result_path(store, run_id, FILE_STATS), MANIFEST, _file_rows
-    )
+    _ = ingested["files"] | "WriteFileStats" >> _WriteTable(run, FILE_STATS, MANIFEST, _file_rows)
 
 
 # What `WriteTableChanges` writes: DATA_FILES with an empty path for a day that lost its file.

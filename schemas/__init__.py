@@ -220,8 +220,9 @@ VALIDATION_RESULTS = _schema(
 )
 
 # What a snapshot remembers between runs, so that the next run ingests only new input
-# (`mpg.pipelines.state`). Internal: not published as tables, and free to change with the code
-# (a run of other code recomputes everything).
+# (`mpg.pipelines.manifest`; the files: `mpg.pipelines.store.STATE_FILES`). Internal: not
+# published as tables, and free to change with the code (a run of other code recomputes
+# everything).
 #
 # One row per ingested input file. A file is known by its name, size and modification time
 # (what a listing of any store gives); its SHA-256 is computed by the worker that parses it.

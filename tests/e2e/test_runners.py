@@ -41,7 +41,7 @@ from mpg.pipelines.runners import (
     needs_packaging,
     parse_options,
 )
-from mpg.pipelines.state import StateKey
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import build_update
 from mpg.version import code_version
@@ -371,7 +371,7 @@ def test_the_real_pipeline_builds_for_dataflow(
     key = StateKey(code_version(), ("v1",), "v1")
     store = OutputStore(out)
     rates = cost_rates(load_cost_catalog(), load_catalog(), OutputConfig())
-    plan = plan_run(store, files, None, None, key, full=False, rates=rates)
+    plan = plan_run(store, files, None, key, full=False, rates=rates)
     prepared = prepare(RunOptions(traces=traces, out=out), plan, store, "r1", rates)
     options = PipelineOptions(list(DATAFLOW))
     with gcs_emulator.activated():

@@ -22,9 +22,11 @@ from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
-from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files
+from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, stable_id
+from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.store import OutputStore
-from mpg.schemas import SOURCES
+from mpg.pipelines.update import FILE_STATS, TABLE_CHANGES, UpdatePlan, build_update
+from mpg.schemas import DATA_FILES, MANIFEST, SOURCES
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
 from mpg.transforms.steps import ParseTraceRecords
@@ -97,6 +99,16 @@ def test_parse_trace_records(pipeline: BeamTestPipeline) -> None:
         )
 
 
+# (bucket, source, records) of each part IngestTraceFiles cuts, per bucket count: one part per
+# block and job bucket present. j's job hash is 2137352139 and ghost's 55808161: bucket 0 of 1 or
+# of 2 (hashes below 2^31) for both; of 3 (cuts at 2^32/3 and 2*2^32/3) j's is 1 and ghost's 0,
+# so runtime/b.jsonl is cut in two.
+PARTS = {
+    1: [(0, "scheduler", 3), (0, "runtime", 1), (0, "runtime", 3)],
+    2: [(0, "scheduler", 3), (0, "runtime", 1), (0, "runtime", 3)],
+    3: [(1, "scheduler", 3), (1, "runtime", 1), (1, "runtime", 2), (0, "runtime", 1)],
+}
+
 _COLLECTED: list = []  # what a pipeline in this process hands back (FnApiRunner runs here)
 
 
@@ -106,14 +118,16 @@ def _collect(element: object) -> None:
 
 def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]]:
     """IngestTraceFiles over `traces`; returns its (bucket, ParsedRef) pairs, and checks the
-    FileStats it gives each file: lines, refused lines and the SHA-256 of the bytes."""
+    FileStats it gives each file (lines, refused lines and the SHA-256 of the bytes) and the
+    scratch file of the one refused line."""
     store, files = OutputStore(str(out)), discover_trace_files(str(traces))[0]
+    run = store.run(RUN)
     _COLLECTED.clear()
     with BeamTestPipeline(runner="FnApiRunner") as p:
         ingested = (
             p
             | beam.Create(files)
-            | IngestTraceFiles(store, RUN, CATALOG, buckets, block_bytes=1 << 20)
+            | IngestTraceFiles(store.run(RUN), CATALOG, buckets, block_bytes=1 << 20)
         )
         stats = ingested["files"] | beam.Map(
             lambda s: (s.name, s.lines_read, s.quarantined, s.sha256)
@@ -124,6 +138,10 @@ def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]
             for f in files
         ]  # fmt: skip
         assert_that(stats, equal_to(expected), label="stats")
+        refused = [run.refused("scheduler", stable_id("scheduler/a.jsonl"), 1)]
+        assert_that(ingested["refused"], equal_to(refused), label="refused")
+        parts = ingested["parsed"] | beam.Map(lambda e: (e[0], e[1].source, e[1].rows))
+        assert_that(parts, equal_to(PARTS[buckets]), label="parts")
         _ = ingested["parsed"] | beam.Map(_collect)
     return list(_COLLECTED)
 
@@ -152,7 +170,7 @@ def _records(tmp_path: Path, traces: Path, buckets: int) -> tuple[RecordStore, l
     settled (those that ended), for the fixture files."""
     out = tmp_path / "out"
     refs = _ingest(traces, out, buckets)
-    records = RecordStore(OutputStore(str(out)), RUN, buckets, None, frozenset())
+    records = RecordStore(OutputStore(str(out)).run(RUN), buckets, None, frozenset())
     per_bucket: dict[int, list[ParsedRef]] = {}
     for bucket, ref in refs:
         per_bucket.setdefault(bucket, []).append(ref)
@@ -168,16 +186,15 @@ def test_update_bucket_counts_every_record_on_its_job(
     traces: Path, tmp_path: Path, buckets: int
 ) -> None:
     records, updates, _ = _records(tmp_path, traces, buckets)
-    store = records.store
+    store = records.run.store
     jobs = pa.concat_tables([store.read_scratch(u.jobs) for u in updates]).to_pylist()
     by_job = {r["job_id"]: r for r in jobs}
     assert (by_job["j"]["accepted_runtime"], by_job["j"]["duplicates_runtime"]) == (2, 1)
     assert (by_job["j"]["accepted_scheduler"], by_job["j"]["open"]) == (3, False)
     assert (by_job["ghost"]["quarantined_runtime"], by_job["ghost"]["submitted"]) == (1, False)
     refs = pa.concat_tables(
-        [store.read_scratch(store.scratch(RUN, "quarantine-refs", f"b{u.bucket:05d}"))
-         for u in updates]
-    ).to_pylist()  # fmt: skip
+        [store.read_scratch(records.run.quarantine_refs(u.bucket)) for u in updates]
+    ).to_pylist()
     assert [(r["file"], r["line"], r["reason"], r["job_id"]) for r in refs] == [
         ("runtime/b.jsonl", 3, UNKNOWN_JOB, "ghost")
     ]
@@ -187,7 +204,7 @@ def test_update_bucket_counts_every_record_on_its_job(
         s: sum(
             store.storage.parquet_file(path).metadata.num_rows
             for u in updates
-            if store.storage.exists(path := store.segment(s, records.segment_id(u.bucket)))
+            if store.storage.exists(path := store.segment(s, records.run.segment_id(u.bucket)))
         )
         for s in SOURCES
     }
@@ -198,13 +215,14 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
     # 2 chips for 600 s: step 300 s productive (kept: last attempt of a FINISHED job), init 60 s,
     # idle 240 s; the end of data is the JOB_END at 00:10.
     records, updates, settled = _records(tmp_path, traces, 2)
-    store = records.store
-    days = DayTables(store, RUN, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
+    days = DayTables(records.run, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
     with pipeline as p:
         end_of_data = p | "End" >> beam.Create([at_us("00:10")])
         accounted = (p | "Updates" >> beam.Create(updates), end_of_data) | AccountJobs(
             records, ACCOUNTING, None
         )
+        index_parts = [records.run.bucket_index(0)]  # j and ghost: bucket 0 of 2
+        assert_that(accounted["jobs"], equal_to(index_parts), label="jobs")
         changes = (
             (accounted["days"], p | "Settled" >> beam.Create(settled))
             | beam.Flatten()
@@ -233,7 +251,34 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
     }
     # j ended: its update accounted it (one day's refs), leaving no records to read again
     assert [day for day, _ in settled] == [DAY]
-    assert sum(read_records(store, RUN, u.records).records for u in updates) == 0
+    assert sum(read_records(records.run, u.records).records for u in updates) == 0
+    index = records.run.store.read_scratch(index_parts[0]).to_pylist()
+    assert [(r["job_id"], r["accepted_runtime"], r["open"]) for r in index] == [
+        ("ghost", 0, False),  # a job with no scheduler record: its span refused, not accepted
+        ("j", 2, False),
+    ]
+
+
+def test_recover_quarantined_text(pipeline: BeamTestPipeline, traces: Path, tmp_path: Path) -> None:
+    """The buckets' quarantine references -> one scratch file per input file they point into,
+    with each refused line's text read again from that file."""
+    records, updates, _ = _records(tmp_path, traces, 3)
+    run = records.run
+    files = {f.name: f for f in discover_trace_files(str(traces))[0]}
+    sources = QuarantineSources(run, files, previous=None, unchanged=frozenset())
+    with pipeline as p:
+        recovered = (
+            p
+            | beam.Create([run.quarantine_refs(u.bucket) for u in updates])
+            | RecoverQuarantinedText(sources)
+        )
+        assert_that(recovered, equal_to([run.recovered(stable_id("runtime/b.jsonl"))]))
+    rows = run.store.read_scratch(run.recovered(stable_id("runtime/b.jsonl"))).to_pylist()
+    ghost = json.dumps(FILES["runtime/b.jsonl"][2])
+    assert rows == [
+        {"source": "runtime", "file": "runtime/b.jsonl", "line": 3, "reason": UNKNOWN_JOB,
+         "raw": ghost, "job_id": "ghost"}
+    ]  # fmt: skip
 
 
 def test_bucket_parts_are_stored_compactly(tmp_path: Path) -> None:
@@ -252,7 +297,7 @@ def test_bucket_parts_are_stored_compactly(tmp_path: Path) -> None:
     low, high = hash_range(parts[0][0], 64)
     assert all(low <= h < high for h in first.column("job_hash").to_pylist())
     store = OutputStore(str(tmp_path))
-    whole, cut = (store.scratch(RUN, "parsed", name) for name in ("whole", "cut"))
+    whole, cut = (store.run(RUN).parsed("runtime", name, 0) for name in ("whole", "cut"))
     store.write_scratch(whole, [pa.concat_tables([t for _, t in parts])])
     store.write_scratch(cut, [t for _, t in parts])
     # 64 record batches of ~30 rows carry their own headers; the whole table 64 times would
@@ -292,3 +337,43 @@ def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(
                 ]
             ),
         )
+
+
+def test_update_pipeline_on_a_first_run(traces: Path, tmp_path: Path) -> None:
+    """The whole update graph (`build_update`) over the fixture files into an empty folder: what
+    its sinks leave for the launcher, and the scratch files of the quarantine."""
+    run = OutputStore(str(tmp_path / "out")).run(RUN)
+    files = discover_trace_files(str(traces))[0]
+    rates = cost_rates(load_cost_catalog(), CATALOG, OutputConfig())
+    plan = UpdatePlan(
+        new=tuple(files),
+        planned=(),
+        previous_buckets=(),
+        records=RecordStore(run, 2, None, frozenset()),
+        accounting=ACCOUNTING,
+        days=DayTables(run, {}, rates),
+        quarantine=QuarantineSources(run, {f.name: f for f in files}, None, frozenset()),
+        block_bytes=1 << 20,
+        expectations="mpg",
+    )
+    with BeamTestPipeline(runner="FnApiRunner") as p:
+        build_update(p, plan)
+    stats = run.store.read_parquet(run.result(FILE_STATS), MANIFEST).to_pylist()
+    assert [(r["name"], r["lines_read"], r["quarantined"], r["sha256"]) for r in stats] == [
+        (name, len(FILES[name]), int(name == "scheduler/a.jsonl"),
+         hashlib.sha256((traces / name).read_bytes()).hexdigest())
+        for name in sorted(FILES)
+    ]  # fmt: skip
+    changes = run.store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES).to_pylist()
+    # as the steps give them one by one (test_account_and_merge_days), sorted by table
+    assert [(r["table"], r["day"].isoformat(), r["rows"]) for r in changes] == [
+        ("checkpoint_advice", DAY, 1),
+        ("chip_time_cost", DAY, 3),
+        ("chip_time_ledger", DAY, 3),
+        ("goodput_by_slice", DAY, 8),
+        ("job_day_goodput", DAY, 1),
+        ("step_time_stats", DAY, 1),
+    ]
+    assert [r["path"] for r in changes] == [run.data_file(r["table"], r["day"]) for r in changes]
+    assert run.refused_parts() == [run.refused("scheduler", stable_id("scheduler/a.jsonl"), 1)]
+    assert run.recovered_parts() == [run.recovered(stable_id("runtime/b.jsonl"))]

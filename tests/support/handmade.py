@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from mpg.pipelines.database import READABLE_BY, add_views
 from mpg.pipelines.snapshot import Snapshot
-from mpg.pipelines.state import StateKey
+from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import POINTER
 from mpg.schemas import PUBLISHED
 from mpg.schemas.ddl import create_table_sql
