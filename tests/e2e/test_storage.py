@@ -174,6 +174,8 @@ def test_an_endpoint_that_does_not_answer_is_one_line(
     monkeypatch: pytest.MonkeyPatch, moto_s3: Any
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
+    # the wording is what is tested, not the ~50 s the default attempts back off for
+    monkeypatch.setattr(backends, "S3_ATTEMPTS", 2)
     with moto_s3.activated():
         monkeypatch.setenv("AWS_ENDPOINT_URL", dead)
         with pytest.raises(TransientStoreError) as raised:
