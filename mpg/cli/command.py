@@ -270,7 +270,7 @@ def format_headline(result: RunResult, seconds: float, summary: str = "scorecard
     """What a run prints: what it did, its summary (`summary`: mpg.cli.summary), the record
     counts, the checks and where the rest went."""
     from mpg.cli.summary import days_lines, scorecard_lines
-    from mpg.pipelines.store import REPORT
+    from mpg.output.store import REPORT
     from mpg.storage import Storage
 
     lines = [

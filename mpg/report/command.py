@@ -18,6 +18,7 @@ from mpg.cli.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.compare.period import Period, check_periods, parse_period
 from mpg.definitions.config import metric_version_to_read
 from mpg.errors import OptionsError, UserError
+from mpg.output.pointer import require_published
 
 REPORT_FILE = "report.html"
 
@@ -93,10 +94,8 @@ def report_command(args: argparse.Namespace) -> int:
     periods = _periods(args)
     if args.file is not None:
         check_report_file(args.file)
+    require_published(args.out)  # no tables: one line, before Altair is imported (or pyarrow)
     version = metric_version_to_read(args.out, args.metric_version)
-    from mpg.published import require_published
-
-    require_published(args.out)  # no tables: one line, before Altair is imported
     from mpg.cli import progress
     from mpg.compare.comparison import compare_periods
     from mpg.report.data import read_report_data

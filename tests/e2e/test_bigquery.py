@@ -24,11 +24,11 @@ from google.cloud import bigquery
 
 from mpg.cli.command import pipeline_args
 from mpg.errors import OptionsError
+from mpg.output.snapshot import read_current
+from mpg.output.store import OutputStore
+from mpg.output.views import VIEWS
 from mpg.pipelines.bigquery import publish_bigquery
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
-from mpg.pipelines.snapshot import read_current
-from mpg.pipelines.store import OutputStore
-from mpg.pipelines.views import VIEWS
 from mpg.schemas import DATA_FILES, JOB_DAY_GOODPUT
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_field, bigquery_schema
 from mpg.sqlfiles import load_sql, render_sql

@@ -50,7 +50,7 @@ def cents(value: float | None) -> int | None:
 
 def _rows(out: Path, query: str) -> list[dict]:
     """Rows of a query on the published file, read as a reader reads it (the layer's macros
-    from this code, mpg.published)."""
+    from this code, mpg.output.published)."""
     with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
         create_macros(con)
         return con.sql(query).to_arrow_table().to_pylist()

@@ -28,6 +28,8 @@ from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import OutputConfig
 from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.errors import OptionsError, find_user_error, one_line
+from mpg.output.state_key import StateKey
+from mpg.output.store import OutputStore
 from mpg.pipelines.io import discover_trace_files
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.packaging import REQUIREMENTS, package_args, pinned_requirements
@@ -41,8 +43,6 @@ from mpg.pipelines.runners import (
     needs_packaging,
     parse_options,
 )
-from mpg.pipelines.state_key import StateKey
-from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import build_update
 from mpg.version import code_version
 from tests.support import emulators

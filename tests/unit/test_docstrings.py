@@ -24,7 +24,7 @@ import pytest
         "mpg.quality.report",
         "mpg.report.page",
         "mpg.version",
-        "mpg.pipelines.views",
+        "mpg.output.views",
         "mpg.bigquery_sql",
         "mpg.transforms.parse_sql",
     ],

@@ -42,8 +42,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from mpg.pipelines.database import READABLE_BY, current_view_statements
-from mpg.pipelines.views import VIEWS, bigquery_view_statements, create_views
+from mpg.output.database import READABLE_BY, current_view_statements
+from mpg.output.views import VIEWS, bigquery_view_statements, create_views
 from mpg.schemas import CHECKPOINT_ADVICE, COST_RATES, PUBLISHED
 from mpg.schemas.ddl import create_table_sql
 from mpg.sqlfiles import load_sql
