@@ -35,7 +35,7 @@ import duckdb
 import polars as pl
 
 from mpg.simulate import simulate
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 WORK = Path(__file__).parent / ".work"
 _DAY = r'"(?:ts|start)"\s*:\s*"(\d{4}-\d{2}-\d{2})'

@@ -28,9 +28,9 @@ import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg.cli import progress
+from mpg.core.errors import OptionsError, UserError
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.metrics import METRIC_VERSIONS
-from mpg.errors import OptionsError, UserError
 from mpg.output import runlog
 from mpg.output.database import table_files
 from mpg.output.lookup import end_of_data

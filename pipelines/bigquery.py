@@ -34,14 +34,14 @@ from google.auth.exceptions import GoogleAuthError
 from google.cloud import bigquery
 from sqlglot import exp
 
+from mpg.core.errors import OptionsError
 from mpg.definitions.metrics import METRIC_VERSIONS
-from mpg.errors import OptionsError
 from mpg.output.database import current_view_statements
 from mpg.output.store import OutputStore
 from mpg.output.views import bigquery_view_statements
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_schema, table_layout
-from mpg.sqlfiles import parse_sql, sql_text
+from mpg.sql.files import parse_sql, sql_text
 
 _STAGING_PREFIX = "_mpg_staged_"
 

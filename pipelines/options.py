@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from mpg.core.errors import OptionsError
 from mpg.definitions.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
-from mpg.errors import OptionsError
 from mpg.output.store import CONFIG
 from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES

@@ -27,10 +27,11 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg.adapters.quarantine import read_import_quarantine
 from mpg.cli import progress
+from mpg.core.errors import find_user_error, one_line
+from mpg.core.version import code_version
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import read_config
 from mpg.definitions.costs import cost_rates, load_cost_catalog
-from mpg.errors import find_user_error, one_line
 from mpg.output import runlog
 from mpg.output.database import table_files
 from mpg.output.manifest import finished_manifest
@@ -77,7 +78,6 @@ from mpg.schemas import (
 )
 from mpg.storage import Storage
 from mpg.storage.lock import hold_lease
-from mpg.version import code_version
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ import polars as pl
 
 from mpg.adapters.canonical import UTC_TIME, Batch, Conversion, empty_quarantine
 from mpg.adapters.jobs import allocation_spans
-from mpg.errors import OptionsError, TraceFileError
+from mpg.core.errors import OptionsError, TraceFileError
 
 # Columns every pod list has that the conversion reads; `gpu_milli` and `gpu_spec` are checked
 # or used where present (an absent `gpu_spec` means any GPU type, as an empty one does).

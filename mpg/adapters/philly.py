@@ -23,8 +23,8 @@ from mpg.adapters.canonical import QUARANTINE_SCHEMA, Batch, Conversion
 from mpg.adapters.jobs import allocation_spans
 from mpg.adapters.localtime import check_timezone
 from mpg.adapters.philly_read import STATES, check, flatten, load_jobs, without_gc
+from mpg.core.errors import OptionsError
 from mpg.definitions.catalog import load_catalog
-from mpg.errors import OptionsError
 
 # How the last attempt of an ended job gives its GPUs back; an earlier attempt failed.
 LAST_RELEASE = {"FINISHED": "TASK_FINISH", "FAILED": "TASK_FAIL", "CANCELLED": "TASK_EVICT"}

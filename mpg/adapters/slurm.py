@@ -41,8 +41,8 @@ from mpg.adapters.slurm_read import (
     parse_rows,
     read_rows,
 )
+from mpg.core.errors import OptionsError
 from mpg.definitions.catalog import load_catalog
-from mpg.errors import OptionsError
 
 UNKNOWN_GPU = "gpu-unknown"
 SAME_JOB = "another row of its job is quarantined"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from mpg.cli.arguments import add_out_argument
-from mpg.errors import OptionsError, UserError
+from mpg.core.errors import OptionsError, UserError
 from mpg.output.pointer import require_published
 
 if TYPE_CHECKING:  # DuckDB and rich are imported to run a query and print it, not for --help

@@ -17,10 +17,10 @@ import duckdb
 
 from mpg.compare.decompose import PeriodSums, Slice, Sums
 from mpg.compare.period import Period, check_periods
+from mpg.core.errors import UserError
 from mpg.definitions.figures import named
-from mpg.errors import UserError
 from mpg.output.published import open_published
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 SLICE_KIND = "workload_class+framework+chip_generation"  # mpg_rollup's name of a finest slice
 

@@ -19,14 +19,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.errors import StoreError, UserError
+from mpg.core.errors import StoreError, UserError
 from mpg.explain.model import Record, from_epoch_us
 from mpg.output.lookup import accepted_records, end_of_data
 from mpg.output.pointer import NoPublishedTablesError
 from mpg.output.published import open_published, published_location
 from mpg.output.snapshot import read_current
 from mpg.output.store import OutputStore
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 
 class UnknownJobError(UserError):

@@ -21,14 +21,14 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from sqlglot import exp
 
-from mpg.bigquery_sql import CURRENT_VERSION_VIEW
+from mpg.core.errors import StoreError
 from mpg.definitions.metrics import METRIC_VERSIONS
-from mpg.errors import StoreError
 from mpg.output.store import OutputStore
 from mpg.output.views import create_views
 from mpg.schemas import PUBLISHED, TABLE_KEYS
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import create_macros, load_sql, render_sql
+from mpg.sql.bigquery_dialect import CURRENT_VERSION_VIEW
+from mpg.sql.files import create_macros, load_sql, render_sql
 
 # The oldest DuckDB that can open `mpg.duckdb`: analysts' CLIs and BI tools lag the library.
 READABLE_BY = "v1.0.0"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mpg.errors import UserError
-from mpg.locations import POINTER, is_remote, local_path
+from mpg.core.errors import UserError
+from mpg.core.locations import POINTER, is_remote, local_path
 
 
 class NoPublishedTablesError(UserError):

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import duckdb
 
-from mpg.errors import StoreError
+from mpg.core.errors import StoreError
 from mpg.output.pointer import NoPublishedTablesError
 from mpg.output.snapshot import read_current
 from mpg.output.store import DATABASE, OutputStore
 from mpg.schemas import DATA_FILES
-from mpg.sqlfiles import create_macros
+from mpg.sql.files import create_macros
 
 
 def duckdb_reason(exc: duckdb.Error) -> str:
@@ -67,7 +67,7 @@ def _database_snapshot(path: str) -> str | None:
 @contextmanager
 def open_published(out: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to `out`'s current snapshot, with the semantic layer's macros
-    (`mpg.sqlfiles.MACRO_FILES`) that readers' queries call, as this code defines them; DuckDB's
+    (`mpg.sql.files.MACRO_FILES`) that readers' queries call, as this code defines them; DuckDB's
     errors become StoreError."""
     store = OutputStore(str(out))
     current, _ = read_current(store)

@@ -31,7 +31,7 @@ import datetime
 import json
 from dataclasses import dataclass, field
 
-from mpg.errors import StoreError
+from mpg.core.errors import StoreError
 from mpg.output.state_key import StateKey
 from mpg.output.store import POINTER, OutputStore
 from mpg.storage import COMMITTING

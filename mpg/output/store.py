@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from mpg.locations import POINTER
+from mpg.core.locations import POINTER
 from mpg.schemas import concat
 from mpg.storage import Storage
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from mpg.cli.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.compare.period import Period, check_periods, parse_period
+from mpg.core.errors import OptionsError, UserError
 from mpg.definitions.config import metric_version_to_read
-from mpg.errors import OptionsError, UserError
 from mpg.output.pointer import require_published
 
 REPORT_FILE = "report.html"
@@ -51,7 +51,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 def default_report_file(out: str) -> Path:
     """DIR/report.html for a local folder; ./report.html when DIR is on object storage (the
     page is a local file, opened in a browser)."""
-    from mpg.locations import is_remote
+    from mpg.core.locations import is_remote
 
     return Path(REPORT_FILE) if is_remote(out) else Path(out) / REPORT_FILE
 

@@ -24,14 +24,14 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from mpg.core.errors import UserError
 from mpg.definitions.metrics import LEDGER_CATEGORIES
-from mpg.errors import UserError
 from mpg.output.lookup import accepted_records
 from mpg.output.published import open_published, reading
 from mpg.output.snapshot import read_current
 from mpg.output.store import OutputStore
 from mpg.schemas import SCHEDULER_EVENTS
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 WORST_JOBS = 15  # of the fleet
 WORST_JOBS_PER_SLICE = 10

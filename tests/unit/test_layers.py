@@ -48,6 +48,12 @@ def test_the_readers_and_the_output_package_import_neither_beam_nor_the_pipeline
     assert (_under(loaded, "apache_beam"), _under(loaded, "mpg.pipelines")) == ([], [])
 
 
+def test_the_core_imports_the_standard_library_alone() -> None:
+    """`mpg.core` is what every part imports at module level, `mpg --help` included."""
+    added = {m.split(".")[0] for m in _loaded("mpg.core") - _loaded()}
+    assert sorted(added - set(sys.stdlib_module_names) - {"mpg"}) == []
+
+
 def _pipeline_imports(tree: ast.AST) -> list[int]:
     """Lines that import `mpg.pipelines` when the module runs (type-checking imports aside)."""
     if isinstance(tree, ast.If) and ast.unparse(tree.test) == "TYPE_CHECKING":

@@ -34,7 +34,7 @@ from functools import cache
 import sqlglot
 from sqlglot import exp
 
-from mpg.sqlfiles import MACRO_FILES, load_sql
+from mpg.sql.files import MACRO_FILES, load_sql
 
 # The view naming the current metric version (sql/publish/current_version.sql).
 CURRENT_VERSION_VIEW = "current_metric_version"
