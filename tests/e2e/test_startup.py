@@ -117,6 +117,16 @@ def test_a_reader_without_published_tables_imports_nothing_heavy(tmp_path: Path)
     for argv in (
         ["sql", "--out", tmp_path, "select 1"],
         ["explain", "--job", "j", "--out", tmp_path],
+        ["report", "--out", tmp_path],
+        [
+            "compare",
+            "--base",
+            "2026-11-01..2026-11-07",
+            "--current",
+            "2026-11-08",
+            "--out",
+            tmp_path,
+        ],
     ):
         status, modules, stderr = _imports(*argv)
         assert stderr == f"mpg: error: no published tables in {tmp_path}: run mpg run first\n"
