@@ -50,6 +50,7 @@ MACRO_FILES: tuple[str, ...] = (
     "publish/macros.sql",
     "semantic/ledger.sql",
     "semantic/job_days.sql",
+    "semantic/sums.sql",
     "semantic/rollup.sql",
     "semantic/jobs.sql",
     "semantic/scorecard.sql",
