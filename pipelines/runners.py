@@ -69,7 +69,8 @@ def beam_args(passthrough: Sequence[str]) -> tuple[str, ...]:
     mpg's worker set-up as a Beam plugin (`mpg.pipelines.worker`)."""
     args = tuple(passthrough)
     if parse_options(args).view_as(StandardOptions).runner is None:
-        args = (*args, *DEFAULT_BEAM_ARGS)
+        given = {a.split("=", 1)[0] for a in args}
+        args = (*args, *(a for a in DEFAULT_BEAM_ARGS if a.split("=", 1)[0] not in given))
     args = (*args, WORKER_PLUGIN)
     options = checked_options(args)
     return (*args, *package_args()) if needs_packaging(options) else args

@@ -29,7 +29,7 @@ from mpg.definitions.config import OutputConfig
 from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.pipelines.io import discover_trace_files
-from mpg.pipelines.options import RunOptions
+from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
 from mpg.pipelines.packaging import REQUIREMENTS, package_args, pinned_requirements
 from mpg.pipelines.plan import plan_run
 from mpg.pipelines.run import prepare
@@ -66,13 +66,29 @@ JARS = Path.home() / ".apache_beam" / "cache" / "jars"
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        ((), ("--runner=FnApiRunner",)),
+        ((), DEFAULT_BEAM_ARGS),
         (("--runner", "DirectRunner"), ("--runner", "DirectRunner")),
         (
             (*LOOPBACK, "--job_endpoint=localhost:8099"),
             (*LOOPBACK, "--job_endpoint=localhost:8099"),
         ),
-        (("--direct_num_workers=2",), ("--direct_num_workers=2", "--runner=FnApiRunner")),
+        (
+            ("--direct_num_workers=4",),
+            (
+                "--direct_num_workers=4",
+                "--runner=FnApiRunner",
+                "--direct_running_mode=multi_threading",
+            ),
+        ),
+        (
+            ("--direct_running_mode", "in_memory"),
+            (
+                "--direct_running_mode",
+                "in_memory",
+                "--runner=FnApiRunner",
+                "--direct_num_workers=2",
+            ),
+        ),
     ],
 )
 def test_the_default_runner_is_added_only_when_none_is_named(
@@ -480,8 +496,18 @@ RuntimeError: Traceback (most recent call last):
             "[while running 'WriteRecordStore']",
             "No space left on device: /o/t/part-0.parquet",
         ),
+        (  # a worker thread's error, wrapped once more by the runner
+            "RuntimeError: OSError: [Errno 28] No space left on device: '/o/s/p.arrow' "
+            "[while running 'IngestTraceFiles/WriteParsedRecords/ParDo(_WriteParsed)']",
+            "No space left on device: /o/s/p.arrow",
+        ),
+        (
+            "RuntimeError: mpg.errors.StoreError: cannot read Parquet file /o/p.parquet: bad magic",
+            "cannot read Parquet file /o/p.parquet: bad magic",
+        ),
         ("OSError: [Errno 2] No such file or directory: '/o/x'", None),
         ("KeyError: 'job_id'", None),
+        ("RuntimeError: KeyError: 'job_id'", None),
         ("mpg.errors.NotAnError: looks like one", None),
     ],
 )
