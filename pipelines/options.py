@@ -18,15 +18,8 @@ from mpg.pipelines.sizing import RECORDS_PER_BUCKET
 from mpg.pipelines.store import CONFIG
 from mpg.storage import Storage
 
-# Beam's default runner first tries to download the Prism runner; name one that runs in-process,
-# with two worker threads: the heavy steps release the GIL (DuckDB, Polars, Arrow), so two buckets
-# or blocks at once use both cores of a small machine (docs/decisions.md, "Parallel workers on
-# one machine"). A user's own --direct_* options win (`mpg.pipelines.runners.beam_args`).
-DEFAULT_BEAM_ARGS = (
-    "--runner=FnApiRunner",
-    "--direct_num_workers=2",
-    "--direct_running_mode=multi_threading",
-)
+# Beam's default runner first tries to download the Prism runner; name one that runs in-process.
+DEFAULT_BEAM_ARGS = ("--runner=FnApiRunner",)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 import apache_beam as beam
 import pytest
 from apache_beam.options.pipeline_options import (
+    DirectOptions,
     GoogleCloudOptions,
     PipelineOptions,
     SetupOptions,
@@ -29,7 +30,7 @@ from mpg.definitions.config import OutputConfig
 from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.errors import OptionsError, find_user_error, one_line
 from mpg.pipelines.io import discover_trace_files
-from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
+from mpg.pipelines.options import RunOptions
 from mpg.pipelines.packaging import REQUIREMENTS, package_args, pinned_requirements
 from mpg.pipelines.plan import plan_run
 from mpg.pipelines.run import prepare
@@ -40,6 +41,7 @@ from mpg.pipelines.runners import (
     checked_options,
     needs_packaging,
     parse_options,
+    pipeline_options,
 )
 from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore
@@ -66,35 +68,36 @@ JARS = Path.home() / ".apache_beam" / "cache" / "jars"
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        ((), DEFAULT_BEAM_ARGS),
+        ((), ("--runner=FnApiRunner",)),
         (("--runner", "DirectRunner"), ("--runner", "DirectRunner")),
         (
             (*LOOPBACK, "--job_endpoint=localhost:8099"),
             (*LOOPBACK, "--job_endpoint=localhost:8099"),
         ),
-        (
-            ("--direct_num_workers=4",),
-            (
-                "--direct_num_workers=4",
-                "--runner=FnApiRunner",
-                "--direct_running_mode=multi_threading",
-            ),
-        ),
-        (
-            ("--direct_running_mode", "in_memory"),
-            (
-                "--direct_running_mode",
-                "in_memory",
-                "--runner=FnApiRunner",
-                "--direct_num_workers=2",
-            ),
-        ),
+        (("--direct_num_workers=2",), ("--direct_num_workers=2", "--runner=FnApiRunner")),
     ],
 )
 def test_the_default_runner_is_added_only_when_none_is_named(
     given: tuple[str, ...], expected: tuple[str, ...]
 ) -> None:
     assert beam_args(given) == (*expected, WORKER_PLUGIN)
+
+
+@pytest.mark.parametrize(
+    ("args", "buckets", "workers", "mode"),
+    [
+        (("--runner=FnApiRunner",), 4, 2, "multi_threading"),
+        (("--runner=FnApiRunner",), 1, 1, "in_memory"),
+        (("--runner=FnApiRunner", "--direct_num_workers=3"), 4, 3, "in_memory"),
+        (("--runner=FnApiRunner", "--direct_running_mode", "in_memory"), 4, 1, "in_memory"),
+        (("--runner=DirectRunner",), 4, 1, "in_memory"),
+    ],
+)
+def test_two_worker_threads_share_two_buckets_or_more_unless_the_user_chose(
+    args: tuple[str, ...], buckets: int, workers: int, mode: str
+) -> None:
+    direct = pipeline_options(args, buckets).view_as(DirectOptions)
+    assert (direct.direct_num_workers, direct.direct_running_mode) == (workers, mode)
 
 
 @pytest.mark.parametrize(
