@@ -27,9 +27,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.pipelines.lookup import segment_records
-from mpg.pipelines.snapshot import read_current
-from mpg.pipelines.store import OutputStore
+from mpg.output.lookup import segment_records
+from mpg.output.snapshot import read_current
+from mpg.output.store import OutputStore
 from mpg.quality import BucketValidator, combine_results, validate_outputs
 from mpg.quality.engine import ENGINES
 from mpg.transforms.reconcile import JobRecords

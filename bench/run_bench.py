@@ -35,7 +35,7 @@ import duckdb
 import polars as pl
 
 from mpg.simulate import simulate
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 WORK = Path(__file__).parent / ".work"
 _DAY = r'"(?:ts|start)"\s*:\s*"(\d{4}-\d{2}-\d{2})'
@@ -104,9 +104,9 @@ def _by_day(traces: Path, dest: Path) -> list[str]:
 
 
 def _job_day_files(out: Path) -> list[str]:
-    from mpg.pipelines.database import table_files
-    from mpg.pipelines.snapshot import read_current
-    from mpg.pipelines.store import OutputStore
+    from mpg.output.database import table_files
+    from mpg.output.snapshot import read_current
+    from mpg.output.store import OutputStore
     from mpg.schemas import DATA_FILES
 
     store = OutputStore(str(out))

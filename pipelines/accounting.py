@@ -26,6 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mpg.definitions.catalog import ChipCatalog
+from mpg.output.state_key import Coverage
+from mpg.output.store import RunFiles
 from mpg.pipelines.buckets import (
     _UPDATED,
     BucketUpdate,
@@ -34,8 +36,6 @@ from mpg.pipelines.buckets import (
     read_records,
     write_records,
 )
-from mpg.pipelines.state_key import Coverage
-from mpg.pipelines.store import RunFiles
 from mpg.schemas import JOB_INDEX, PUBLISHED, SOURCES, conform
 from mpg.transforms.account import goodput_tables, sweep_chip_time
 from mpg.transforms.checkpoints import checkpoint_advice

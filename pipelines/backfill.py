@@ -27,25 +27,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mpg.cli import progress
+from mpg.core.errors import OptionsError, UserError
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.metrics import METRIC_VERSIONS
-from mpg.errors import OptionsError, UserError
-from mpg.pipelines import runlog
+from mpg.output import runlog
+from mpg.output.database import table_files
+from mpg.output.lookup import end_of_data
+from mpg.output.snapshot import read_current
+from mpg.output.state_key import StateKey
+from mpg.output.store import OutputStore
 from mpg.pipelines.accounting import Accounting, replaced_per_day, write_days
 from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.buckets import RecordStore
-from mpg.pipelines.database import table_files
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import Staged, data_files_after, table_changes
-from mpg.pipelines.lookup import end_of_data
 from mpg.pipelines.publish import Destinations, Writing, publish
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.run import _day_files, recorded, writing
 from mpg.pipelines.runners import pipeline_options
 from mpg.pipelines.sizing import bucket_count
-from mpg.pipelines.snapshot import read_current
-from mpg.pipelines.state_key import StateKey
-from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable
 from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS
 from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs

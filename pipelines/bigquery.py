@@ -11,7 +11,7 @@ from the run's Parquet (Beam's `WriteToBigQuery` has no endpoint option and its 
   swapped in by one MERGE (`sql/bigquery/replace_days.sql`), which empties a listed day that now
   has no rows. Tables without a `day` are always replaced whole.
 Then the `*_current` views select the current metric version, and the analysts' views of
-sql/views/ are created over them (`mpg.pipelines.views.bigquery_view_statements`: the same files
+sql/views/ are created over them (`mpg.output.views.bigquery_view_statements`: the same files
 as in DuckDB, transpiled). Errors of BigQuery, the network or the credentials become one-line
 `BigQueryError`s.
 """
@@ -34,14 +34,14 @@ from google.auth.exceptions import GoogleAuthError
 from google.cloud import bigquery
 from sqlglot import exp
 
+from mpg.core.errors import OptionsError
 from mpg.definitions.metrics import METRIC_VERSIONS
-from mpg.errors import OptionsError
+from mpg.output.database import current_view_statements
+from mpg.output.store import OutputStore
+from mpg.output.views import bigquery_view_statements
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
-from mpg.pipelines.database import current_view_statements
-from mpg.pipelines.store import OutputStore
-from mpg.pipelines.views import bigquery_view_statements
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_schema, table_layout
-from mpg.sqlfiles import parse_sql, sql_text
+from mpg.sql.files import parse_sql, sql_text
 
 _STAGING_PREFIX = "_mpg_staged_"
 

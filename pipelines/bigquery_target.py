@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mpg.errors import OptionsError, UserError
+from mpg.core.errors import OptionsError, UserError
 
 # What BigQuery accepts as names (a project may carry a "domain:" prefix).
 _PROJECT = re.compile(r"(?:[a-z][a-z0-9.-]*:)?[a-z][a-z0-9-]{4,28}[a-z0-9]")

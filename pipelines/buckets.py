@@ -23,8 +23,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mpg.output.store import OutputStore, RunFiles
 from mpg.pipelines.ingest import ParsedRef
-from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.schemas import (
     JOB_INDEX,
     RECORD_ORDER,

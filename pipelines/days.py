@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mpg.definitions.costs import chip_time_cost
+from mpg.output.store import RunFiles
 from mpg.pipelines.accounting import JOB_TABLES, REPLACED, VERSIONED, DayRef, day_files
-from mpg.pipelines.store import RunFiles
 from mpg.schemas import PUBLISHED, TABLE_KEYS, concat
 from mpg.transforms.slices import goodput_by_slice
 

@@ -17,11 +17,11 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from mpg.output.manifest import source_totals
+from mpg.output.state_key import StateKey
+from mpg.output.store import OutputStore, RunFiles
 from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.iceberg import TableChange
-from mpg.pipelines.manifest import source_totals
-from mpg.pipelines.state_key import StateKey
-from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES, concat
 
 

@@ -35,7 +35,7 @@ from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.table.update import TableRequirement, TableUpdate
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
-from mpg.pipelines.store import OutputStore
+from mpg.output.store import OutputStore
 from mpg.schemas import PUBLISHED
 from mpg.storage import COMMITTING
 

@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mpg.definitions.catalog import ChipCatalog
+from mpg.output.store import RunFiles
 from mpg.pipelines.io import TraceFile, read_line_blocks, stable_id
-from mpg.pipelines.store import RunFiles
 from mpg.schemas import STORED_SCHEMAS
 from mpg.transforms.parse import ParsedBlock
 from mpg.transforms.reconcile import bucket_of_hash, job_hash_of

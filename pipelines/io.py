@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
-from mpg.errors import TraceFileError, TraceRootError, os_reason
+from mpg.core.errors import TraceFileError, TraceRootError, os_reason
 from mpg.schemas import QUARANTINE, SOURCES, conform
 from mpg.storage import Storage
 from mpg.transforms.parse import line_bounds, split_lines

@@ -1,6 +1,6 @@
 """A run's logs: Beam's and its workers' in a file beside the run's record, the terminal quiet.
 
-    DIR/runs/<run id>.json    the run's record (`mpg.pipelines.runlog`)
+    DIR/runs/<run id>.json    the run's record (`mpg.output.runlog`)
     DIR/runs/<run id>.log     what Beam, Great Expectations and the workers logged (INFO and up),
                               and whatever worker processes wrote to their standard output and
                               error (their start-up, C++ libraries' messages)
@@ -37,7 +37,7 @@ import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from mpg.pipelines.store import OutputStore
+from mpg.output.store import OutputStore
 
 LEVELS = ("debug", "info", "warning", "error")
 # The logger through which Beam's local job service relays its workers' records, and how.

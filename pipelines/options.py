@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from mpg.core.errors import OptionsError
 from mpg.definitions.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
-from mpg.errors import OptionsError
+from mpg.output.store import CONFIG
 from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.io import DEFAULT_BLOCK_BYTES
 from mpg.pipelines.sizing import RECORDS_PER_BUCKET
-from mpg.pipelines.store import CONFIG
 from mpg.storage import Storage
 
 # Beam's default runner first tries to download the Prism runner; name one that runs in-process.

@@ -36,8 +36,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import mpg
-from mpg.errors import UserError
-from mpg.version import code_version
+from mpg.core.errors import UserError
+from mpg.core.version import code_version
 
 DISTRIBUTION = "mpg-fleet-goodput"
 REQUIREMENTS = "requirements.txt"

@@ -21,13 +21,13 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from mpg.definitions.costs import rates_change
+from mpg.output.manifest import FileDelta, compare_files
+from mpg.output.snapshot import Snapshot
+from mpg.output.state_key import StateKey
+from mpg.output.store import OutputStore, RunFiles
 from mpg.pipelines.buckets import PLANNED
 from mpg.pipelines.io import TraceFile
-from mpg.pipelines.manifest import FileDelta, compare_files
 from mpg.pipelines.sizing import bucket_count, estimated_records
-from mpg.pipelines.snapshot import Snapshot
-from mpg.pipelines.state_key import StateKey
-from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.pipelines.update import PreviousBucket
 from mpg.schemas import COST_RATES, DATA_FILES, JOB_INDEX, MANIFEST, SEGMENTS, SOURCES, concat
 from mpg.transforms.reconcile import bucket_of_hash

@@ -28,14 +28,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mpg.cli import progress
-from mpg.pipelines import runlog
+from mpg.output import runlog
+from mpg.output.database import add_views, copy_tables, read_summary, table_files, writing
+from mpg.output.snapshot import Snapshot, switch
+from mpg.output.store import DATABASE, REPORT, OutputStore, RunFiles
 from mpg.pipelines.analyst_objects import Kept, keep_analyst_objects
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
-from mpg.pipelines.database import add_views, copy_tables, read_summary, table_files, writing
 from mpg.pipelines.finish import Staged, data_files_after
 from mpg.pipelines.iceberg import TableChange, commit_tables
-from mpg.pipelines.snapshot import Snapshot, switch
-from mpg.pipelines.store import DATABASE, REPORT, OutputStore, RunFiles
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
 from mpg.quality.engine import engine_named
 from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat

@@ -26,8 +26,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from mpg.adapters.quarantine import IMPORT_SOURCE
+from mpg.output.store import OutputStore, RunFiles
 from mpg.pipelines.io import TraceFile, recover_raw_text, stable_id
-from mpg.pipelines.store import OutputStore, RunFiles
 from mpg.schemas import QUARANTINE, QUARANTINE_REF, TABLE_KEYS, concat, conform
 
 _ORDER = [(k, "ascending") for k in TABLE_KEYS["quarantine"]]

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
+from mpg.output.database import add_views, read_summary, view_tables
+from mpg.output.snapshot import Snapshot
+from mpg.output.store import DATABASE, OutputStore
 from mpg.pipelines.analyst_objects import Kept
 from mpg.pipelines.bigquery_target import BigQueryLoad
-from mpg.pipelines.database import add_views, read_summary, view_tables
-from mpg.pipelines.snapshot import Snapshot
-from mpg.pipelines.store import DATABASE, OutputStore
 from mpg.schemas import DATA_FILES, RECORD_COUNTS
 
 

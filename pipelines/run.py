@@ -9,7 +9,7 @@ Otherwise one Beam pipeline (`mpg.pipelines.update`) parses the new files and br
 jobs up to date; the launcher merges the per-job state (`mpg.pipelines.finish`) and publishes the
 new snapshot in one switch (`mpg.pipelines.publish`). A run that fails or is killed at any point
 leaves the previous snapshot current, and the next one removes what it left. Every run is
-recorded in `DIR/runs/` (`mpg.pipelines.runlog`).
+recorded in `DIR/runs/` (`mpg.output.runlog`).
 """
 
 from __future__ import annotations
@@ -26,14 +26,19 @@ import pyarrow.compute as pc
 
 from mpg.adapters.quarantine import read_import_quarantine
 from mpg.cli import progress
+from mpg.core.errors import find_user_error, one_line
+from mpg.core.version import code_version
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import read_config
 from mpg.definitions.costs import cost_rates, load_cost_catalog
-from mpg.errors import find_user_error, one_line
-from mpg.pipelines import runlog
+from mpg.output import runlog
+from mpg.output.database import table_files
+from mpg.output.manifest import finished_manifest
+from mpg.output.snapshot import Snapshot, read_current, read_snapshot
+from mpg.output.state_key import StateKey
+from mpg.output.store import LOCK, OutputStore, RunFiles
 from mpg.pipelines.accounting import Accounting
 from mpg.pipelines.buckets import RecordStore
-from mpg.pipelines.database import table_files
 from mpg.pipelines.days import DayTables
 from mpg.pipelines.finish import (
     DAY_TABLES,
@@ -47,16 +52,12 @@ from mpg.pipelines.finish import (
 )
 from mpg.pipelines.io import TraceFile, discover_trace_files
 from mpg.pipelines.logs import run_log
-from mpg.pipelines.manifest import finished_manifest
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.plan import JobWork, RunPlan, job_work, plan_run, planned_jobs
 from mpg.pipelines.publish import Destinations, Published, Writing, collect_garbage, publish
 from mpg.pipelines.quarantine import QuarantineSources, assemble_quarantine
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.runners import pipeline_options
-from mpg.pipelines.snapshot import Snapshot, read_current, read_snapshot
-from mpg.pipelines.state_key import StateKey
-from mpg.pipelines.store import LOCK, OutputStore, RunFiles
 from mpg.pipelines.update import (
     FILE_STATS,
     SOURCE_RESULTS,
@@ -77,7 +78,6 @@ from mpg.schemas import (
 )
 from mpg.storage import Storage
 from mpg.storage.lock import hold_lease
-from mpg.version import code_version
 
 
 @contextlib.contextmanager

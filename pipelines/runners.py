@@ -28,7 +28,7 @@ from apache_beam.options.pipeline_options import (
 from apache_beam.options.pipeline_options_validator import PipelineOptionsValidator
 from apache_beam.runners.runner import PipelineRunner, create_runner
 
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 from mpg.pipelines.options import DEFAULT_BEAM_ARGS
 from mpg.pipelines.packaging import package_args
 

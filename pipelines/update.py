@@ -27,13 +27,13 @@ from dataclasses import dataclass
 import apache_beam as beam
 import pyarrow as pa
 
+from mpg.output.store import RunFiles
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
 from mpg.pipelines.days import DayChange, DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
-from mpg.pipelines.store import RunFiles
 from mpg.quality import BucketValidator, combine_results
 from mpg.schemas import DATA_FILES, MANIFEST, VALIDATION_RESULTS
 

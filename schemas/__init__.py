@@ -181,7 +181,7 @@ RECORD_COUNTS = _schema(
     _req("quarantined", pa.int64()),
 )
 
-# One row per `mpg run`, whatever its outcome (`mpg.pipelines.runlog`); not partitioned by day.
+# One row per `mpg run`, whatever its outcome (`mpg.output.runlog`); not partitioned by day.
 RUNS = _schema(
     _req("run_id", pa.string()),
     _req("started_at", UTC_US),
@@ -220,7 +220,7 @@ VALIDATION_RESULTS = _schema(
 )
 
 # What a snapshot remembers between runs, so that the next run ingests only new input
-# (`mpg.pipelines.manifest`; the files: `mpg.pipelines.store.STATE_FILES`). Internal: not
+# (`mpg.output.manifest`; the files: `mpg.output.store.STATE_FILES`). Internal: not
 # published as tables, and free to change with the code (a run of other code recomputes
 # everything).
 #

@@ -35,7 +35,7 @@ import pyarrow as pa
 from scipy.special import gammaincinv
 
 from mpg.schemas import CHECKPOINT_ADVICE, CHECKPOINT_ADVICE_BY_SLICE, conform
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 from mpg.transforms.account import ChipTimeSweep
 from mpg.transforms.chip_time import CHARGED_CATEGORIES, charged_by, seconds
 from mpg.transforms.interruptions import count_interruptions

@@ -38,7 +38,7 @@ from mpg.definitions.vocabulary import (
     WORKLOAD_CLASSES,
 )
 from mpg.schemas import QUARANTINE, RECORD_SCHEMAS, conform
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 from mpg.transforms.parse_sql import parse_statement
 
 _NEWLINE = 10

@@ -31,7 +31,7 @@ import re
 import pyarrow as pa
 
 from mpg.schemas import RECORD_SCHEMAS, TIME_FIELDS, TRACE_FIELDS
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 # Fields the fast path leaves to the full rules: a line that names one is not ordinary. A rank is
 # rare (multi-process traces) and read on step spans only.

@@ -20,7 +20,7 @@ import threading
 import duckdb
 import pyarrow as pa
 
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 _local = threading.local()  # a connection per thread: a DuckDB connection is not shared safely
 

@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from mpg.schemas import GOODPUT_BY_SLICE, conform
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 
 def goodput_by_slice(job_day_goodput: pa.Table) -> pa.Table:

@@ -24,9 +24,15 @@ from pathlib import Path
 
 import polars as pl
 
-from mpg.adapters.canonical import UTC_TIME, Batch, Conversion, empty_quarantine
+from mpg.adapters.canonical import (
+    UTC_TIME,
+    Batch,
+    Conversion,
+    empty_quarantine,
+    scheduler_events,
+)
 from mpg.adapters.jobs import allocation_spans
-from mpg.errors import OptionsError, TraceFileError
+from mpg.core.errors import OptionsError, TraceFileError
 
 # Columns every pod list has that the conversion reads; `gpu_milli` and `gpu_spec` are checked
 # or used where present (an absent `gpu_spec` means any GPU type, as an empty one does).
@@ -292,7 +298,6 @@ def _pods(good: pl.DataFrame, origin: datetime.datetime, fixed_class: str | None
 def _batch(name: str, pods: pl.DataFrame, framework: str, no_runtime: bool) -> Batch:
     """The scheduler events of `pods` and, unless `no_runtime`, one span per allocation."""
     submit = pods.select(
-        pl.lit("JOB_SUBMIT").alias("type"),
         pl.col("created").alias("ts"),
         "job_id",
         pl.col("chips").alias("chips_requested"),
@@ -302,7 +307,6 @@ def _batch(name: str, pods: pl.DataFrame, framework: str, no_runtime: bool) -> B
     )
     allocated = pods.filter(pl.col("scheduled").is_not_null())
     schedule = allocated.select(
-        pl.lit("TASK_SCHEDULE").alias("type"),
         pl.col("scheduled").alias("ts"),
         "job_id",
         pl.lit(0).alias("task_index"),
@@ -318,9 +322,9 @@ def _batch(name: str, pods: pl.DataFrame, framework: str, no_runtime: bool) -> B
         pl.lit(0).alias("task_index"),
     )
     end = pods.filter(pl.col("state").is_not_null()).select(
-        pl.lit("JOB_END").alias("type"), pl.col("deleted").alias("ts"), "job_id", "state"
+        pl.col("deleted").alias("ts"), "job_id", "state"
     )
-    scheduler = pl.concat([submit, schedule, release, end], how="diagonal")
+    scheduler = scheduler_events(submits=submit, schedules=schedule, releases=release, ends=end)
     runtime = None
     if not no_runtime:
         runtime = allocation_spans(

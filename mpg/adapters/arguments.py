@@ -16,8 +16,8 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpg.core.errors import OptionsError
 from mpg.definitions.vocabulary import FRAMEWORKS, WORKLOAD_CLASSES
-from mpg.errors import OptionsError
 
 
 def instant(text: str) -> dt.datetime:

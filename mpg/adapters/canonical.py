@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polars as pl
 
@@ -41,6 +42,21 @@ class Batch:
         return {s: f for s, f in found.items() if f is not None and f.height}
 
 
+def batches_by_file(
+    paths: Sequence[Path], scheduler: pl.DataFrame, runtime: pl.DataFrame | None
+) -> list[Batch]:
+    """One batch per input file, named after it, of the records whose `file` column is the
+    file's place in `paths`: re-importing a file replaces what it gave before."""
+
+    def of(frame: pl.DataFrame, number: int) -> pl.DataFrame:
+        return frame.filter(pl.col("file") == number).drop("file")
+
+    return [
+        Batch(str(path.resolve()), of(scheduler, n), None if runtime is None else of(runtime, n))
+        for n, path in enumerate(paths)
+    ]
+
+
 @dataclass(frozen=True)
 class Conversion:
     """An adapter's whole answer. `read` counts input records in the adapter's own unit (a log
@@ -63,6 +79,45 @@ class Conversion:
     @property
     def quarantined_here(self) -> int:
         return self.quarantine.height if self.quarantined is None else self.quarantined
+
+
+# At one instant: a job's submit, then its tasks' releases, then their schedules, then its end (a
+# release and a schedule at one instant are a move, not two allocations at once).
+_RANK_AT_AN_INSTANT = {"JOB_SUBMIT": 0, "TASK_SCHEDULE": 2, "JOB_END": 3}  # a release: 1
+
+Frames = pl.DataFrame | Sequence[pl.DataFrame]
+
+
+def scheduler_events(
+    *,
+    submits: Frames = (),
+    schedules: Frames = (),
+    releases: Frames = (),
+    ends: Frames = (),
+    first_by: Sequence[str] = (),
+) -> pl.DataFrame:
+    """An adapter's canonical scheduler events, in one table: its `JOB_SUBMIT`s, `TASK_SCHEDULE`s,
+    releases (each row with its own `type`: `TASK_FINISH`, `TASK_FAIL`, `TASK_EVICT` or
+    `TASK_LOST`) and `JOB_END`s, each frame with `ts`, `job_id` and its type's fields (any other
+    column, such as the batch a row belongs to, rides along).
+
+    The rows are in time order, whatever order the adapter's grouping gave them, so that the same
+    input imports to the same bytes: by `first_by` (a batch's own key, where a batch holds many
+    jobs' events apart), then time, job, the order of types at one instant, task."""
+    typed = [
+        *(f.with_columns(pl.lit("JOB_SUBMIT").alias("type")) for f in _frames(submits)),
+        *(f.with_columns(pl.lit("TASK_SCHEDULE").alias("type")) for f in _frames(schedules)),
+        *_frames(releases),
+        *(f.with_columns(pl.lit("JOB_END").alias("type")) for f in _frames(ends)),
+    ]
+    rank = pl.col("type").replace_strict(_RANK_AT_AN_INSTANT, default=1, return_dtype=pl.Int8)
+    return pl.concat(typed, how="diagonal").sort(
+        *first_by, "ts", "job_id", rank, "task_index", nulls_last=True, maintain_order=True
+    )
+
+
+def _frames(frames: Frames) -> Sequence[pl.DataFrame]:
+    return [frames] if isinstance(frames, pl.DataFrame) else frames
 
 
 def rfc3339(column: str) -> pl.Expr:

@@ -30,7 +30,7 @@ from typing import Any
 import polars as pl
 
 from mpg.adapters.canonical import QUARANTINE_SCHEMA
-from mpg.errors import TraceFileError
+from mpg.core.errors import TraceFileError
 
 STEP_PREFIX = "ProfilerStep#"
 # Earlier than this, a time is a count from some boot or process start, not a Unix time.

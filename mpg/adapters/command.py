@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from mpg.adapters import ADAPTERS, arguments
 from mpg.cli.arguments import add_subcommands
-from mpg.errors import TraceRootError
-from mpg.locations import is_remote
+from mpg.core.errors import TraceRootError
+from mpg.core.locations import is_remote
 
 if TYPE_CHECKING:
     from mpg.storage import Storage

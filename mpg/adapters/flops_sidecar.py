@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpg.errors import OptionsError, TraceFileError
+from mpg.core.errors import OptionsError, TraceFileError
 
 _SUFFIXES = (".gz", ".json", ".pt.trace")
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mpg.errors import TraceRootError
-from mpg.locations import is_remote
+from mpg.core.errors import TraceRootError
+from mpg.core.locations import is_remote
 
 if TYPE_CHECKING:
     from mpg.storage import Storage

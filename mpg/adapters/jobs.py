@@ -15,7 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from mpg.adapters.arguments import JobOptions
-from mpg.adapters.canonical import UTC_TIME
+from mpg.adapters.canonical import UTC_TIME, scheduler_events
 from mpg.definitions.vocabulary import JOB_STATES
 
 # The frame `synthesized_scheduler` takes: one row per job.
@@ -31,7 +31,6 @@ def synthesized_scheduler(jobs: pl.DataFrame, opts: JobOptions) -> pl.DataFrame:
         if state not in JOB_STATES:
             raise ValueError(f"not a job state: {state}")
     submit = jobs.select(
-        pl.lit("JOB_SUBMIT").alias("type"),
         pl.col("first").alias("ts"),
         "job_id",
         pl.lit(opts.chips).alias("chips_requested"),
@@ -40,16 +39,15 @@ def synthesized_scheduler(jobs: pl.DataFrame, opts: JobOptions) -> pl.DataFrame:
         pl.lit(opts.framework).alias("framework"),
     )
     schedule = jobs.select(
-        pl.lit("TASK_SCHEDULE").alias("type"),
         pl.col("first").alias("ts"),
         "job_id",
         pl.lit(0).alias("task_index"),
         pl.lit(opts.chips).alias("chips"),
     )
     end = jobs.filter(pl.col("state").is_not_null()).select(
-        pl.lit("JOB_END").alias("type"), pl.col("last").alias("ts"), "job_id", "state"
+        pl.col("last").alias("ts"), "job_id", "state"
     )
-    return pl.concat([submit, schedule, end], how="diagonal")
+    return scheduler_events(submits=submit, schedules=schedule, ends=end)
 
 
 def allocation_spans(allocations: pl.DataFrame) -> pl.DataFrame:

@@ -31,9 +31,9 @@ from mpg.adapters.kubernetes_events import ADMISSION, BOTH, PODS
 from mpg.adapters.kubernetes_read import Objects, read_objects
 from mpg.adapters.kubernetes_state import FOLDER, RECORDS, ImportState, load_state, save_state
 from mpg.adapters.kubernetes_state import SEALED as SEALED_SCHEMA
+from mpg.core.errors import OptionsError
+from mpg.core.locations import is_remote
 from mpg.definitions.catalog import load_catalog
-from mpg.errors import OptionsError
-from mpg.locations import is_remote
 
 # GKE's accelerator node label values -> catalog ids, only where the catalog's figures are that
 # chip's: nvidia-tesla-a100 is the 40 GB A100 (1555 GB/s HBM, not the catalog's 2039).

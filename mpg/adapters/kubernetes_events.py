@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from mpg.adapters import canonical
 from mpg.adapters import kubernetes_history as history
 
 if TYPE_CHECKING:
     from mpg.adapters.kubernetes import KubernetesOptions
 
 PODS, ADMISSION, BOTH = "pods", "admission", "pods+admission"
-ORDER = {"JOB_SUBMIT": 0, "TASK_EVICT": 1, "TASK_LOST": 1, "TASK_FAIL": 1, "TASK_FINISH": 1}
-ORDER |= {"TASK_SCHEDULE": 2, "JOB_END": 3}
 
 
 def admitted_pods(
@@ -71,14 +70,7 @@ def scheduler_events(
     schedule = (
         per_admission.filter(pl.col("by_pods").is_null() & (pl.col("chips") > 0))
         .join(ids, on="wid")
-        .select(
-            "wid",
-            pl.lit("TASK_SCHEDULE").alias("type"),
-            pl.col("at").alias("ts"),
-            "job_id",
-            "task_index",
-            "chips",
-        )
+        .select("wid", pl.col("at").alias("ts"), "job_id", "task_index", "chips")
     )
     # A release closes the admission before it (at one instant a release comes first).
     closing = history.latest_before(
@@ -103,14 +95,7 @@ def scheduler_events(
         )
     )
     pods_held = held.join(ids, on="wid")
-    bound = pods_held.select(
-        "wid",
-        pl.lit("TASK_SCHEDULE").alias("type"),
-        pl.col("start").alias("ts"),
-        "job_id",
-        "task_index",
-        "chips",
-    )
+    bound = pods_held.select("wid", pl.col("start").alias("ts"), "job_id", "task_index", "chips")
     unbound = pods_held.filter(pl.col("end").is_not_null()).select(
         "wid", pl.col("release").alias("type"), pl.col("end").alias("ts"), "job_id", "task_index"
     )
@@ -135,7 +120,6 @@ def scheduler_events(
     )
     submit = table.join(source, on="wid").select(
         "wid",
-        pl.lit("JOB_SUBMIT").alias("type"),
         pl.col("created_at").alias("ts"),
         "job_id",
         "chips_requested",
@@ -150,9 +134,13 @@ def scheduler_events(
         "allocated_from",
     )
     end = table.filter(pl.col("state").is_not_null()).select(
-        "wid", pl.lit("JOB_END").alias("type"), pl.col("end_at").alias("ts"), "job_id", "state"
+        "wid", pl.col("end_at").alias("ts"), "job_id", "state"
     )
-    events = pl.concat([submit, schedule, release, bound, unbound, end], how="diagonal")
-    rank = pl.col("type").replace_strict(ORDER, return_dtype=pl.Int64)
-    ordered = events.sort(pl.col("wid"), pl.col("ts"), rank, pl.col("task_index"), nulls_last=True)
-    return ordered, source
+    events = canonical.scheduler_events(
+        submits=submit,
+        schedules=[schedule, bound],
+        releases=[release, unbound],
+        ends=end,
+        first_by=["wid"],
+    )
+    return events, source

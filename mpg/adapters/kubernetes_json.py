@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mpg.errors import TraceFileError
+from mpg.core.errors import TraceFileError
 
 MAX_RAW = 65_536  # characters of a malformed value kept as its raw text (a truncated export)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from mpg.adapters.canonical import UTC_TIME
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 
 
 def check_timezone(timezone: str) -> str:

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import polars as pl
 
-from mpg.adapters.canonical import QUARANTINE_SCHEMA, Batch, Conversion
+from mpg.adapters import canonical
+from mpg.adapters.canonical import QUARANTINE_SCHEMA, Conversion
 from mpg.adapters.jobs import allocation_spans
 from mpg.adapters.localtime import check_timezone
 from mpg.adapters.philly_read import STATES, check, flatten, load_jobs, without_gc
+from mpg.core.errors import OptionsError
 from mpg.definitions.catalog import load_catalog
-from mpg.errors import OptionsError
 
 # How the last attempt of an ended job gives its GPUs back; an earlier attempt failed.
 LAST_RELEASE = {"FINISHED": "TASK_FINISH", "FAILED": "TASK_FAIL", "CANCELLED": "TASK_EVICT"}
@@ -63,7 +64,6 @@ def scheduler_events(
     attempts (`start`, `end` in UTC; null where not yet started, or not yet ended)."""
     submit = jobs.select(
         "file",
-        pl.lit("JOB_SUBMIT").alias("type"),
         pl.col("submitted").alias("ts"),
         "job_id",
         "chips_requested",
@@ -76,7 +76,6 @@ def scheduler_events(
     tasks = attempts.join(jobs.select("key", "file", "job_id", "state"), on="key")
     schedule = tasks.filter(pl.col("start").is_not_null()).select(
         "file",
-        pl.lit("TASK_SCHEDULE").alias("type"),
         pl.col("start").alias("ts"),
         "job_id",
         pl.lit(0).alias("task_index"),
@@ -93,9 +92,11 @@ def scheduler_events(
         pl.lit(0).alias("task_index"),
     )
     end = tasks.filter(pl.col("last") & pl.col("state").is_not_null()).select(
-        "file", pl.lit("JOB_END").alias("type"), pl.col("end").alias("ts"), "job_id", "state"
+        "file", pl.col("end").alias("ts"), "job_id", "state"
     )
-    return pl.concat([submit, schedule, release, end], how="diagonal")
+    return canonical.scheduler_events(
+        submits=submit, schedules=schedule, releases=release, ends=end
+    )
 
 
 def attempt_spans(jobs: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
@@ -168,16 +169,7 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     )
     scheduler = scheduler_events(usable, kept, opts)
     runtime = attempt_spans(usable, kept) if opts.runtime else None
-    batches = [
-        Batch(
-            name=str(path.resolve()),
-            scheduler=scheduler.filter(pl.col("file") == number).drop("file"),
-            runtime=None
-            if runtime is None
-            else runtime.filter(pl.col("file") == number).drop("file"),
-        )
-        for number, path in enumerate(paths)
-    ]
+    batches = canonical.batches_by_file(paths, scheduler, runtime)
     return Conversion(
         read=jobs.height,
         converted=usable.height,

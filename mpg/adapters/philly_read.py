@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from mpg.adapters import localtime
-from mpg.errors import TraceFileError
+from mpg.core.errors import TraceFileError
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 # Written by the trace (and read by its authors' notebook) for a time it does not have.

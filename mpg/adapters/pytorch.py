@@ -29,7 +29,7 @@ from mpg.adapters.canonical import Batch, Conversion
 from mpg.adapters.chrome_trace import profiled_steps
 from mpg.adapters.flops_sidecar import FlopsSidecar, agreed, read_sidecar, sidecar_path
 from mpg.adapters.jobs import synthesized_scheduler
-from mpg.errors import OptionsError, TraceFileError
+from mpg.core.errors import OptionsError, TraceFileError
 
 
 def _sidecars(paths: list[Path], given: Path | None) -> list[FlopsSidecar]:

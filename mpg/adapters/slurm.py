@@ -29,7 +29,8 @@ from pathlib import Path
 
 import polars as pl
 
-from mpg.adapters.canonical import UTC_TIME, Batch, Conversion
+from mpg.adapters import canonical
+from mpg.adapters.canonical import UTC_TIME, Conversion
 from mpg.adapters.jobs import allocation_spans
 from mpg.adapters.localtime import check_timezone
 from mpg.adapters.slurm_read import (
@@ -41,8 +42,8 @@ from mpg.adapters.slurm_read import (
     parse_rows,
     read_rows,
 )
+from mpg.core.errors import OptionsError
 from mpg.definitions.catalog import load_catalog
-from mpg.errors import OptionsError
 
 UNKNOWN_GPU = "gpu-unknown"
 SAME_JOB = "another row of its job is quarantined"
@@ -276,16 +277,12 @@ def _jobs(incarnations: pl.DataFrame, opts: SlurmOptions) -> pl.DataFrame:
     )
 
 
-_RANK_AT_AN_INSTANT = {"JOB_SUBMIT": 0, "TASK_SCHEDULE": 2, "JOB_END": 3}
-
-
 def scheduler_events(
     jobs: pl.DataFrame, incarnations: pl.DataFrame, opts: SlurmOptions
 ) -> pl.DataFrame:
     """The canonical events of jobs that became eligible, each with its batch's `file`."""
     submit = jobs.select(
         "file",
-        pl.lit("JOB_SUBMIT").alias("type"),
         pl.col("wanted_from").alias("ts"),
         "job_id",
         "chips_requested",
@@ -300,14 +297,7 @@ def scheduler_events(
     held = incarnations.filter(pl.col("allocated") & (pl.col("chips") > 0)).with_columns(
         pl.col("gang").alias("job_id"), pl.col("component").alias("task_index")
     )
-    schedule = held.select(
-        "file",
-        pl.lit("TASK_SCHEDULE").alias("type"),
-        pl.col("Start_utc").alias("ts"),
-        "job_id",
-        "task_index",
-        "chips",
-    )
+    schedule = held.select("file", pl.col("Start_utc").alias("ts"), "job_id", "task_index", "chips")
     release = held.filter(pl.col("released").is_not_null()).select(
         "file",
         pl.col("state")
@@ -318,13 +308,10 @@ def scheduler_events(
         "task_index",
     )
     end = jobs.filter(pl.col("state").is_not_null()).select(
-        "file", pl.lit("JOB_END").alias("type"), pl.col("end").alias("ts"), "job_id", "state"
+        "file", pl.col("end").alias("ts"), "job_id", "state"
     )
-    # In time order, whatever order the job table's grouping gave: the same input imports to the
-    # same bytes. At one instant a job's submit, then releases, then schedules, then its end.
-    rank = pl.col("type").replace_strict(_RANK_AT_AN_INSTANT, default=1, return_dtype=pl.Int8)
-    return pl.concat([submit, schedule, release, end], how="diagonal").sort(
-        "ts", "job_id", rank, "task_index", nulls_last=False
+    return canonical.scheduler_events(
+        submits=submit, schedules=schedule, releases=release, ends=end
     )
 
 
@@ -425,16 +412,7 @@ def convert(paths: list[Path], args: argparse.Namespace) -> Conversion:
     incarnations = batched
     scheduler = scheduler_events(eligible, incarnations, opts)
     runtime = attempt_spans(incarnations, snapshot) if opts.runtime else None
-    batches = [
-        Batch(
-            name=str(path.resolve()),
-            scheduler=scheduler.filter(pl.col("file") == number).drop("file"),
-            runtime=None
-            if runtime is None
-            else runtime.filter(pl.col("file") == number).drop("file"),
-        )
-        for number, path in enumerate(paths)
-    ]
+    batches = canonical.batches_by_file(paths, scheduler, runtime)
     bad = rows.filter(pl.col("reason").is_not_null()).sort("key")
     quarantine = bad.select(
         pl.col("file").replace_strict(dict(enumerate(map(str, paths))), return_dtype=pl.String),

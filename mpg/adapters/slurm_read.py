@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from mpg.adapters.localtime import to_utc
-from mpg.errors import TraceFileError
+from mpg.core.errors import TraceFileError
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"  # sacct's default (SLURM_TIME_FORMAT=standard)
 # What sacct prints for a time it does not have (a pending job's Start, a running job's End).

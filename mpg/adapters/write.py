@@ -23,7 +23,7 @@ import polars as pl
 
 from mpg.adapters.canonical import Conversion, json_lines
 from mpg.adapters.quarantine import IMPORT_FIELDS, QUARANTINE_FOLDER
-from mpg.locations import is_remote
+from mpg.core.locations import is_remote
 from mpg.storage import Storage
 
 

@@ -26,7 +26,7 @@ from mpg.adapters.canonical import UTC_TIME, Batch, Conversion, empty_quarantine
 from mpg.adapters.jobs import JOB_EXTENT_SCHEMA, synthesized_scheduler
 from mpg.adapters.xplane_cost import StepCost, program_costs, read_cost_sidecar
 from mpg.adapters.xplane_read import Capture, read_capture
-from mpg.errors import OptionsError, TraceFileError
+from mpg.core.errors import OptionsError, TraceFileError
 
 JOB_SIDECAR_SUFFIX = ".mpg.json"  # <host>.mpg.json beside <host>.xplane.pb
 GIVE_SIDECAR = "give one step's cost with --cost-analysis FILE"

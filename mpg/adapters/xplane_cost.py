@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 
 COST_SCHEMA = {
     "program_id": pl.Int64,

@@ -16,7 +16,7 @@ import polars as pl
 from google.protobuf.message import DecodeError
 
 from mpg.adapters.xplane_proto import XSpace
-from mpg.errors import TraceFileError
+from mpg.core.errors import TraceFileError
 
 # Names the profiler gives its planes and stats (xla/tsl/profiler/utils/xplane_schema.cc).
 METADATA_PLANE = "/host:metadata"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import NoReturn
 
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 

@@ -9,7 +9,7 @@
     mpg compare --base D1..D2 --current D3..D4 [--out DIR] [--json]
     mpg report --out DIR [--from DAY] [--to DAY] [--file PATH] [--compare BASE CURRENT]
 
-User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.errors`)
+User errors (a missing trace root, an unreadable file, a full disk, a bad option: `mpg.core.errors`)
 print one line and exit 2; anything else is a bug and keeps its traceback.
 
 Start-up: `mpg --help` and a mistyped option must answer as fast as Python imports DuckDB and
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mpg.cli.arguments import OneLineParser, add_subcommands, day
-from mpg.errors import OptionsError, find_user_error, one_line
+from mpg.core.errors import OptionsError, find_user_error, one_line
 
 if TYPE_CHECKING:
     from mpg.pipelines.bigquery_target import BigQueryTarget
@@ -270,7 +270,7 @@ def format_headline(result: RunResult, seconds: float, summary: str = "scorecard
     """What a run prints: what it did, its summary (`summary`: mpg.cli.summary), the record
     counts, the checks and where the rest went."""
     from mpg.cli.summary import days_lines, scorecard_lines
-    from mpg.pipelines.store import REPORT
+    from mpg.output.store import REPORT
     from mpg.storage import Storage
 
     lines = [

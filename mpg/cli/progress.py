@@ -41,7 +41,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 
 MODES = ("auto", "rich", "plain", "none")
 # Work shorter than this is not worth a line: "more than a few seconds" in issue 6.

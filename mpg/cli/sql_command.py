@@ -5,7 +5,7 @@
     mpg sql --out gs://bucket/mpg --json "select ..."         a folder on object storage
     mpg sql --out out                                          DuckDB's own shell on mpg.duckdb
 
-The current snapshot is read as `mpg.published.open_published` opens it (a local folder's
+The current snapshot is read as `mpg.output.published.open_published` opens it (a local folder's
 `mpg.duckdb` read-only, object storage through views over the data files): a published snapshot
 never changes, and a reader never locks out a run (docs/operations.md). Only queries run: a
 statement that would write is refused, like one that fails (a typo, a missing column), in one
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from mpg.cli.arguments import add_out_argument
-from mpg.errors import OptionsError, UserError
+from mpg.core.errors import OptionsError, UserError
+from mpg.output.pointer import require_published
 
 if TYPE_CHECKING:  # DuckDB and rich are imported to run a query and print it, not for --help
     import duckdb
@@ -58,8 +59,6 @@ def add_sql_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sql_command(args: argparse.Namespace) -> int:
-    from mpg.published import require_published
-
     require_published(args.out)  # no tables: one line, before DuckDB runs anything
     if args.query is None:
         if args.csv or args.json:
@@ -97,7 +96,7 @@ def run_query(out: str | Path, query: str) -> tuple[list[str], list[str], list[t
     columns for a statement that returns no rows."""
     import duckdb
 
-    from mpg.published import duckdb_reason, open_published, published_location
+    from mpg.output.published import duckdb_reason, open_published, published_location
 
     where = published_location(out)
     with open_published(out) as con:
@@ -156,7 +155,7 @@ def duckdb_shell() -> str | None:
 
 def _shell_database(out: str | Path) -> str:
     """A local folder's current database file, for DuckDB's shell."""
-    from mpg.published import published_location
+    from mpg.output.published import published_location
 
     where = published_location(out)
     if not Path(where).is_file():

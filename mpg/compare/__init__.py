@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from mpg.compare.decompose import Decomposition, Parts, Sums, decompose
 from mpg.compare.period import Period, parse_period
-from mpg.lazy import lazy_exports
+from mpg.core.lazy import lazy_exports
 
 _LAZY = {"Comparison": "mpg.compare.comparison", "compare_periods": "mpg.compare.comparison"}
 

@@ -15,6 +15,7 @@ import json
 
 from mpg.cli.arguments import add_metric_version_argument, add_out_argument
 from mpg.compare.period import check_periods, parse_period
+from mpg.output.pointer import require_published
 
 
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +31,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
 def compare_command(args: argparse.Namespace) -> int:
     base, current = parse_period(args.base), parse_period(args.current)
     check_periods(base, current)
+    require_published(args.out)  # no tables: one line, before DuckDB and rich are imported
     from rich.console import Console
 
     from mpg.compare.comparison import compare_periods

@@ -36,8 +36,8 @@ from mpg.compare.dollars import (
 )
 from mpg.compare.period import Period
 from mpg.compare.read import SLICE_KIND, read_periods, slice_key
+from mpg.core.errors import UserError
 from mpg.definitions.config import metric_version_to_read
-from mpg.errors import UserError
 
 TOP_SLICES = 5
 TOP_CATEGORIES = 3

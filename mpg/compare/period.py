@@ -5,7 +5,7 @@ anything is read (so a bad range is a fast one-line error).
     7
     >>> parse_period("2026-11-31")
     Traceback (most recent call last):
-    mpg.errors.OptionsError: not a range of days: '2026-11-31' is not a date: day is out of range for month
+    mpg.core.errors.OptionsError: not a range of days: '2026-11-31' is not a date: day is out of range for month
 """  # noqa: E501
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from mpg.cli.arguments import parse_day
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 
 _SEPARATOR = ".."
 

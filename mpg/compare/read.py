@@ -1,6 +1,6 @@
 """Reading two periods of the published tables for `mpg compare`.
 
-Figures come from `DIR/mpg.duckdb`, opened read-only (mpg.published), through the queries in
+Figures come from `DIR/mpg.duckdb`, opened read-only (mpg.output.published), through the queries in
 `sql/compare/`, which read the semantic layer's roll-up (`mpg_rollup`) with the metric version
 and the days bound as parameters: the fleet's and each slice's sums and ratios, each team's, the
 ledger categories that moved, and the parts of the change in dollars lost.
@@ -17,10 +17,10 @@ import duckdb
 
 from mpg.compare.decompose import PeriodSums, Slice, Sums
 from mpg.compare.period import Period, check_periods
+from mpg.core.errors import UserError
 from mpg.definitions.figures import named
-from mpg.errors import UserError
-from mpg.published import open_published
-from mpg.sqlfiles import load_sql
+from mpg.output.published import open_published
+from mpg.sql.files import load_sql
 
 SLICE_KIND = "workload_class+framework+chip_generation"  # mpg_rollup's name of a finest slice
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpg.core.errors import OptionsError
 from mpg.definitions.metrics import DEFAULT_METRIC_VERSION, METRIC_VERSIONS
-from mpg.errors import OptionsError
 
 CONFIG_FILE = "mpg.toml"
 # section -> its keys (None: chip generations): anything else is a typo, refused

@@ -1,7 +1,7 @@
 """How every surface writes the semantic layer's figures: dollars, chip-hours, shares, and the
 reconciliation of dollars lost with its parts.
 
-The figures themselves come from SQL (the layer's macros, `mpg.sqlfiles.MACRO_FILES`); this
+The figures themselves come from SQL (the layer's macros, `mpg.sql.files.MACRO_FILES`); this
 module only writes them, the same way in the terminal (`mpg run`, `mpg compare`, `mpg explain`)
 and on the report's page, so that one figure reads the same wherever it is shown.
 

@@ -10,7 +10,7 @@ used, so that `mpg explain`'s options are checked before Polars is loaded.
 
 from __future__ import annotations
 
-from mpg.lazy import lazy_exports
+from mpg.core.lazy import lazy_exports
 
 _EXPORTS = {"explain_job": "mpg.explain.build", "Explanation": "mpg.explain.model"}
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import polars as pl
 
+from mpg.core.errors import StoreError, UserError
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import metric_version_to_read
-from mpg.errors import StoreError, UserError
 from mpg.explain.advice import checkpoint_advice, step_times
 from mpg.explain.attempts import summarise_attempts
 from mpg.explain.ledger import compare_ledgers, job_days, ratios, waterfall

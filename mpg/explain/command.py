@@ -13,6 +13,7 @@ import json
 
 from mpg.cli.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.definitions.config import metric_version_to_read
+from mpg.output.pointer import require_published
 
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,10 +25,8 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def explain_command(args: argparse.Namespace) -> int:
+    require_published(args.out)  # no tables: one line, before Polars is imported (or pyarrow)
     version = metric_version_to_read(args.out, args.metric_version)
-    from mpg.published import require_published
-
-    require_published(args.out)  # no tables: one line, before Polars is imported
     from rich.console import Console
 
     from mpg.explain.build import explain_job

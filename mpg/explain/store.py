@@ -1,9 +1,9 @@
 """Reading back what `mpg run --out DIR` left: the published tables and the record store.
 
-Figures come from the published tables (`mpg.published.open_published`), because those are the
-numbers people quote; the job's records come from the record store, to show where the figures
+Figures come from the published tables (`mpg.output.published.open_published`), because those are
+the numbers people quote; the job's records come from the record store, to show where the figures
 came from: found through the snapshot's job index and reconciled as the run reconciled them
-(`mpg.pipelines.lookup`). Every query is a file under `sql/explain/` with its values bound.
+(`mpg.output.lookup`). Every query is a file under `sql/explain/` with its values bound.
 
 The end of data (where an open job stops wanting chips) is global to the run: the job index
 keeps each job's latest instant, and the job that reaches the end of data is read to name the
@@ -19,10 +19,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.errors import StoreError, UserError
+from mpg.core.errors import StoreError, UserError
 from mpg.explain.model import Record, from_epoch_us
-from mpg.published import NoPublishedTablesError, open_published, published_location
-from mpg.sqlfiles import load_sql
+from mpg.output.lookup import accepted_records, end_of_data
+from mpg.output.pointer import NoPublishedTablesError
+from mpg.output.published import open_published, published_location
+from mpg.output.snapshot import read_current
+from mpg.output.store import OutputStore
+from mpg.sql.files import load_sql
 
 
 class UnknownJobError(UserError):
@@ -90,14 +94,10 @@ def _latest_record(records: pa.Table, column: str, instant_us: int) -> tuple[str
 
 def read_stored_job(out: str | Path, job_id: str) -> StoredJob:
     """The job's accepted records from the record store, and the run's end of data."""
-    from mpg.pipelines.lookup import accepted_records, end_of_data
-    from mpg.pipelines.snapshot import read_current
-    from mpg.pipelines.store import OutputStore
-
     store = OutputStore(str(out))
     snapshot, _ = read_current(store)
     if snapshot is None:
-        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
+        raise NoPublishedTablesError(out)
     records = accepted_records(store, snapshot, [job_id])
     latest_us, latest_job = end_of_data(store, snapshot)
     if latest_us is None or latest_job is None:

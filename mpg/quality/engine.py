@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 from mpg.quality import arrow_checks
 from mpg.quality.declare import Expect, Suite, Target
 from mpg.schemas import VALIDATION_RESULTS

@@ -30,7 +30,7 @@ from mpg.definitions.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS
 from mpg.quality.declare import Expect, Suite, Target, between, in_set, not_null, unique
 from mpg.quality.engine import ENGINES, SuiteRunner
 from mpg.schemas import SOURCES, VALIDATION_RESULTS, concat
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 OUTPUT_SUITE_VERSION = "s1"
 # s2: a quarantine row's source may also be `import` (what `mpg import` could not convert).

@@ -17,7 +17,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.errors import UserError
+from mpg.core.errors import UserError
 from mpg.quality.arrow_checks import SAMPLE_SIZE
 from mpg.schemas import VALIDATION_RESULTS, concat
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from mpg.cli.arguments import add_metric_version_argument, add_out_argument, day
 from mpg.compare.period import Period, check_periods, parse_period
+from mpg.core.errors import OptionsError, UserError
 from mpg.definitions.config import metric_version_to_read
-from mpg.errors import OptionsError, UserError
+from mpg.output.pointer import require_published
 
 REPORT_FILE = "report.html"
 
@@ -50,7 +51,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 def default_report_file(out: str) -> Path:
     """DIR/report.html for a local folder; ./report.html when DIR is on object storage (the
     page is a local file, opened in a browser)."""
-    from mpg.locations import is_remote
+    from mpg.core.locations import is_remote
 
     return Path(REPORT_FILE) if is_remote(out) else Path(out) / REPORT_FILE
 
@@ -93,10 +94,8 @@ def report_command(args: argparse.Namespace) -> int:
     periods = _periods(args)
     if args.file is not None:
         check_report_file(args.file)
+    require_published(args.out)  # no tables: one line, before Altair is imported (or pyarrow)
     version = metric_version_to_read(args.out, args.metric_version)
-    from mpg.published import require_published
-
-    require_published(args.out)  # no tables: one line, before Altair is imported
     from mpg.cli import progress
     from mpg.compare.comparison import compare_periods
     from mpg.report.data import read_report_data

@@ -24,11 +24,14 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from mpg.core.errors import UserError
 from mpg.definitions.metrics import LEDGER_CATEGORIES
-from mpg.errors import UserError
-from mpg.published import open_published, reading
+from mpg.output.lookup import accepted_records
+from mpg.output.published import open_published, reading
+from mpg.output.snapshot import read_current
+from mpg.output.store import OutputStore
 from mpg.schemas import SCHEDULER_EVENTS
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 WORST_JOBS = 15  # of the fleet
 WORST_JOBS_PER_SLICE = 10
@@ -186,12 +189,8 @@ _FILES = {"slices": "period_rollup", "categories": "period_categories"}
 
 def _scheduler_records(out: str | Path, job_ids: list[str]) -> pa.Table:
     """The accepted scheduler events of some jobs, from the records the run accepted
-    (`mpg.pipelines.lookup`); none where the folder has no record store (tables written by
+    (`mpg.output.lookup`); none where the folder has no record store (tables written by
     hand, tests/support/handmade.py)."""
-    from mpg.pipelines.lookup import accepted_records
-    from mpg.pipelines.snapshot import read_current
-    from mpg.pipelines.store import OutputStore
-
     store = OutputStore(str(out))
     snapshot, _ = read_current(store)
     if snapshot is None or "jobs" not in snapshot.state or not job_ids:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpg.errors import UserError
+from mpg.core.errors import UserError
 from mpg.schemas import SOURCES
 from mpg.simulate.deliver import deliver
 from mpg.simulate.encode import profile_lines, runtime_lines, scheduler_lines

@@ -4,7 +4,7 @@ Storage), `preconditions` and `lock` import it, and it imports none of them."""
 
 from __future__ import annotations
 
-from mpg.errors import StoreError
+from mpg.core.errors import StoreError
 
 # What a failed operation was doing, as its message says.
 READING, WRITING, LISTING, DELETING = "reading", "writing", "listing", "deleting"

@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
-from mpg.errors import StoreError, UserError
+from mpg.core.errors import StoreError, UserError
 from mpg.storage import preconditions
 from mpg.storage.errors import PreconditionFailedError
 from mpg.storage.root import Storage

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mpg.errors import StoreError
+from mpg.core.errors import StoreError
 from mpg.storage import backends
 from mpg.storage.errors import DELETING, READING, WRITING, PreconditionFailedError
 

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from mpg.errors import StoreError, os_reason
-from mpg.locations import SCHEMES, local_path
+from mpg.core.errors import StoreError, os_reason
+from mpg.core.locations import SCHEMES, local_path
 from mpg.storage import backends, preconditions, reads
 from mpg.storage.errors import (
     DELETING,
@@ -334,7 +334,7 @@ class Storage:
         writing to an object store, a "not found" is a lost upload session instead); a missing
         bucket, credentials or permission a StoreError; a service still failing after the
         clients' retries a TransientStoreError. Local errors other than a missing file pass
-        unchanged (mpg.errors reports the machine's own errnos)."""
+        unchanged (mpg.core.errors reports the machine's own errnos)."""
         try:
             yield
         except StoreError:

@@ -65,7 +65,7 @@ CREATE OR REPLACE TEMP MACRO mpg_main_loss(
 -- are integer arithmetic: the same bits whatever order the rows come in (DuckDB sums DOUBLEs in
 -- the order its threads meet them), so every surface that reads a roll-up gets the same figure,
 -- on every run. 1e-9 of a chip-second or a dollar is far below anything shown; the largest total
--- it holds is 1e29. In BigQuery (mpg.bigquery_sql) it is the amount itself: BigQuery sums
+-- it holds is 1e29. In BigQuery (mpg.sql.bigquery_dialect) it is the amount itself: BigQuery sums
 -- FLOAT64 in its own order.
 CREATE OR REPLACE TEMP MACRO mpg_exact(value) AS
     CAST(value AS DECIMAL(38, 9));

@@ -25,14 +25,14 @@
 --   lost_program_usd, lost_unprofiled_usd; kwh, unpowered_chip_s; pg_coverage, sg, rg, pg, mpg
 --   (mpg_goodput_ratios); main_loss (mpg_main_loss).
 --   Dollars are NULL where nothing in the row is priced, never 0 or a guess.
--- inputs: the macros mpg_job_days (sql/semantic/job_days.sql), mpg_sum, mpg_goodput_ratios,
+-- inputs: the macros mpg_job_days (sql/semantic/job_days.sql), mpg_job_day_sums (every measure
+-- summed, as mpg_rollup sums them: sql/semantic/sums.sql), mpg_sum, mpg_goodput_ratios,
 -- mpg_main_loss (sql/publish/macros.sql).
 create or replace temp macro mpg_chargeback(p_version, p_first, p_last, p_by_month) as table
 with facts as (
     select
         *,
         case when p_by_month then make_date(year(day), month(day), 1) end as month,
-        all_allocated_chip_s as used_chip_s,
         -- what was held, in dollars: every category but scheduling (NULL where unpriced)
         wanted_usd - scheduling_usd as used_usd
     from mpg_job_days(p_version, p_first, p_last)
@@ -56,37 +56,8 @@ sums as (
         count(distinct day) as days,
         count(distinct job_id) as jobs,
         count(*) as job_days,
-        mpg_sum(wanted_chip_s) as wanted_chip_s,
-        mpg_sum(used_chip_s) as used_chip_s,
-        mpg_sum(productive_chip_s) as productive_chip_s,
-        mpg_sum(ideal_chip_s) as ideal_chip_s,
-        mpg_sum(profiled_chip_s) as profiled_chip_s,
-        mpg_sum(scheduling_chip_s) as scheduling_chip_s,
-        mpg_sum(runtime_idle_chip_s) as runtime_idle_chip_s,
-        mpg_sum(lost_progress_chip_s) as lost_progress_chip_s,
-        mpg_sum(checkpoint_save_chip_s) as checkpoint_save_chip_s,
-        mpg_sum(checkpoint_restore_chip_s) as checkpoint_restore_chip_s,
-        mpg_sum(compile_chip_s) as compile_chip_s,
-        mpg_sum(init_chip_s) as init_chip_s,
-        mpg_sum(data_wait_chip_s) as data_wait_chip_s,
-        mpg_sum(program_loss_chip_s) as program_loss_chip_s,
-        mpg_sum(productive_unprofiled_chip_s) as productive_unprofiled_chip_s,
-        mpg_sum(lost_chip_s) as lost_chip_s,
-        mpg_sum(lost_scheduling_chip_s) as lost_scheduling_chip_s,
-        mpg_sum(lost_runtime_chip_s) as lost_runtime_chip_s,
-        mpg_sum(lost_program_chip_s) as lost_program_chip_s,
-        mpg_sum(lost_unprofiled_chip_s) as lost_unprofiled_chip_s,
-        mpg_sum(priced_chip_s) as priced_chip_s,
-        mpg_sum(unpriced_chip_s) as unpriced_chip_s,
-        mpg_sum(wanted_usd) as wanted_usd,
-        mpg_sum(used_usd) as used_usd,
-        mpg_sum(lost_usd) as lost_usd,
-        mpg_sum(lost_scheduling_usd) as lost_scheduling_usd,
-        mpg_sum(lost_runtime_usd) as lost_runtime_usd,
-        mpg_sum(lost_program_usd) as lost_program_usd,
-        mpg_sum(lost_unprofiled_usd) as lost_unprofiled_usd,
-        mpg_sum(kwh) as kwh,
-        mpg_sum(unpowered_chip_s) as unpowered_chip_s
+        unnest(mpg_job_day_sums(facts)),
+        mpg_sum(used_usd) as used_usd
     from facts
     group by month, metric_version, grouping sets ((), (team), (team, queue), (team, owner))
 ),
@@ -109,7 +80,7 @@ final as (
         jobs,
         job_days,
         wanted_chip_s,
-        used_chip_s,
+        all_allocated_chip_s as used_chip_s,
         productive_chip_s,
         ideal_chip_s,
         lost_chip_s,
@@ -129,7 +100,7 @@ final as (
         kwh,
         unpowered_chip_s,
         unnest(mpg_goodput_ratios(
-            wanted_chip_s, used_chip_s, productive_chip_s, ideal_chip_s, profiled_chip_s
+            wanted_chip_s, all_allocated_chip_s, productive_chip_s, ideal_chip_s, profiled_chip_s
         )),
         mpg_main_loss(
             scheduling_chip_s, runtime_idle_chip_s, data_wait_chip_s, init_chip_s, compile_chip_s,

@@ -26,8 +26,9 @@
 -- slice; the facts carry it already (mpg_job_days has every column of job_day_goodput), and the
 -- scorecard takes every one-column slice. The GROUPING SETS are listed, not one CUBE of every
 -- column: a CUBE of seven columns would be 128 groupings a day.
--- inputs: the macros mpg_job_days (sql/semantic/job_days.sql), mpg_goodput_ratios, mpg_ratio and
--- mpg_main_loss (sql/publish/macros.sql).
+-- inputs: the macros mpg_job_days (sql/semantic/job_days.sql), mpg_job_day_sums (every measure
+-- summed: sql/semantic/sums.sql), mpg_goodput_ratios, mpg_ratio and mpg_main_loss
+-- (sql/publish/macros.sql).
 create or replace temp macro mpg_rollup(p_version, p_first, p_last, p_by_day) as table
 with facts as (
     select
@@ -95,47 +96,7 @@ sums as (
         case when grouping(job_id) = 0 then count(*) end as days,
         min(job_day) as first_day,
         max(job_day) as last_day,
-        mpg_sum(wanted_chip_s) as wanted_chip_s,
-        mpg_sum(all_allocated_chip_s) as all_allocated_chip_s,
-        mpg_sum(productive_chip_s) as productive_chip_s,
-        mpg_sum(ideal_chip_s) as ideal_chip_s,
-        mpg_sum(profiled_chip_s) as profiled_chip_s,
-        mpg_sum(scheduling_chip_s) as scheduling_chip_s,
-        mpg_sum(runtime_idle_chip_s) as runtime_idle_chip_s,
-        mpg_sum(lost_progress_chip_s) as lost_progress_chip_s,
-        mpg_sum(checkpoint_save_chip_s) as checkpoint_save_chip_s,
-        mpg_sum(checkpoint_restore_chip_s) as checkpoint_restore_chip_s,
-        mpg_sum(compile_chip_s) as compile_chip_s,
-        mpg_sum(init_chip_s) as init_chip_s,
-        mpg_sum(data_wait_chip_s) as data_wait_chip_s,
-        mpg_sum(program_loss_chip_s) as program_loss_chip_s,
-        mpg_sum(productive_unprofiled_chip_s) as productive_unprofiled_chip_s,
-        mpg_sum(lost_chip_s) as lost_chip_s,
-        mpg_sum(lost_scheduling_chip_s) as lost_scheduling_chip_s,
-        mpg_sum(lost_runtime_chip_s) as lost_runtime_chip_s,
-        mpg_sum(lost_program_chip_s) as lost_program_chip_s,
-        mpg_sum(lost_unprofiled_chip_s) as lost_unprofiled_chip_s,
-        mpg_sum(priced_chip_s) as priced_chip_s,
-        mpg_sum(unpriced_chip_s) as unpriced_chip_s,
-        mpg_sum(wanted_usd) as wanted_usd,
-        mpg_sum(ideal_usd) as ideal_usd,
-        mpg_sum(scheduling_usd) as scheduling_usd,
-        mpg_sum(runtime_idle_usd) as runtime_idle_usd,
-        mpg_sum(lost_progress_usd) as lost_progress_usd,
-        mpg_sum(checkpoint_save_usd) as checkpoint_save_usd,
-        mpg_sum(checkpoint_restore_usd) as checkpoint_restore_usd,
-        mpg_sum(compile_usd) as compile_usd,
-        mpg_sum(init_usd) as init_usd,
-        mpg_sum(data_wait_usd) as data_wait_usd,
-        mpg_sum(program_loss_usd) as program_loss_usd,
-        mpg_sum(productive_unprofiled_usd) as productive_unprofiled_usd,
-        mpg_sum(lost_usd) as lost_usd,
-        mpg_sum(lost_scheduling_usd) as lost_scheduling_usd,
-        mpg_sum(lost_runtime_usd) as lost_runtime_usd,
-        mpg_sum(lost_program_usd) as lost_program_usd,
-        mpg_sum(lost_unprofiled_usd) as lost_unprofiled_usd,
-        mpg_sum(kwh) as kwh,
-        sum(unpowered_chip_s) as unpowered_chip_s
+        unnest(mpg_job_day_sums(facts))
     from facts
     group by
         day,

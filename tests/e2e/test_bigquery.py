@@ -23,15 +23,15 @@ import sqlglot
 from google.cloud import bigquery
 
 from mpg.cli.command import pipeline_args
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
+from mpg.output.snapshot import read_current
+from mpg.output.store import OutputStore
+from mpg.output.views import VIEWS
 from mpg.pipelines.bigquery import publish_bigquery
 from mpg.pipelines.bigquery_target import BigQueryError, BigQueryLoad, BigQueryTarget
-from mpg.pipelines.snapshot import read_current
-from mpg.pipelines.store import OutputStore
-from mpg.pipelines.views import VIEWS
 from mpg.schemas import DATA_FILES, JOB_DAY_GOODPUT
 from mpg.schemas.bigquery import BIGQUERY_TABLES, bigquery_field, bigquery_schema
-from mpg.sqlfiles import load_sql, render_sql
+from mpg.sql.files import load_sql, render_sql
 from tests.support.bigquery_emulator import PROJECT, Emulator, free_port
 from tests.support.cli import run_mpg
 from tests.support.files import SPEC_EXAMPLES, read_expected
@@ -218,9 +218,10 @@ def approx_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_the_analysts_views_give_duckdbs_rows(
     published: Path, bigquery_emulator: Emulator, view: str
 ) -> None:
-    """Each view of sql/views/, transpiled with its macros inlined (mpg.bigquery_sql), exists in
-    the dataset as a view and gives the rows it gives in mpg.duckdb: on the tiny example (its jobs
-    named teams), gpu-h100 priced by the catalog and tpu-v5p not, one job-day without a PG."""
+    """Each view of sql/views/, transpiled with its macros inlined (mpg.sql.bigquery_dialect),
+    exists in the dataset as a view and gives the rows it gives in mpg.duckdb: on the tiny example
+    (its jobs named teams), gpu-h100 priced by the catalog and tpu-v5p not, one job-day without a
+    PG."""
     table = bigquery_emulator.client().get_table(f"{PROJECT}.tiny.{view}")
     assert table.table_type == "VIEW"
     in_bigquery = sorted_rows(bigquery_emulator.query(select_all(view), "tiny"))

@@ -25,7 +25,7 @@ import pytest
 from mpg.compare import Comparison, compare_periods, parse_period
 from mpg.compare.decompose import Ratios, split_m
 from mpg.compare.period import Period
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 from mpg.pipelines.options import RunOptions
 from mpg.simulate import simulate
 from tests.support.cli import run_mpg

@@ -154,8 +154,8 @@ def test_a_copied_output_folder_is_a_folder_of_its_own(
     assert published_state(copy) == published_state(previous)
     done = run_mpg("run", "--traces", SAMPLE, "--out", copy)
     assert done.returncode == 0, done.stderr
-    from mpg.pipelines.snapshot import read_current
-    from mpg.pipelines.store import OutputStore
+    from mpg.output.snapshot import read_current
+    from mpg.output.store import OutputStore
 
     snapshot, _ = read_current(OutputStore(str(copy)))
     assert snapshot is not None

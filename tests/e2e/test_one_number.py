@@ -21,8 +21,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import mpg.sqlfiles
-from mpg.sqlfiles import create_macros
+import mpg.sql.files
+from mpg.sql.files import create_macros
 from tests.support.cli import run_mpg
 from tests.support.report_fleet import HOSTILE_JOB, HOSTILE_TRACES, hostile_out  # noqa: F401
 
@@ -50,7 +50,7 @@ def cents(value: float | None) -> int | None:
 
 def _rows(out: Path, query: str) -> list[dict]:
     """Rows of a query on the published file, read as a reader reads it (the layer's macros
-    from this code, mpg.published)."""
+    from this code, mpg.output.published)."""
     with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
         create_macros(con)
         return con.sql(query).to_arrow_table().to_pylist()
@@ -331,7 +331,7 @@ def test_the_report_json_carries_every_section(report: dict) -> None:
 def unprofiled_not_lost(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A newcomer's change of the definition of dollars lost, in its one file: productive time
     without a profile is no longer counted as lost (sql/semantic/job_days.sql's `loss_part`)."""
-    original = mpg.sqlfiles.load_sql
+    original = mpg.sql.files.load_sql
     definition = "when 'productive_unprofiled' then 'unprofiled'"
 
     def changed(name: str) -> str:
@@ -341,7 +341,7 @@ def unprofiled_not_lost(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             return text.replace(definition, "when 'productive_unprofiled' then null")
         return text
 
-    monkeypatch.setattr(mpg.sqlfiles, "load_sql", changed)
+    monkeypatch.setattr(mpg.sql.files, "load_sql", changed)
     yield
 
 

@@ -167,9 +167,9 @@ def guard(event, args):
 sys.addaudithook(guard)
 
 import duckdb
-from mpg.pipelines.lookup import segment_records
-from mpg.pipelines.snapshot import read_current
-from mpg.pipelines.store import OutputStore
+from mpg.output.lookup import segment_records
+from mpg.output.snapshot import read_current
+from mpg.output.store import OutputStore
 from mpg.quality import BucketValidator, combine_results, render_report, validate_outputs
 
 out = Path(sys.argv[1])

@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from mpg.errors import find_user_error
+from mpg.core.errors import find_user_error
 from mpg.pipelines import publish as publish_module
 from mpg.pipelines import run as run_module
 from mpg.pipelines.options import RunOptions

@@ -25,10 +25,13 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
+from mpg.core.errors import OptionsError, find_user_error, one_line
+from mpg.core.version import code_version
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import OutputConfig
 from mpg.definitions.costs import cost_rates, load_cost_catalog
-from mpg.errors import OptionsError, find_user_error, one_line
+from mpg.output.state_key import StateKey
+from mpg.output.store import OutputStore
 from mpg.pipelines.io import discover_trace_files
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.packaging import REQUIREMENTS, package_args, pinned_requirements
@@ -43,10 +46,7 @@ from mpg.pipelines.runners import (
     parse_options,
     pipeline_options,
 )
-from mpg.pipelines.state_key import StateKey
-from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import build_update
-from mpg.version import code_version
 from tests.support import emulators
 from tests.support.cli import run_mpg
 from tests.support.emulators import free_port, wait_for_port
@@ -260,11 +260,11 @@ sys.path.insert(0, sys.argv[1])
 modules = json.loads(sys.argv[2])
 files = {m: importlib.import_module(m).__file__ for m in modules}
 from mpg.definitions.catalog import load_catalog
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 sql = [str(p.relative_to(p.parents[1])) for p in resources.files("mpg.sql").rglob("*.sql")]
 from pathlib import Path
 from mpg.pipelines.packaging import package_args, source_root
-from mpg.version import code_version
+from mpg.core.version import code_version
 wheel = package_args(Path(sys.argv[3]))[0].split("=", 1)[1]
 print(json.dumps({
     "code_version": code_version(),
@@ -486,12 +486,12 @@ RuntimeError: Traceback (most recent call last):
     ("last_line", "reported"),
     [
         (
-            "mpg.errors.TraceFileError: cannot read trace file a.jsonl: Permission denied "
+            "mpg.core.errors.TraceFileError: cannot read trace file a.jsonl: Permission denied "
             "[while running 'ReadLineBlocks']",
             "cannot read trace file a.jsonl: Permission denied",
         ),
         (
-            "mpg.errors.StoreError: cannot read Parquet file /o/p.parquet: bad magic",
+            "mpg.core.errors.StoreError: cannot read Parquet file /o/p.parquet: bad magic",
             "cannot read Parquet file /o/p.parquet: bad magic",
         ),
         (
@@ -505,13 +505,14 @@ RuntimeError: Traceback (most recent call last):
             "No space left on device: /o/s/p.arrow",
         ),
         (
-            "RuntimeError: mpg.errors.StoreError: cannot read Parquet file /o/p.parquet: bad magic",
+            "RuntimeError: mpg.core.errors.StoreError: "
+            "cannot read Parquet file /o/p.parquet: bad magic",
             "cannot read Parquet file /o/p.parquet: bad magic",
         ),
         ("OSError: [Errno 2] No such file or directory: '/o/x'", None),
         ("KeyError: 'job_id'", None),
         ("RuntimeError: KeyError: 'job_id'", None),
-        ("mpg.errors.NotAnError: looks like one", None),
+        ("mpg.core.errors.NotAnError: looks like one", None),
     ],
 )
 def test_a_remote_workers_error_text_is_read_from_its_last_line(
@@ -523,7 +524,7 @@ def test_a_remote_workers_error_text_is_read_from_its_last_line(
 
 def test_a_bug_raised_while_handling_a_user_error_stays_a_bug() -> None:
     text = _WORKER_TRACEBACK.format(
-        "mpg.errors.TraceFileError: cannot read trace file a.jsonl: Permission denied\n\n"
+        "mpg.core.errors.TraceFileError: cannot read trace file a.jsonl: Permission denied\n\n"
         "During handling of the above exception, another exception occurred:\n\n"
         "NameError: name 'x' is not defined"
     )

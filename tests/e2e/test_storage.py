@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from mpg.errors import StoreError, UserError, one_line
+from mpg.core.errors import StoreError, UserError, one_line
 from mpg.storage import (
     LASTING,
     TRANSIENT,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pytest
 
-from mpg.errors import one_line
+from mpg.core.errors import one_line
 from mpg.storage import TRANSIENT, PreconditionFailedError, Storage, TransientStoreError
 from tests.support.emulators import FaultyStore
 

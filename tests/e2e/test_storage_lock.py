@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from mpg.errors import UserError, one_line
+from mpg.core.errors import UserError, one_line
 from mpg.storage import Storage
 from mpg.storage.lock import LeaseHeldError, LeaseLostError, LeaseRecord, hold_lease
 from tests.support.racers import Crew, take_lease

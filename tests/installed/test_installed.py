@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from mpg.core.version import code_version
 from mpg.pipelines.packaging import build_wheel
-from mpg.version import code_version
 from tests.installed.environments import ROOT, Environments, environments, freeze, pip, run
 from tests.support.cli import run_mpg
 from tests.support.emulators import free_port, stop, wait_for_port
@@ -227,7 +227,7 @@ def test_the_worker_package_pins_the_launchers_versions(envs: Environments) -> N
     assert not any(p.lower().startswith("pytest==") for p in pins)
     pip(envs.worker, "check")
     code = (
-        "import importlib.util as u; from mpg.version import code_version; "
+        "import importlib.util as u; from mpg.core.version import code_version; "
         f"print(code_version(), [m for m in {DEV_ONLY!r} if u.find_spec(m)])"
     )
     assert run(envs.bin("worker", "python"), "-c", code).strip() == f"{code_version()} []"

@@ -18,13 +18,13 @@ from apache_beam.testing.util import assert_that, equal_to
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import OutputConfig
 from mpg.definitions.costs import cost_rates, load_cost_catalog
+from mpg.output.store import OutputStore
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
 from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, stable_id
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
-from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import FILE_STATS, TABLE_CHANGES, UpdatePlan, build_update
 from mpg.schemas import DATA_FILES, MANIFEST, SOURCES
 from mpg.transforms.parse import BlockParser

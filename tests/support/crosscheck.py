@@ -21,7 +21,7 @@ from mpg.definitions.vocabulary import (
     SPAN_KINDS,
     WORKLOAD_CLASSES,
 )
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 
 
 def crosscheck_job_days(con: duckdb.DuckDBPyConnection, traces: str) -> pa.Table:

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from mpg.definitions.catalog import load_catalog
 from mpg.pipelines.io import TraceFile, discover_trace_files, read_line_blocks, recover_raw_text
 from mpg.schemas import RECORD_SCHEMAS, SOURCES, concat
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 from mpg.transforms.account import account_chip_time
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import JobRecords, reconcile_jobs

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from mpg.schemas import PUBLISHED
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import MACRO_FILES, load_sql
+from mpg.sql.files import MACRO_FILES, load_sql
 
 # The semantic layer as every reader has it: its macros, in order, and the view of job size
 # classes that mpg_job_days joins (a statement with no input, so created here like a macro).

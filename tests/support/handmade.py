@@ -1,5 +1,5 @@
 """Hand-made published folders: rows written by a test into the published tables' DDL, laid out so
-that `mpg.published.open_published` reads them as it reads a run's output.
+that `mpg.output.published.open_published` reads them as it reads a run's output.
 
 A reader starts from `DIR/current.json` (the current snapshot) and opens `DIR/mpg.duckdb` when the
 file holds that snapshot's run (its `runs` table names it, published). So a folder of hand-made
@@ -18,10 +18,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from mpg.pipelines.database import READABLE_BY, add_views
-from mpg.pipelines.snapshot import Snapshot
-from mpg.pipelines.state_key import StateKey
-from mpg.pipelines.store import POINTER
+from mpg.output.database import READABLE_BY, add_views
+from mpg.output.snapshot import Snapshot
+from mpg.output.state_key import StateKey
+from mpg.output.store import POINTER
 from mpg.schemas import PUBLISHED
 from mpg.schemas.ddl import create_table_sql
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from mpg.pipelines.snapshot import read_current
-from mpg.pipelines.store import OutputStore
-from mpg.published import open_published
+from mpg.output.published import open_published
+from mpg.output.snapshot import read_current
+from mpg.output.store import OutputStore
 from mpg.schemas import DATA_FILES, PUBLISHED, TABLE_KEYS
 
 # Differ between runs by design: the run log (ids, times), and the source suites' results, which

@@ -14,10 +14,10 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from mpg.core.errors import OptionsError
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import OutputConfig, read_config
 from mpg.definitions.costs import chip_time_cost, cost_rates, load_cost_catalog
-from mpg.errors import OptionsError
 from mpg.schemas import CHIP_TIME_COST, CHIP_TIME_LEDGER, COST_RATES, JOB_DAY_GOODPUT
 from tests.support.files import FIXTURES
 

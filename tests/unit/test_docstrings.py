@@ -11,7 +11,7 @@ import pytest
 @pytest.mark.parametrize(
     "module",
     [
-        "mpg.sqlfiles",
+        "mpg.sql.files",
         "mpg.definitions.catalog",
         "mpg.definitions.costs",
         "mpg.schemas",
@@ -23,9 +23,9 @@ import pytest
         "mpg.quality.arrow_checks",
         "mpg.quality.report",
         "mpg.report.page",
-        "mpg.version",
-        "mpg.pipelines.views",
-        "mpg.bigquery_sql",
+        "mpg.core.version",
+        "mpg.output.views",
+        "mpg.sql.bigquery_dialect",
         "mpg.transforms.parse_sql",
     ],
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mpg.errors import TraceFileError, TraceRootError
+from mpg.core.errors import TraceFileError, TraceRootError
 from mpg.pipelines.io import (
     LINE_TOO_LONG,
     MAX_LINE_BYTES,

@@ -45,11 +45,11 @@ import pytest
 from mpg.compare.decompose import PeriodSums, Sums, decompose
 from mpg.compare.period import Period
 from mpg.compare.read import read_period
-from mpg.pipelines.database import current_view_statements
-from mpg.pipelines.views import create_views
+from mpg.output.database import current_view_statements
+from mpg.output.views import create_views
 from mpg.schemas import JOB_DAY_GOODPUT, PUBLISHED
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 from tests.support.files import SAMPLE_TRACES
 from tests.support.fleet import account_fleet
 from tests.support.timeline import account, end, profile, schedule, span, submit

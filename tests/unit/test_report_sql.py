@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from mpg.report.data import WATERFALL_LOSSES
 from mpg.schemas import CHECKPOINT_ADVICE, SCHEDULER_EVENTS
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 from tests.support.given import SEMANTIC_LAYER, columns, cost, database, ledger, records, rows, sums
 from tests.support.given_fleet import D1, D2, D3, D4, PRICES, fleet_database, fleet_tables
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 
-from mpg.errors import OptionsError
+from mpg.core.errors import OptionsError
 from mpg.quality import BucketValidator, combine_results
 from mpg.quality.declare import Expect
 from mpg.quality.engine import engine_named

@@ -42,11 +42,11 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from mpg.pipelines.database import READABLE_BY, current_view_statements
-from mpg.pipelines.views import VIEWS, bigquery_view_statements, create_views
+from mpg.output.database import READABLE_BY, current_view_statements
+from mpg.output.views import VIEWS, bigquery_view_statements, create_views
 from mpg.schemas import CHECKPOINT_ADVICE, COST_RATES, PUBLISHED
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import load_sql
+from mpg.sql.files import load_sql
 from tests.support.given import sums
 
 D1, D2 = date(2026, 1, 1), date(2026, 1, 2)
@@ -698,9 +698,9 @@ def test_the_duckdb_shell_reads_every_view(database: Path, view: str) -> None:
 
 def test_the_bigquery_views_give_the_same_rows(database: Path, tmp_path: Path) -> None:
     """The views as BigQuery gets them (macros inlined, struct unnests as columns, mixed cubes
-    as grouping sets: mpg.bigquery_sql), read back into DuckDB's dialect by sqlglot and created
-    over a copy of the fixture in place of the originals, its macros dropped: every view gives
-    the rows it gave. (tests/e2e/test_bigquery.py runs them on the BigQuery emulator.)"""
+    as grouping sets: mpg.sql.bigquery_dialect), read back into DuckDB's dialect by sqlglot and
+    created over a copy of the fixture in place of the originals, its macros dropped: every view
+    gives the rows it gave. (tests/e2e/test_bigquery.py runs them on the BigQuery emulator.)"""
     copy = tmp_path / "rewritten.duckdb"
     copy.write_bytes(database.read_bytes())
     statements = bigquery_view_statements(lambda name: exp.table_(name, quoted=True), PUBLISHED)

@@ -360,10 +360,9 @@ def test_events_of_one_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     failed = [
         (e["type"], e.get("chips"), e.get("state")) for e in events if e["job_id"].endswith("20001")
     ]
-    assert failed == [
+    assert failed == [  # in time order: three attempts, each scheduled and failed
         ("JOB_SUBMIT", None, None),
-        *[("TASK_SCHEDULE", 16, None)] * 3,
-        *[("TASK_FAIL", None, None)] * 3,
+        *[("TASK_SCHEDULE", 16, None), ("TASK_FAIL", None, None)] * 3,
         ("JOB_END", None, "FAILED"),
     ]
     spans = [

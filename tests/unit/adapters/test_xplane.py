@@ -14,7 +14,7 @@ import pytest
 
 from mpg.adapters.xplane_cost import program_costs
 from mpg.adapters.xplane_read import read_capture
-from mpg.errors import TraceFileError
+from mpg.core.errors import TraceFileError
 from tests.support.adapters.xplane_captures import (
     CAPTURE,
     EXPECTED,

@@ -16,13 +16,16 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from mpg.pipelines.io import TraceFile
-from mpg.pipelines.store import OutputStore
+from mpg.core.version import code_version
+from mpg.output.store import OutputStore
 from mpg.schemas import RUNS
-from mpg.version import code_version
+
+if TYPE_CHECKING:  # the listing's description of an input file: only its fields are read
+    from mpg.pipelines.io import TraceFile
 
 
 def _now() -> datetime.datetime:

@@ -5,7 +5,7 @@ path is a constant or a method here, of `OutputStore` (the folder) or of `RunFil
 run writes: `store.run(run_id)`), and the steps ask them for paths rather than spell one. DIR is
 a local folder, `gs://bucket/prefix` or `s3://bucket/prefix` (`mpg.storage`):
 
-    current.json                       POINTER: the current snapshot (`mpg.pipelines.snapshot`),
+    current.json                       POINTER: the current snapshot (`mpg.output.snapshot`),
                                        written last and with a precondition: what readers start from
     mpg.duckdb                         DATABASE, local folders only: the current snapshot in DuckDB
     validation_report.md               REPORT: what the expectation suites found in it
@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from mpg.locations import POINTER
+from mpg.core.locations import POINTER
 from mpg.schemas import concat
 from mpg.storage import Storage
 
@@ -65,8 +65,8 @@ STATE = "state"
 _KEPT = (POINTER, DATABASE, REPORT, CONFIG, LOCK)
 _KEPT_PREFIXES = (f"{RUNS}/", ".mpg/")
 _RECORD, _LOG = ".json", ".log"
-# The files of a snapshot's state (`mpg.pipelines.snapshot`), each `state/<run id>/<name>.parquet`:
-# MANIFEST (every ingested input file, `mpg.pipelines.manifest`), JOB_INDEX (every job: where its
+# The files of a snapshot's state (`mpg.output.snapshot`), each `state/<run id>/<name>.parquet`:
+# MANIFEST (every ingested input file, `mpg.output.manifest`), JOB_INDEX (every job: where its
 # records are, its counts), SEGMENTS (the record store's files), DATA_FILES (every published
 # table's data files).
 STATE_FILES = ("manifest", "jobs", "segments", "files")

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 # Object stores mpg reads and writes (`mpg.storage`); anything else is a local path.
 SCHEMES = ("gs", "s3")
-# The current snapshot's pointer at the top of an output folder (`mpg.pipelines.store`).
+# The current snapshot's pointer at the top of an output folder (`mpg.output.store`).
 POINTER = "current.json"
 
 

@@ -1,7 +1,8 @@
 """Opening what `mpg run --out DIR` published, for the commands that read it (explain, sql,
 compare, report).
 
-Every reader starts from `DIR/current.json`, the current snapshot (`mpg.pipelines.snapshot`).
+Every reader starts from `DIR/current.json`, the current snapshot (`mpg.output.snapshot`); whether
+there is one at all is `mpg.output.pointer`'s cheaper first check.
 A local folder has that snapshot as one DuckDB file, `DIR/mpg.duckdb`, opened read-only: a
 published file never changes and a reader never locks out a run. A folder on object storage (or
 a local one whose database file is behind its snapshot, or held by another process) is read as
@@ -20,13 +21,12 @@ from pathlib import Path
 
 import duckdb
 
-from mpg.errors import StoreError, UserError
-from mpg.locations import POINTER, is_remote, local_path
-from mpg.sqlfiles import create_macros
-
-
-class NoPublishedTablesError(UserError):
-    """The output folder has no current snapshot: `mpg run` has not published there."""
+from mpg.core.errors import StoreError
+from mpg.output.pointer import NoPublishedTablesError
+from mpg.output.snapshot import read_current
+from mpg.output.store import DATABASE, OutputStore
+from mpg.schemas import DATA_FILES
+from mpg.sql.files import create_macros
 
 
 def duckdb_reason(exc: duckdb.Error) -> str:
@@ -46,8 +46,6 @@ def reading(what: str | Path) -> Iterator[None]:
 def published_location(out: str | Path) -> str:
     """What a reader of `out` reads: its database file, or the folder itself on object storage
     (for messages)."""
-    from mpg.pipelines.store import DATABASE, OutputStore
-
     store = OutputStore(str(out))
     return store.uri if store.remote else store.storage.full(DATABASE)
 
@@ -66,31 +64,15 @@ def _database_snapshot(path: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-def require_published(out: str | Path) -> None:
-    """NoPublishedTablesError unless `out` has a current snapshot: a reader's first check,
-    cheap (one small object), before anything heavy is imported or queried."""
-    if is_remote(out):
-        from mpg.storage import Storage
-
-        found = Storage(out).info(POINTER) is not None
-    else:  # no storage client to import for one file's existence
-        found = (Path(local_path(out)) / POINTER).is_file()
-    if not found:
-        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
-
-
 @contextmanager
 def open_published(out: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to `out`'s current snapshot, with the semantic layer's macros
-    (`mpg.sqlfiles.MACRO_FILES`) that readers' queries call, as this code defines them; DuckDB's
+    (`mpg.sql.files.MACRO_FILES`) that readers' queries call, as this code defines them; DuckDB's
     errors become StoreError."""
-    from mpg.pipelines.snapshot import read_current
-    from mpg.pipelines.store import DATABASE, OutputStore
-
     store = OutputStore(str(out))
     current, _ = read_current(store)
     if current is None:
-        raise NoPublishedTablesError(f"no published tables in {out}: run mpg run first")
+        raise NoPublishedTablesError(out)
     database = store.storage.full(DATABASE)
     local = not store.remote and Path(database).is_file()
     if local and _database_snapshot(database) == current.run_id:
@@ -98,8 +80,8 @@ def open_published(out: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
             create_macros(con)
             yield con
         return
-    from mpg.pipelines.database import add_views, view_tables
-    from mpg.schemas import DATA_FILES
+    # Views are built with sqlglot (~0.2 s to import): only a reader that needs them pays it.
+    from mpg.output.database import add_views, view_tables
 
     files = store.read_parquet(current.state["files"], DATA_FILES)
     with reading(store.uri), duckdb.connect() as con:

@@ -31,9 +31,9 @@ import datetime
 import json
 from dataclasses import dataclass, field
 
-from mpg.errors import StoreError
-from mpg.pipelines.state_key import StateKey
-from mpg.pipelines.store import POINTER, OutputStore
+from mpg.core.errors import StoreError
+from mpg.output.state_key import StateKey
+from mpg.output.store import POINTER, OutputStore
 from mpg.storage import COMMITTING
 
 FORMAT = "mpg-snapshot/1"

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.pipelines.io import TraceFile
 from mpg.schemas import MANIFEST, SOURCES
+
+if TYPE_CHECKING:  # the listing's description of an input file: only its fields are read
+    from mpg.pipelines.io import TraceFile
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,11 @@ Each file is one `CREATE OR REPLACE VIEW` named after the file; `VIEWS` lists th
 they build on one another. The views keep working in any DuckDB that opens the file (the `duckdb`
 shell of an analyst, `mpg sql`): a view is stored as its SQL and bound again by the reader, so the
 macros it calls (the semantic layer's: `mpg_ratio`, `mpg_goodput_ratios`, ..., `mpg_job_days`,
-`mpg_rollup`, `mpg_jobs`, `mpg_scorecard`; `mpg.sqlfiles.MACRO_FILES`) are stored in the
+`mpg_rollup`, `mpg_jobs`, `mpg_scorecard`; `mpg.sql.files.MACRO_FILES`) are stored in the
 database too, as persistent copies of the temporary ones in their files, their one definition.
 
 BigQuery gets the same views (`bigquery_view_statements`), transpiled by sqlglot from the same
-files with the macros inlined and the DuckDB-only constructs rewritten (`mpg.bigquery_sql`), and
+files with the macros inlined and the DuckDB-only constructs rewritten (`mpg.sql.bigquery_dialect`), and
 every table or view they read named with its project and dataset, as a BigQuery view must.
 
     >>> persistent_macro_statements()[0]
@@ -23,8 +23,8 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from mpg.bigquery_sql import CURRENT_VERSION_VIEW, FACTS_VIEW, for_bigquery
-from mpg.sqlfiles import MACRO_FILES, load_sql, parse_sql, sql_text, substitute
+from mpg.sql.bigquery_dialect import CURRENT_VERSION_VIEW, FACTS_VIEW, for_bigquery
+from mpg.sql.files import MACRO_FILES, load_sql, parse_sql, sql_text, substitute
 
 # In dependency order: a view comes after those it reads (docs/views.md describes each).
 VIEWS: tuple[str, ...] = (
@@ -70,7 +70,7 @@ def bigquery_view_statements(
     table: Callable[[str], exp.Table], published: Iterable[str]
 ) -> list[str]:
     """Every view of `VIEWS` as a BigQuery `CREATE OR REPLACE VIEW`, in order, its macros
-    inlined (`mpg.bigquery_sql`) and each table or view it names (`published` tables, their
+    inlined (`mpg.sql.bigquery_dialect`) and each table or view it names (`published` tables, their
     `*_current` views, `current_metric_version` and the views of `VIEWS`) written as
     `table(name)`."""
     names = {*published, *(f"{t}_current" for t in published), CURRENT_VERSION_VIEW, *VIEWS}

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from mpg.pipelines.snapshot import Snapshot
-from mpg.pipelines.store import OutputStore
+from mpg.output.snapshot import Snapshot
+from mpg.output.store import OutputStore
 from mpg.schemas import JOB_INDEX, SOURCES, STORED_SCHEMAS, concat
 from mpg.transforms.reconcile import JobRecords, job_hash_of, reconcile_jobs
 

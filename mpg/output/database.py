@@ -3,7 +3,7 @@
 Both start from the snapshot's list of data files (DATA_FILES): DuckDB reads local Parquet itself
 and object storage through a `pyarrow.dataset` on the store's filesystem (DuckDB's own httpfs
 extension cannot be installed offline). Then come the same `*_current` views, macros and
-analysts' views (`mpg.pipelines.views`), so a query means the same thing wherever it runs.
+analysts' views (`mpg.output.views`), so a query means the same thing wherever it runs.
 
 `mpg.duckdb` is a new file per run, never the published one opened for writing: DuckDB locks a
 file while a writer has it open, and analysts keep theirs open. It is written in DuckDB 1.0's
@@ -21,14 +21,14 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from sqlglot import exp
 
-from mpg.bigquery_sql import CURRENT_VERSION_VIEW
+from mpg.core.errors import StoreError
 from mpg.definitions.metrics import METRIC_VERSIONS
-from mpg.errors import StoreError
-from mpg.pipelines.store import OutputStore
-from mpg.pipelines.views import create_views
+from mpg.output.store import OutputStore
+from mpg.output.views import create_views
 from mpg.schemas import PUBLISHED, TABLE_KEYS
 from mpg.schemas.ddl import create_table_sql
-from mpg.sqlfiles import create_macros, load_sql, render_sql
+from mpg.sql.bigquery_dialect import CURRENT_VERSION_VIEW
+from mpg.sql.files import create_macros, load_sql, render_sql
 
 # The oldest DuckDB that can open `mpg.duckdb`: analysts' CLIs and BI tools lag the library.
 READABLE_BY = "v1.0.0"

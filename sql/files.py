@@ -3,7 +3,7 @@
 SQL lives only in files, one statement each (the `macros.sql` files and
 `publish/current_views.sql` excepted), with named parameters bound at execution: nothing here
 formats values into query text (the `*_current` views' version, which DuckDB cannot bind in a
-view, is inlined by `mpg.pipelines.database.current_view_statements`; the parse statements' field
+view, is inlined by `mpg.output.database.current_view_statements`; the parse statements' field
 lists, names and types from `mpg.schemas`, are filled in by `mpg.transforms.parse_sql`).
 
 The pipeline's own SQL (`parse/`, `crosscheck/`, `quality/`, `explain/`) runs on DuckDB only, on
@@ -50,6 +50,7 @@ MACRO_FILES: tuple[str, ...] = (
     "publish/macros.sql",
     "semantic/ledger.sql",
     "semantic/job_days.sql",
+    "semantic/sums.sql",
     "semantic/rollup.sql",
     "semantic/jobs.sql",
     "semantic/scorecard.sql",

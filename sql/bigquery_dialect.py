@@ -1,12 +1,14 @@
 """The DuckDB-only parts of the user-facing SQL, rewritten in the parsed statement for BigQuery.
 
-sqlglot transpiles most of DuckDB's dialect (FILTER, EXCLUDE, VALUES, NULLS FIRST). Four things
+sqlglot transpiles most of DuckDB's dialect (FILTER, EXCLUDE, VALUES, NULLS FIRST). Five things
 it does not, which the analysts' views (sql/views/) use, and one it should not:
 
 - **macros**: DuckDB's `mpg_ratio`, `mpg_goodput_ratios` and `mpg_profiled_sum`
   (sql/publish/macros.sql, their one definition) have no BigQuery counterpart a view could call
   without a UDF per dataset (and an aggregate UDF for `mpg_profiled_sum`). So each call is
   replaced by the macro's body with its arguments put in place of its parameters: inlined.
+- **a row as an argument** (`mpg_job_day_sums(facts)`, DuckDB's row of `facts` as a struct):
+  the macro's `f.x` becomes the column `facts.x` when the body is inlined.
 - **`unnest(struct)` in a select list**, which DuckDB turns into one column per field: replaced by
   the struct's fields as aliased columns (what `unnest(mpg_goodput_ratios(...))` means).
 - **`GROUP BY x, CUBE (a, b)`**: BigQuery's grammar takes GROUP BY CUBE, ROLLUP or GROUPING SETS as
@@ -34,7 +36,7 @@ from functools import cache
 import sqlglot
 from sqlglot import exp
 
-from mpg.sqlfiles import MACRO_FILES, load_sql
+from mpg.sql.files import MACRO_FILES, load_sql
 
 # The view naming the current metric version (sql/publish/current_version.sql).
 CURRENT_VERSION_VIEW = "current_metric_version"
@@ -80,6 +82,11 @@ def _body(macro: _Macro, args: dict[str, exp.Expression]) -> exp.Expression:
     def put(part: exp.Expression) -> exp.Expression:
         if isinstance(part, exp.Column) and not part.table and part.name in args:
             return exp.paren(args[part.name].copy(), copy=False)
+        if isinstance(part, exp.Column) and part.table in args:  # a field of a row argument
+            row = args[part.table]
+            if not isinstance(row, exp.Column) or row.table:
+                raise ValueError(f"a row argument is a table's name: {row.sql('duckdb')}")
+            return exp.column(part.name, table=row.name)
         return part
 
     return macro.body.copy().transform(put)
