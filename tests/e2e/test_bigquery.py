@@ -278,6 +278,18 @@ def _both(emulator: Emulator, out: Path, dataset: str) -> tuple[dict, dict]:
     )
 
 
+def _empty_lists(table: pa.Table) -> pa.Table:
+    """`table` with its NULL lists empty, as BigQuery holds them: a REPEATED field has no NULL
+    (the run that found nothing new has no counts)."""
+    columns = [
+        pc.fill_null(column, pa.array([[]], column.type)[0])
+        if pa.types.is_list(column.type)
+        else column
+        for column in table.columns
+    ]
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
 def test_an_incremental_run_loads_the_days_it_changed(daily: Daily) -> None:
     """The first day's profiles arrive a run after the rest: the second run loads only that
     day's partitions (its PG changes), and BigQuery again holds exactly what DuckDB holds."""
@@ -301,7 +313,7 @@ def test_publishing_again_duplicates_nothing(daily: Daily) -> None:
     for table in BIGQUERY_TABLES:
         if table == "runs":
             assert again[table].num_rows == len(daily.printed)
-            assert sorted_rows(again[table]) == sorted_rows(in_duckdb[table])
+            assert sorted_rows(again[table]) == sorted_rows(_empty_lists(in_duckdb[table]))
         else:
             assert again[table].num_rows == before[table].num_rows, table
             assert sorted_rows(again[table]) == sorted_rows(before[table]), table
