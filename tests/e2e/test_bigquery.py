@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -53,27 +54,6 @@ def select_all(table: str) -> str:
 def duckdb_rows(out: Path, sql: str) -> pa.Table:
     with duckdb.connect(str(out / "mpg.duckdb"), read_only=True) as con:
         return con.sql(sql).to_arrow_table()
-
-
-def publish_tiny(emulator: Emulator, out: Path, dataset: str, *more: str) -> str:
-    result = run_mpg(
-        "run",
-        *more,
-        "--traces",
-        TINY,
-        "--out",
-        out,
-        "--publish",
-        "bigquery",
-        "--project",
-        PROJECT,
-        "--dataset",
-        dataset,
-        "--bigquery-endpoint",
-        emulator.endpoint,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 # The tiny example's two jobs, each named a team and one a queue, so that the views of teams
@@ -261,43 +241,83 @@ def _publish(emulator: Emulator, traces: Path, out: Path, dataset: str, *more: s
     return result.stdout
 
 
-def test_an_incremental_run_loads_the_days_it_changed(
-    bigquery_emulator: Emulator, tmp_path: Path
-) -> None:
-    """The first day's profiles arrive a run after the rest: the second run loads only that
-    day's partitions (its PG changes), and BigQuery again holds exactly what DuckDB holds."""
-    traces, out = tmp_path / "traces", tmp_path / "out"
+@dataclass(frozen=True)
+class Daily:
+    """The dataset `daily` as runs left it: what each run printed, and BigQuery's and DuckDB's
+    rows of every table after the incremental run and after the full republish."""
+
+    printed: list[str]
+    incremental: tuple[dict[str, pa.Table], dict[str, pa.Table]]
+    republished: tuple[dict[str, pa.Table], dict[str, pa.Table]]
+
+
+@pytest.fixture(scope="module")
+def daily(bigquery_emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Daily:
+    """The tiny example published run by run, as a daily schedule does: the first day's
+    profiles arrive a run after the rest; a third run finds nothing new; a fourth recomputes
+    everything (`--full`) and publishes it all again. One sequence for the two tests below: each
+    publish costs the emulator seconds."""
+    root = tmp_path_factory.mktemp("daily")
+    traces, out = root / "traces", root / "out"
     shutil.copytree(TINY, traces, ignore=shutil.ignore_patterns("expected*", "profiles"))
-    first = _publish(bigquery_emulator, traces, out, "daily")
-    # 5 day-partitioned tables x 2 days, and the checkpoint advice's last day
-    assert "bigquery: 12 tables, 11 day partitions" in first
+    printed = [_publish(bigquery_emulator, traces, out, "daily")]
     lines = (TINY / "profiles" / "profiles.jsonl").read_text().splitlines(keepends=True)
     (traces / "profiles").mkdir()
     (traces / "profiles" / "late.jsonl").write_text("".join(x for x in lines if "11-20T" in x))
-    second = _publish(bigquery_emulator, traces, out, "daily")
+    printed.append(_publish(bigquery_emulator, traces, out, "daily"))
+    incremental = _both(bigquery_emulator, out, "daily")
+    printed.append(_publish(bigquery_emulator, traces, out, "daily"))
+    printed.append(_publish(bigquery_emulator, traces, out, "daily", "--full"))
+    return Daily(printed, incremental, _both(bigquery_emulator, out, "daily"))
+
+
+def _both(emulator: Emulator, out: Path, dataset: str) -> tuple[dict, dict]:
+    """Every published table's rows in BigQuery's `dataset`, and in DuckDB's `out`."""
+    return (
+        {t: emulator.query(select_all(t), dataset) for t in BIGQUERY_TABLES},
+        {t: duckdb_rows(out, select_all(t)) for t in BIGQUERY_TABLES},
+    )
+
+
+def _empty_lists(table: pa.Table) -> pa.Table:
+    """`table` with its NULL lists empty, as BigQuery holds them: a REPEATED field has no NULL
+    (the run that found nothing new has no counts)."""
+    columns = [
+        pc.fill_null(column, pa.array([[]], column.type)[0])
+        if pa.types.is_list(column.type)
+        else column
+        for column in table.columns
+    ]
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
+def test_an_incremental_run_loads_the_days_it_changed(daily: Daily) -> None:
+    """The first day's profiles arrive a run after the rest: the second run loads only that
+    day's partitions (its PG changes), and BigQuery again holds exactly what DuckDB holds."""
+    first, second, again, _ = daily.printed
+    # 5 day-partitioned tables x 2 days, and the checkpoint advice's last day
+    assert "bigquery: 12 tables, 11 day partitions" in first
     assert "job tables changed on 1 days (2026-11-20 .. 2026-11-20)" in second
     assert "bigquery: 12 tables, 7 day partitions" in second  # 7 day-partitioned tables x Nov 20
+    in_bigquery, in_duckdb = daily.incremental
     for table in BIGQUERY_TABLES:
-        ours = duckdb_rows(out, select_all(table))
-        assert sorted_rows(bigquery_emulator.query(select_all(table), "daily")) == sorted_rows(ours)
-    again = _publish(bigquery_emulator, traces, out, "daily")
+        assert sorted_rows(in_bigquery[table]) == sorted_rows(in_duckdb[table]), table
     assert "up to date" in again
     assert "bigquery:" not in again
 
 
-def test_publishing_again_duplicates_nothing(bigquery_emulator: Emulator, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    publish_tiny(bigquery_emulator, out, "twice")
-    first = {t: bigquery_emulator.query(select_all(t), "twice") for t in BIGQUERY_TABLES}
-    publish_tiny(bigquery_emulator, out, "twice", "--full")  # recomputed, published again
+def test_publishing_again_duplicates_nothing(daily: Daily) -> None:
+    """Everything recomputed (`--full`) and published again: the same rows, none twice; the run
+    log holds one row per run (the one that found nothing new too), as DuckDB's does."""
+    before, _ = daily.incremental
+    again, in_duckdb = daily.republished
     for table in BIGQUERY_TABLES:
-        again = bigquery_emulator.query(select_all(table), "twice")
-        if table == "runs":  # the run log: one row per run
-            assert again.num_rows == 2
-            assert sorted_rows(again) == sorted_rows(duckdb_rows(out, select_all("runs")))
+        if table == "runs":
+            assert again[table].num_rows == len(daily.printed)
+            assert sorted_rows(again[table]) == sorted_rows(_empty_lists(in_duckdb[table]))
         else:
-            assert again.num_rows == first[table].num_rows
-            assert sorted_rows(again) == sorted_rows(first[table])
+            assert again[table].num_rows == before[table].num_rows, table
+            assert sorted_rows(again[table]) == sorted_rows(before[table]), table
 
 
 def _with_version(out: Path, files: pa.Table, table: str, version: str) -> pa.Table:

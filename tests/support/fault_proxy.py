@@ -206,6 +206,9 @@ class Proxy(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # The headers and the body of an answer are two writes: with Nagle's algorithm the second
+    # waits for the client's delayed ACK of the first, 40 ms an answer that no store adds.
+    disable_nagle_algorithm = True
     server: Proxy
 
     def log_message(self, format: str, *args: object) -> None:
