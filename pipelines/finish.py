@@ -75,21 +75,18 @@ def index_sums(store: OutputStore, path: str) -> dict[str, int]:
     return {c: pc.sum(table.column(c)).as_py() or 0 for c in columns}
 
 
-def live_segments(run: RunFiles, index: str, previous: pa.Table) -> pa.Table:
-    """SEGMENTS still holding a job's records: the previous ones and this run's new ones."""
-    store = run.store
+def live_segments(store: OutputStore, index: str, previous: pa.Table, new: pa.Table) -> pa.Table:
+    """SEGMENTS still holding a job's records: of the previous ones and this run's `new` ones
+    (what `WriteRecordSegments` wrote), those the job index at `index` names."""
     columns = ["segment", *[f"rows_{s}" for s in SOURCES]]
     jobs = store.storage.parquet_file(index).read(columns=columns)
     live = set()
     for source in SOURCES:
         holding = jobs.filter(pc.greater(jobs.column(f"rows_{source}"), 0))
         live |= {(seg, source) for seg in pc.unique(holding.column("segment")).to_pylist()}
-    rows = [r for r in previous.to_pylist() if (r["segment"], r["source"]) in live]
-    for segment, source in sorted(live):
-        if run.wrote_segment(segment):
-            path = store.segment(source, segment)
-            meta = store.storage.parquet_file(path).metadata
-            rows.append({"segment": segment, "source": source, "path": path, "rows": meta.num_rows})
+    rows = [
+        r for r in previous.to_pylist() + new.to_pylist() if (r["segment"], r["source"]) in live
+    ]
     return pa.Table.from_pylist(sorted(rows, key=lambda r: (r["segment"], r["source"])), SEGMENTS)
 
 

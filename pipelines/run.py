@@ -54,16 +54,11 @@ from mpg.pipelines.plan import JobWork, RunPlan, job_work, plan_run, planned_job
 from mpg.pipelines.publish import Destinations, Published, Writing, collect_garbage, publish
 from mpg.pipelines.quarantine import QuarantineSources, assemble_quarantine
 from mpg.pipelines.result import RunResult
+from mpg.pipelines.sinks import FILE_STATS, NEW_SEGMENTS, SOURCE_RESULTS, TABLE_CHANGES
 from mpg.pipelines.snapshot import Snapshot, read_current, read_snapshot
 from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import LOCK, OutputStore, RunFiles
-from mpg.pipelines.update import (
-    FILE_STATS,
-    SOURCE_RESULTS,
-    TABLE_CHANGES,
-    UpdatePlan,
-    build_update,
-)
+from mpg.pipelines.update import UpdatePlan, build_update
 from mpg.quality.engine import engine_named
 from mpg.schemas import (
     COST_RATES,
@@ -304,7 +299,9 @@ def _finish(
         if plan.previous
         else SEGMENTS.empty_table()
     )
-    store.write_parquet(live_segments(run, state["jobs"], previous_segments), state["segments"])
+    new_segments = store.read_parquet(run.result(NEW_SEGMENTS), SEGMENTS)
+    segments = live_segments(store, state["jobs"], previous_segments, new_segments)
+    store.write_parquet(segments, state["segments"])
     reconciled = _reconciled_jobs(run)
     new_parts = run.refused_parts() + run.recovered_parts()
     # What `mpg import` could not convert: read whole from the trace root every run.

@@ -336,9 +336,6 @@ class RunFiles:
         """The record-store segment one bucket of this run writes."""
         return f"{self.run_id}-{self.bucket_part(bucket)}"
 
-    def wrote_segment(self, segment: str) -> bool:
-        return segment.startswith(f"{self.run_id}-")
-
     # -- its record ----------------------------------------------------------------------------
 
     @property

@@ -1,22 +1,29 @@
 r"""The run's Beam pipeline: new trace files -> an updated record store and job-table partitions.
 
-    new files | IngestTraceFiles -> (bucket, ParsedRef)            mpg.pipelines.ingest
-    (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords     mpg.pipelines.buckets
-        (+ `checked`: the bucket's source suites; `days`: its ended jobs' rows, accounted)
-    (updates, previous buckets) | CoGroupByKey | EndOfData, BucketsToAccount
-    (buckets, end of data) | AccountJobs -> (day, DayRef)            mpg.pipelines.accounting
-    (day, DayRef) | MergeJobTableDays | WriteTableChanges            mpg.pipelines.days
-    quarantine references | RecoverQuarantinedText                   mpg.pipelines.quarantine
-    checked | CombineSourceResults | WriteSourceResults             mpg.quality
-    files | WriteFileStats
+The steps compute; the sinks at the end of the graph write what the run keeps:
+
+    new files | IngestTraceFiles -> (bucket, ParsedRef)               mpg.pipelines.ingest
+    (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords        mpg.pipelines.buckets
+        -> BucketUpdate; `segments`: its new record-store segment; `checked`: the bucket's source
+           suites; `days`: its ended jobs' rows, accounted                mpg.pipelines.accounting
+    (updates, previous buckets) | JoinBuckets | EndOfData, BucketsToAccount
+    (buckets, end of data) | AccountJobs -> (day, DayRef)               mpg.pipelines.accounting
+    (day, DayRef) | MergeJobTableDays -> DayRows                        mpg.pipelines.days
+    updates | QuarantineRefs | RecoverQuarantinedText                   mpg.pipelines.quarantine
+    checked | CombineSourceResults                                      mpg.quality
+  sinks                                                                 mpg.pipelines.sinks
+    segments | WriteRecordSegments | WriteSegmentList     records/<source>/<segment>.parquet
+    DayRows  | WriteDayFiles | WriteTableChanges          tables/<table>/data/day=D/<run>-0.parquet
+    checked | WriteSourceResults;  files | WriteFileStats
 
 Only references (scratch file names, batch numbers, day numbers) and small summaries cross a
 shuffle or reach a side input: records move through files of the output folder, so a worker holds
-one block or one bucket at a time and the runner's own memory does not grow with the fleet. The
-same graph runs in-process, on worker processes, through Beam's portable job service and on
-Dataflow; only the options differ. Step labels are stable (runners key state by them).
+one block or one bucket at a time and the runner's own memory does not grow with the fleet. A
+step hands the tables it computed to its sink in memory, in the same fused stage (a ParDo after a
+ParDo). The same graph runs in-process, on worker processes, through Beam's portable job service
+and on Dataflow; only the options differ. Step labels are stable (runners key state by them).
 
-The pipeline ends in sinks (`Write...`): what the launcher then commits is what they wrote.
+The launcher then commits what the sinks wrote (`mpg.pipelines.finish`, `.publish`).
 """
 
 from __future__ import annotations
@@ -29,18 +36,23 @@ import pyarrow as pa
 
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
-from mpg.pipelines.days import DayChange, DayTables, MergeJobTableDays
+from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
+from mpg.pipelines.sinks import (
+    FILE_STATS,
+    NEW_SEGMENTS,
+    SOURCE_RESULTS,
+    Segment,
+    WriteDayFiles,
+    WriteRecordSegments,
+    WriteResult,
+    WriteTableChanges,
+)
 from mpg.pipelines.store import RunFiles
 from mpg.quality import BucketValidator, combine_results
-from mpg.schemas import DATA_FILES, MANIFEST, VALIDATION_RESULTS
-
-# What the sinks write: the names of the run's results (`RunFiles.result`).
-FILE_STATS = "file-stats"
-TABLE_CHANGES = "table-changes"
-SOURCE_RESULTS = "source-results"
+from mpg.schemas import MANIFEST, SEGMENTS, VALIDATION_RESULTS
 
 
 @dataclass(frozen=True)
@@ -81,10 +93,12 @@ def _latest(values: Iterable[int | None]) -> int | None:
     return max((v for v in values if v is not None), default=None)
 
 
-class _UpdateJobRecords(beam.DoFn):
-    """`update_bucket`, then, on the records it accepted while they are in memory, the source
-    suites and the accounting of the jobs that ended (`settle_bucket`). The validator is made
-    once per worker (with Great Expectations, seconds)."""
+class _UpdateBucket(beam.DoFn):
+    """`update_bucket`, its segments handed to the sink at once (in the same stage: as a call,
+    so they are written and let go before the rest runs), then, on the records it accepted
+    while they are in memory, the source suites and the accounting of the jobs that ended
+    (`settle_bucket`). The validator is made once per worker (with Great Expectations,
+    seconds)."""
 
     def __init__(self, records: RecordStore, accounting: Accounting, engine: str) -> None:
         self._records, self._accounting, self._engine = records, accounting, engine
@@ -96,12 +110,35 @@ class _UpdateJobRecords(beam.DoFn):
     def process(self, element: tuple[int, Iterable]) -> Iterator:
         assert self._validator is not None
         bucket, inputs = element
-        updated = update_bucket(self._records, bucket, inputs)
+        segments, updated = update_bucket(self._records, bucket, inputs)
+        while segments:
+            yield beam.pvalue.TaggedOutput("segments", segments.pop())
         yield beam.pvalue.TaggedOutput("checked", self._validator(updated.accepted))
         update, days = settle_bucket(self._records, self._accounting, updated)
         yield update
         for day in days:
             yield beam.pvalue.TaggedOutput("days", day)
+
+
+class UpdateJobRecords(beam.PTransform):
+    """(bucket, its ParsedRefs and planned jobs' scratch files) -> BucketUpdate (`updates`), the
+    bucket's new record-store segments (`segments`: `Segment`, for `WriteRecordSegments`), the
+    source suites' results (`checked`) and the (day, DayRef) of the jobs it settled (`days`)."""
+
+    def __init__(self, records: RecordStore, accounting: Accounting, engine: str) -> None:
+        super().__init__()
+        self._records, self._accounting, self._engine = records, accounting, engine
+
+    def expand(self, inputs):
+        update = beam.ParDo(_UpdateBucket(self._records, self._accounting, self._engine))
+        # `segments`: a type with its own coder (`mpg.pipelines.sinks`), never encoded
+        anything = beam.typehints.Any
+        typed = update.with_output_types(
+            anything, segments=Segment, checked=anything, days=anything
+        )
+        return inputs | "UpdateBucket" >> typed.with_outputs(
+            "segments", "checked", "days", main="updates"
+        )
 
 
 def _keyed(update: BucketUpdate) -> tuple[int, BucketUpdate]:
@@ -129,33 +166,16 @@ def _to_account(element: tuple[int, dict[str, list]]) -> Iterator[BucketUpdate |
         yield bucket
 
 
-class _WriteTable(beam.PTransform):
-    """A sink: every element of a small PCollection as rows of one of the run's results
-    (`RunFiles.result`)."""
-
-    def __init__(self, run: RunFiles, name: str, schema: pa.Schema, rows) -> None:
-        super().__init__()
-        self._run, self._name, self._schema, self._rows = run, name, schema, rows
-
-    def expand(self, pcoll):
-        return pcoll | "Gather" >> beam.combiners.ToList() | "Write" >> beam.Map(self._write)
-
-    def _write(self, elements: list) -> None:
-        table = pa.Table.from_pylist(self._rows(elements), schema=self._schema)
-        self._run.store.write_parquet(table, self._run.result(self._name))
-
-
 def _file_rows(stats: list[FileStats]) -> list[dict[str, object]]:
     return [s.row() for s in sorted(stats, key=lambda s: s.name)]
 
 
-def _change_rows(changes: list[DayChange]) -> list[dict[str, object]]:
-    rows = [{"table": c.table, "day": c.day, "path": c.path or "", "rows": c.rows} for c in changes]
-    return sorted(rows, key=lambda r: (r["table"], r["day"]))
-
-
 def _result_rows(parts: list[pa.Table]) -> list[dict[str, object]]:
     return [row for part in parts for row in part.to_pylist()]
+
+
+def _segment_rows(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    return sorted(rows, key=lambda r: (r["segment"], r["source"]))
 
 
 def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
@@ -172,10 +192,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         (ingested["parsed"], planned)
         | "BucketInputs" >> beam.Flatten()
         | "GroupByJobBucket" >> beam.GroupByKey()
-        | "UpdateJobRecords"
-        >> beam.ParDo(
-            _UpdateJobRecords(plan.records, plan.accounting, plan.expectations)
-        ).with_outputs("checked", "days", main="updates")
+        | "UpdateJobRecords" >> UpdateJobRecords(plan.records, plan.accounting, plan.expectations)
     )
     updates = updated.updates
     previous = p | "ListPreviousBuckets" >> beam.Create(
@@ -195,26 +212,27 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         plan.records, plan.accounting, plan.previous_end
     )
     repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.days.repriced])
-    _ = (
+    days = (
         (updated.days, accounted["days"], repriced)
         | "DaysToMerge" >> beam.Flatten()
         | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
-        | "WriteTableChanges" >> _WriteTable(run, TABLE_CHANGES, _CHANGES, _change_rows)
     )
     checked = (
         updated.checked
         | "CombineSourceResults" >> beam.CombineGlobally(combine_results).without_defaults()
-    )
-    _ = checked | "WriteSourceResults" >> _WriteTable(
-        run, SOURCE_RESULTS, VALIDATION_RESULTS, _result_rows
     )
     _ = (
         updates
         | "QuarantineRefs" >> beam.Map(_refs_path, run)
         | "RecoverQuarantinedText" >> RecoverQuarantinedText(plan.quarantine)
     )
-    _ = ingested["files"] | "WriteFileStats" >> _WriteTable(run, FILE_STATS, MANIFEST, _file_rows)
-
-
-# What `WriteTableChanges` writes: DATA_FILES with an empty path for a day that lost its file.
-_CHANGES = DATA_FILES
+    # The sinks (mpg.pipelines.sinks): the records and tables the run keeps, then the references
+    # to them, and the run's small summaries, for the launcher.
+    segments = updated.segments | "WriteRecordSegments" >> WriteRecordSegments(run)
+    _ = segments | "WriteSegmentList" >> WriteResult(run, NEW_SEGMENTS, SEGMENTS, _segment_rows)
+    changes = days | "WriteDayFiles" >> WriteDayFiles(run)
+    _ = changes | "WriteTableChanges" >> WriteTableChanges(run)
+    _ = checked | "WriteSourceResults" >> WriteResult(
+        run, SOURCE_RESULTS, VALIDATION_RESULTS, _result_rows
+    )
+    _ = ingested["files"] | "WriteFileStats" >> WriteResult(run, FILE_STATS, MANIFEST, _file_rows)
