@@ -396,11 +396,14 @@ def test_the_real_pipeline_builds_for_dataflow(
         "ListRepricedDays",
         "DaysToMerge",
         "MergeJobTableDays",
-        "WriteTableChanges",
         "CombineSourceResults",
-        "WriteSourceResults",
         "QuarantineRefs",
         "RecoverQuarantinedText",
+        "WriteRecordSegments",
+        "WriteSegmentList",
+        "WriteDayFiles",
+        "WriteTableChanges",
+        "WriteSourceResults",
         "WriteFileStats",
     ]
 
