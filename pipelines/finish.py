@@ -1,9 +1,20 @@
-"""After the pipeline: the new snapshot's state, from what the pipeline's sinks wrote.
+"""The new snapshot's state, written by the pipeline's last sinks; what the launcher commits.
 
-The launcher merges small things only: the manifest (a row per input file), the job index (a row
-per job: the previous rows less those the buckets rewrote, plus theirs), the list of record-store
-segments, the quarantine (`assemble_quarantine`) and the record counts. Every merge streams
-through DuckDB or works on per-job rows, never on records.
+    FileStats | WriteManifest                   state/<run>/manifest.parquet  (MANIFEST)
+    index parts | WriteJobIndex                 state/<run>/jobs.parquet      (JOB_INDEX)
+    SEGMENTS rows, job index | WriteSegmentList state/<run>/segments.parquet  (SEGMENTS)
+    refused, recovered | WriteQuarantine        tables/quarantine/data/<run>-0.parquet
+    manifest, job index | WriteRecordCounts     tables/record_counts/data/<run>-0.parquet
+    WriteCostRates                              tables/cost_rates/data/<run>-0.parquet
+
+`WriteSnapshotState` composes them. Each merges this run's references (scratch files of job
+index rows, of quarantine rows, the new segments' rows) with the previous snapshot's files: the
+manifest (a row per input file), the job index (a row per job: the previous rows less those the
+buckets rewrote, plus theirs), the list of record-store segments, the quarantine
+(`assemble_quarantine`) and the record counts. Each is one step on one worker, after every
+bucket's: it streams through DuckDB or works on per-job rows, never on records, and only paths
+and small summaries reach it through a side input. The launcher then reads back what it needs to
+publish (`Staged`): the paths are `RunFiles`'.
 """
 
 from __future__ import annotations
@@ -11,18 +22,30 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+import apache_beam as beam
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from mpg.adapters.quarantine import read_import_quarantine
 from mpg.pipelines.accounting import JOB_TABLES
+from mpg.pipelines.buckets import BucketUpdate, RecordStore
 from mpg.pipelines.iceberg import TableChange
-from mpg.pipelines.manifest import source_totals
+from mpg.pipelines.ingest import FileStats
+from mpg.pipelines.manifest import finished_manifest, source_totals
+from mpg.pipelines.quarantine import assemble_quarantine
 from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore, RunFiles
-from mpg.schemas import DATA_FILES, JOB_INDEX, RECORD_COUNTS, SEGMENTS, SOURCES, concat
+from mpg.schemas import (
+    DATA_FILES,
+    JOB_INDEX,
+    RECORD_COUNTS,
+    SEGMENTS,
+    SOURCES,
+    concat,
+)
 
 
 @dataclass(frozen=True)
@@ -144,3 +167,153 @@ def table_changes(
 
 # The tables partitioned by day, which a run changes day by day.
 DAY_TABLES = (*JOB_TABLES, "goodput_by_slice", "chip_time_cost")
+
+
+@dataclass(frozen=True)
+class StatePlan:
+    """What the new state is merged from beside this run's references: the previous snapshot's
+    files, and what the launcher decided."""
+
+    records: RecordStore  # the run, the previous job index, the retracted input files
+    kept: pa.Table  # MANIFEST rows of the files ingested before and unchanged since
+    segments: str | None  # the previous SEGMENTS file
+    quarantine: str | None  # the previous quarantine data file
+    removed: pa.Table  # (job_hash, job_id): the jobs retracted files fed
+    traces: str  # the trace root: `mpg import`'s quarantine is read from it, whole, every run
+    rates: pa.Table  # COST_RATES of this run
+
+    @property
+    def run(self) -> RunFiles:
+        return self.records.run
+
+
+def _write_manifest(stats: list[FileStats], plan: StatePlan) -> pa.Table:
+    manifest = finished_manifest(plan.kept, (s.row() for s in sorted(stats, key=lambda s: s.name)))
+    plan.run.store.write_parquet(manifest, plan.run.state("manifest"))
+    return manifest
+
+
+def _write_index(parts: list[str], plan: StatePlan) -> str:
+    path = plan.run.state("jobs")
+    merge_index(plan.run.store, plan.records.index, sorted(parts), plan.removed, path)
+    return path
+
+
+def _write_segments(new: list[dict[str, object]], plan: StatePlan, index: str) -> None:
+    store = plan.run.store
+    previous = SEGMENTS.empty_table()
+    if plan.segments is not None:
+        previous = store.read_parquet(plan.segments, SEGMENTS)
+    segments = live_segments(store, index, previous, pa.Table.from_pylist(new, schema=SEGMENTS))
+    store.write_parquet(segments, plan.run.state("segments"))
+
+
+def _read_import_quarantine(traces: str, run: RunFiles) -> tuple[str | None, pa.Table]:
+    """What `mpg import` could not convert, to scratch (its path, None if nothing), and its
+    RECORD_COUNTS row."""
+    imported = read_import_quarantine(traces)
+    if not imported.rows.num_rows:
+        return None, imported.counts
+    run.store.write_scratch(run.import_quarantine, [imported.rows])
+    return run.import_quarantine, imported.counts
+
+
+def _reconciled_jobs(store: OutputStore, jobs: list[str]) -> pa.Table:
+    """The jobs whose refusals this run decided again (every accounted job of every bucket),
+    from the buckets' jobs scratch files."""
+    ids = []
+    for path in sorted(jobs):
+        rows = store.read_scratch(path)
+        ids.append(rows.filter(rows.column("accounted")).select(["job_id"]))
+    return pa.concat_tables(ids) if ids else JOB_INDEX.empty_table().select(["job_id"])
+
+
+def _write_quarantine(
+    refused: list[str],
+    plan: StatePlan,
+    recovered: list[str],
+    jobs: list[str],
+    imported: tuple[str | None, pa.Table],
+) -> None:
+    """The quarantine table (none when it has no rows): the previous one's rows merged with the
+    lines refused at parsing (`refused`), the records refused when reconciling, with their text
+    (`recovered`), and `mpg import`'s."""
+    store, path = plan.run.store, plan.run.data_file("quarantine")
+    parts = [*sorted(refused), *sorted(recovered)]
+    if imported[0] is not None:
+        parts.append(imported[0])
+    reconciled = _reconciled_jobs(store, jobs)
+    retracted = plan.records.retracted
+    if not assemble_quarantine(store, plan.quarantine, retracted, reconciled, parts, path):
+        store.storage.delete([path])
+
+
+def _write_counts(
+    manifest: pa.Table, plan: StatePlan, index: str, imported: tuple[str | None, pa.Table]
+) -> None:
+    counts = concat(
+        [record_counts(manifest, index_sums(plan.run.store, index)), imported[1]], RECORD_COUNTS
+    )
+    plan.run.store.write_parquet(counts, plan.run.data_file("record_counts"))
+
+
+def _write_rates(_: None, plan: StatePlan) -> None:
+    plan.run.store.write_parquet(plan.rates, plan.run.data_file("cost_rates"))
+
+
+def _jobs_path(update: BucketUpdate) -> str:
+    return update.jobs
+
+
+class WriteSnapshotState(beam.PTransform):
+    """{files: FileStats, index: scratch files of index rows, segments: SEGMENTS rows of the new
+    segments, updates: BucketUpdate, refused and recovered: scratch files of quarantine rows}
+    -> the new snapshot's state files and its whole tables (quarantine, record_counts,
+    cost_rates), at `RunFiles`' paths."""
+
+    def __init__(self, plan: StatePlan) -> None:
+        super().__init__()
+        self._plan = plan
+
+    def expand(self, refs: dict) -> None:
+        plan, single = self._plan, beam.pvalue.AsSingleton
+        manifest = (
+            refs["files"]
+            | "GatherFileStats" >> beam.combiners.ToList()
+            | "WriteManifest" >> beam.Map(_write_manifest, plan)
+        )
+        index = (
+            refs["index"]
+            | "GatherIndexParts" >> beam.combiners.ToList()
+            | "WriteJobIndex" >> beam.Map(_write_index, plan)
+        )
+        _ = (
+            refs["segments"]
+            | "GatherSegments" >> beam.combiners.ToList()
+            | "WriteSegmentList" >> beam.Map(_write_segments, plan, single(index))
+        )
+        imported = (
+            manifest.pipeline
+            | "ListTraceRoot" >> beam.Create([plan.traces])
+            | "ReadImportQuarantine" >> beam.Map(_read_import_quarantine, plan.run)
+        )
+        jobs = (
+            refs["updates"]
+            | "BucketJobs" >> beam.Map(_jobs_path)
+            | "GatherBucketJobs" >> beam.combiners.ToList()
+        )
+        recovered = refs["recovered"] | "GatherRecovered" >> beam.combiners.ToList()
+        _ = (
+            refs["refused"]
+            | "GatherRefused" >> beam.combiners.ToList()
+            | "WriteQuarantine"
+            >> beam.Map(_write_quarantine, plan, single(recovered), single(jobs), single(imported))
+        )
+        _ = manifest | "WriteRecordCounts" >> beam.Map(
+            _write_counts, plan, single(index), single(imported)
+        )
+        _ = (
+            manifest.pipeline
+            | "ListCostRates" >> beam.Create([None])
+            | "WriteCostRates" >> beam.Map(_write_rates, plan)
+        )

@@ -44,7 +44,6 @@ from mpg.schemas import DATA_FILES, PUBLISHED, STORED_SCHEMAS, conform
 FILE_STATS = "file-stats"
 TABLE_CHANGES = "table-changes"
 SOURCE_RESULTS = "source-results"
-NEW_SEGMENTS = "new-segments"
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,12 @@ import pyarrow as pa
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
+from mpg.pipelines.finish import StatePlan, WriteSnapshotState
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.sinks import (
     FILE_STATS,
-    NEW_SEGMENTS,
     SOURCE_RESULTS,
     Segment,
     WriteDayFiles,
@@ -52,7 +52,7 @@ from mpg.pipelines.sinks import (
 )
 from mpg.pipelines.store import RunFiles
 from mpg.quality import BucketValidator, combine_results
-from mpg.schemas import MANIFEST, SEGMENTS, VALIDATION_RESULTS
+from mpg.schemas import MANIFEST, VALIDATION_RESULTS
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,7 @@ class UpdatePlan:
     accounting: Accounting
     days: DayTables
     quarantine: QuarantineSources
+    state: StatePlan  # what the new snapshot's state is merged from
     block_bytes: int
     expectations: str  # the engine that checks the source suites (`mpg.quality.engine`)
 
@@ -174,10 +175,6 @@ def _result_rows(parts: list[pa.Table]) -> list[dict[str, object]]:
     return [row for part in parts for row in part.to_pylist()]
 
 
-def _segment_rows(rows: list[dict[str, object]]) -> list[dict[str, object]]:
-    return sorted(rows, key=lambda r: (r["segment"], r["source"]))
-
-
 def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     """Compose the update on `p`."""
     run = plan.run
@@ -221,18 +218,26 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         updated.checked
         | "CombineSourceResults" >> beam.CombineGlobally(combine_results).without_defaults()
     )
-    _ = (
+    recovered = (
         updates
         | "QuarantineRefs" >> beam.Map(_refs_path, run)
         | "RecoverQuarantinedText" >> RecoverQuarantinedText(plan.quarantine)
     )
-    # The sinks (mpg.pipelines.sinks): the records and tables the run keeps, then the references
-    # to them, and the run's small summaries, for the launcher.
+    # The sinks (mpg.pipelines.sinks): the records and tables the run keeps, and the references
+    # to them and the run's small summaries, for the launcher; then the snapshot's state, merged
+    # with the previous one's (mpg.pipelines.finish).
     segments = updated.segments | "WriteRecordSegments" >> WriteRecordSegments(run)
-    _ = segments | "WriteSegmentList" >> WriteResult(run, NEW_SEGMENTS, SEGMENTS, _segment_rows)
     changes = days | "WriteDayFiles" >> WriteDayFiles(run)
     _ = changes | "WriteTableChanges" >> WriteTableChanges(run)
     _ = checked | "WriteSourceResults" >> WriteResult(
         run, SOURCE_RESULTS, VALIDATION_RESULTS, _result_rows
     )
     _ = ingested["files"] | "WriteFileStats" >> WriteResult(run, FILE_STATS, MANIFEST, _file_rows)
+    _ = {
+        "files": ingested["files"],
+        "index": accounted["jobs"],
+        "segments": segments,
+        "updates": updates,
+        "refused": ingested["refused"],
+        "recovered": recovered,
+    } | "WriteSnapshotState" >> WriteSnapshotState(plan.state)

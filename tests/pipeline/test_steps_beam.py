@@ -22,13 +22,23 @@ from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
+from mpg.pipelines.finish import StatePlan
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
 from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, stable_id
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.sinks import FILE_STATS, TABLE_CHANGES, Segment
 from mpg.pipelines.store import OutputStore
 from mpg.pipelines.update import UpdateJobRecords, UpdatePlan, build_update
-from mpg.schemas import DATA_FILES, MANIFEST, SOURCES
+from mpg.schemas import (
+    COST_RATES,
+    DATA_FILES,
+    JOB_INDEX,
+    MANIFEST,
+    QUARANTINE,
+    RECORD_COUNTS,
+    SEGMENTS,
+    SOURCES,
+)
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
 from mpg.transforms.steps import ParseTraceRecords
@@ -421,18 +431,30 @@ def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(
 
 def test_update_pipeline_on_a_first_run(traces: Path, tmp_path: Path) -> None:
     """The whole update graph (`build_update`) over the fixture files into an empty folder: what
-    its sinks leave for the launcher, and the scratch files of the quarantine."""
+    its sinks leave for the launcher, and the new snapshot's state and whole tables."""
     run = OutputStore(str(tmp_path / "out")).run(RUN)
     files = discover_trace_files(str(traces))[0]
     rates = cost_rates(load_cost_catalog(), CATALOG, OutputConfig())
+    records = RecordStore(run, 2, None, frozenset())
     plan = UpdatePlan(
         new=tuple(files),
         planned=(),
         previous_buckets=(),
-        records=RecordStore(run, 2, None, frozenset()),
+        records=records,
         accounting=ACCOUNTING,
         days=DayTables(run, {}, rates),
         quarantine=QuarantineSources(run, {f.name: f for f in files}, None, frozenset()),
+        state=StatePlan(
+            records=records,
+            kept=MANIFEST.empty_table(),
+            segments=None,
+            quarantine=None,
+            removed=pa.table(
+                {"job_hash": pa.array([], pa.int64()), "job_id": pa.array([], pa.string())}
+            ),
+            traces=str(traces),
+            rates=rates,
+        ),
         block_bytes=1 << 20,
         expectations="mpg",
     )
@@ -455,5 +477,33 @@ def test_update_pipeline_on_a_first_run(traces: Path, tmp_path: Path) -> None:
         ("step_time_stats", DAY, 1),
     ]
     assert [r["path"] for r in changes] == [run.data_file(r["table"], r["day"]) for r in changes]
-    assert run.refused_parts() == [run.refused("scheduler", stable_id("scheduler/a.jsonl"), 1)]
-    assert run.recovered_parts() == [run.recovered(stable_id("runtime/b.jsonl"))]
+    store = run.store
+    manifest = store.read_parquet(run.state("manifest"), MANIFEST).to_pylist()
+    assert [(r["name"], r["lines_read"]) for r in manifest] == [
+        ("runtime/a.jsonl", 1), ("runtime/b.jsonl", 3), ("scheduler/a.jsonl", 4)
+    ]  # fmt: skip
+    # j and ghost: bucket 0 of 2, in its segment; ghost's one span refused (unknown job)
+    segment = run.segment_id(0)
+    index = store.read_parquet(run.state("jobs"), JOB_INDEX).to_pylist()
+    assert [
+        (r["job_id"], r["segment"], r["accepted_runtime"], r["duplicates_runtime"],
+         r["quarantined_runtime"], r["rows_runtime"], r["rows_scheduler"])
+        for r in index
+    ] == [("ghost", segment, 0, 0, 1, 1, 0), ("j", segment, 2, 1, 0, 3, 3)]  # fmt: skip
+    segments = store.read_parquet(run.state("segments"), SEGMENTS).to_pylist()
+    assert segments == [
+        {"segment": segment, "source": s, "path": store.segment(s, segment), "rows": n}
+        for s, n in (("runtime", 4), ("scheduler", 3))
+    ]
+    quarantine = store.read_parquet(run.data_file("quarantine"), QUARANTINE).to_pylist()
+    assert sorted((r["file"], r["line"], r["reason"], r["job_id"]) for r in quarantine) == [
+        ("runtime/b.jsonl", 3, UNKNOWN_JOB, "ghost"),
+        ("scheduler/a.jsonl", 4, "invalid JSON", None),
+    ]
+    counts = store.read_parquet(run.data_file("record_counts"), RECORD_COUNTS).to_pylist()
+    # read = accepted + duplicates + quarantined, per source
+    assert [
+        (r["source"], r["records_read"], r["accepted"], r["duplicates"], r["quarantined"])
+        for r in counts
+    ] == [("scheduler", 4, 3, 0, 1), ("runtime", 4, 2, 1, 1), ("profiles", 0, 0, 0, 0)]
+    assert store.read_parquet(run.data_file("cost_rates"), COST_RATES).equals(rates)
