@@ -5,9 +5,10 @@
 
 A run takes the output folder's lease, compares the trace root with what the current snapshot
 ingested (`mpg.pipelines.plan`) and, with nothing new, changed or removed, publishes nothing.
-Otherwise one Beam pipeline (`mpg.pipelines.update`) parses the new files and brings the changed
-jobs up to date; the launcher merges the per-job state (`mpg.pipelines.finish`) and publishes the
-new snapshot in one switch (`mpg.pipelines.publish`). A run that fails or is killed at any point
+Otherwise one Beam pipeline (`mpg.pipelines.update`) parses the new files, brings the changed
+jobs up to date and, in its last steps, writes the new snapshot's files and state
+(`mpg.pipelines.sinks`, `mpg.pipelines.finish`); the launcher then publishes it in one switch
+(`mpg.pipelines.publish`). A run that fails or is killed at any point
 leaves the previous snapshot current, and the next one removes what it left. Every run is
 recorded in `DIR/runs/` (`mpg.pipelines.runlog`).
 """

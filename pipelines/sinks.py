@@ -9,7 +9,8 @@ where it goes decided by `RunFiles`; they write none of it. The graph ends here:
     references, summaries | WriteResult -> one file   .mpg/staging/<run>/results/<name>.parquet
 
 A sink emits references only (a path and a row count), which `WriteResult` gathers into one small
-file per kind for the launcher, who commits them (`mpg.pipelines.finish`, `.publish`).
+file per kind for the launcher, and `WriteSnapshotState` (`mpg.pipelines.finish`) merges into the
+new snapshot's state; the launcher commits them (`mpg.pipelines.publish`).
 
 A step's table reaches its sink in memory: the sink is a ParDo right after the step's, with no
 shuffle between, so the runner fuses the two into one stage and hands each element on as it is

@@ -12,9 +12,12 @@ The steps compute; the sinks at the end of the graph write what the run keeps:
     updates | QuarantineRefs | RecoverQuarantinedText                   mpg.pipelines.quarantine
     checked | CombineSourceResults                                      mpg.quality
   sinks                                                                 mpg.pipelines.sinks
-    segments | WriteRecordSegments | WriteSegmentList     records/<source>/<segment>.parquet
-    DayRows  | WriteDayFiles | WriteTableChanges          tables/<table>/data/day=D/<run>-0.parquet
-    checked | WriteSourceResults;  files | WriteFileStats
+    segments | WriteRecordSegments -> SEGMENTS rows   records/<source>/<segment>.parquet
+    DayRows  | WriteDayFiles | WriteTableChanges      tables/<table>/data/day=D/<run>-0.parquet
+    checked | WriteSourceResults;  files | WriteFileStats      (results, for the launcher)
+    (files, index parts, SEGMENTS rows, updates, refused, recovered)
+             | WriteSnapshotState                     state/<run>/, quarantine, record_counts,
+                                                      cost_rates          mpg.pipelines.finish
 
 Only references (scratch file names, batch numbers, day numbers) and small summaries cross a
 shuffle or reach a side input: records move through files of the output folder, so a worker holds
@@ -23,7 +26,7 @@ step hands the tables it computed to its sink in memory, in the same fused stage
 ParDo). The same graph runs in-process, on worker processes, through Beam's portable job service
 and on Dataflow; only the options differ. Step labels are stable (runners key state by them).
 
-The launcher then commits what the sinks wrote (`mpg.pipelines.finish`, `.publish`).
+The launcher then only commits what the sinks wrote (`mpg.pipelines.publish`).
 """
 
 from __future__ import annotations

@@ -400,11 +400,11 @@ def test_the_real_pipeline_builds_for_dataflow(
         "QuarantineRefs",
         "RecoverQuarantinedText",
         "WriteRecordSegments",
-        "WriteSegmentList",
         "WriteDayFiles",
         "WriteTableChanges",
         "WriteSourceResults",
         "WriteFileStats",
+        "WriteSnapshotState",
     ]
 
 

@@ -1,5 +1,5 @@
-"""The pipeline's sinks under Beam's TestPipeline: hand-made tables in, the references they emit
-checked with assert_that, and the files they wrote read back."""
+"""The pipeline's sinks under Beam's TestPipeline: hand-made tables and references in, what they
+emit checked with assert_that, and the files they wrote read back."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ import pyarrow.parquet as pq
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from mpg.definitions.catalog import load_catalog
+from mpg.definitions.config import OutputConfig
+from mpg.definitions.costs import cost_rates, load_cost_catalog
+from mpg.pipelines.buckets import BucketUpdate, RecordStore
+from mpg.pipelines.finish import StatePlan, WriteSnapshotState
+from mpg.pipelines.ingest import FileStats
 from mpg.pipelines.sinks import (
     TABLE_CHANGES,
     DayChange,
@@ -23,7 +29,17 @@ from mpg.pipelines.sinks import (
     WriteTableChanges,
 )
 from mpg.pipelines.store import RECORD_ROW_GROUP, OutputStore
-from mpg.schemas import DATA_FILES, PUBLISHED, STORED_SCHEMAS
+from mpg.schemas import (
+    COST_RATES,
+    DATA_FILES,
+    JOB_INDEX,
+    MANIFEST,
+    PUBLISHED,
+    QUARANTINE,
+    RECORD_COUNTS,
+    SEGMENTS,
+    STORED_SCHEMAS,
+)
 
 RUN = "r1"
 DAY = datetime.date(2026, 11, 20)
@@ -122,3 +138,119 @@ def test_the_tables_handed_to_a_sink_are_sized_not_encoded() -> None:
     day = DayRows("chip_time_ledger", DAY, LEDGER)
     assert beam.coders.registry.get_coder(DayRows).estimate_size(day) == LEDGER.nbytes
     assert coder.decode(coder.encode(segment)).records.equals(segment.records)
+
+
+def _index_row(job_hash: int, job: str, segment: str, **counts: int) -> dict[str, object]:
+    row: dict[str, object] = {f.name: 0 for f in JOB_INDEX if f.type == pa.int64()}
+    row.update(job_hash=job_hash, job_id=job, segment=segment, submitted=True, open=False)
+    return row | counts
+
+
+def _quarantine_row(source: str, file: str, line: int, reason: str, job: str | None) -> dict:
+    return {"source": source, "file": file, "line": line, "reason": reason, "raw": f"{file}:{line}",
+            "job_id": job}  # fmt: skip
+
+
+def test_write_snapshot_state_merges_the_previous_one(tmp_path: Path) -> None:
+    """A second run's state: s/a.jsonl kept (line 1 refused at parsing, a's records on lines 2-3,
+    b's on 4-5, line 5 refused when b was reconciled), s/old.jsonl and r/gone.jsonl retracted
+    (r/gone.jsonl fed job c, which loses every record), r/new.jsonl new (b's two runtime records,
+    line 3 refused). Job b was rewritten into this run's segment; a and its segment stay."""
+    store = OutputStore(str(tmp_path / "out"))
+    old, run = store.run("r0"), store.run(RUN)
+    old_index = [
+        _index_row(5, "a", "r0-b00000", rows_scheduler=2, accepted_scheduler=2),
+        _index_row(9, "b", "r0-b00000", rows_scheduler=2, accepted_scheduler=1,
+                   quarantined_scheduler=1),
+        _index_row(12, "c", "r0-b00001", rows_runtime=1, accepted_runtime=1),
+    ]  # fmt: skip
+    store.write_parquet(pa.Table.from_pylist(old_index, schema=JOB_INDEX), old.state("jobs"))
+    old_segments = [
+        {"segment": "r0-b00000", "source": "scheduler", "path": "p0", "rows": 4},
+        {"segment": "r0-b00001", "source": "runtime", "path": "p1", "rows": 1},
+    ]
+    store.write_parquet(pa.Table.from_pylist(old_segments, schema=SEGMENTS), old.state("segments"))
+    old_quarantine = [
+        _quarantine_row("scheduler", "s/a.jsonl", 1, "invalid JSON", None),  # stays
+        _quarantine_row("scheduler", "s/a.jsonl", 5, "conflicting JOB_END", "b"),  # decided again
+        _quarantine_row("scheduler", "s/old.jsonl", 1, "invalid JSON", None),  # retracted
+    ]
+    quarantine = old.data_file("quarantine")
+    store.write_parquet(pa.Table.from_pylist(old_quarantine, schema=QUARANTINE), quarantine)
+    kept = pa.Table.from_pylist(
+        [{"source": "scheduler", "name": "s/a.jsonl", "size": 50, "mtime_ns": 1, "sha256": "x",
+          "lines_read": 5, "quarantined": 1}],
+        schema=MANIFEST,
+    )  # fmt: skip
+    # What this run's steps handed on
+    new_index = [
+        _index_row(9, "b", "r1-b00000", rows_scheduler=2, accepted_scheduler=1,
+                   quarantined_scheduler=1, rows_runtime=2, accepted_runtime=2)
+    ]  # fmt: skip
+    store.write_scratch(run.bucket_index(0), [pa.Table.from_pylist(new_index, schema=JOB_INDEX)])
+    store.write_scratch(run.bucket_jobs(0), [pa.table({"job_id": ["b"], "accounted": [True]})])
+    refused = run.refused("runtime", "f1", 1)
+    store.write_scratch(
+        refused,
+        [pa.Table.from_pylist([_quarantine_row("runtime", "r/new.jsonl", 3, "invalid JSON", None)],
+                              schema=QUARANTINE)],
+    )  # fmt: skip
+    recovered = run.recovered("f0")
+    store.write_scratch(
+        recovered,
+        [pa.Table.from_pylist([_quarantine_row("scheduler", "s/a.jsonl", 5, "conflicting JOB_END",
+                                               "b")], schema=QUARANTINE)],
+    )  # fmt: skip
+    removed = pa.table({"job_hash": pa.array([12], pa.int64()), "job_id": ["c"]})
+    rates = cost_rates(load_cost_catalog(), load_catalog(), OutputConfig())
+    (tmp_path / "traces").mkdir()
+    plan = StatePlan(
+        records=RecordStore(run, 1, old.state("jobs"), frozenset({"s/old.jsonl", "r/gone.jsonl"})),
+        kept=kept,
+        segments=old.state("segments"),
+        quarantine=quarantine,
+        removed=removed,
+        traces=str(tmp_path / "traces"),
+        rates=rates,
+    )
+    new_segments = [
+        {"segment": "r1-b00000", "source": s, "path": store.segment(s, "r1-b00000"), "rows": 2}
+        for s in ("scheduler", "runtime")
+    ]
+    stats = FileStats("runtime", "r/new.jsonl", 30, 2, "y", lines_read=3, quarantined=1)
+    with BeamTestPipeline(runner="FnApiRunner") as p:
+        _ = {
+            "files": p | "Files" >> beam.Create([stats]),
+            "index": p | "Index" >> beam.Create([run.bucket_index(0)]),
+            "segments": p | "Segments" >> beam.Create(new_segments),
+            "updates": p | "Updates" >> beam.Create([BucketUpdate(0, "b0", run.bucket_jobs(0), 1)]),
+            "refused": p | "Refused" >> beam.Create([refused]),
+            "recovered": p | "Recovered" >> beam.Create([recovered]),
+        } | WriteSnapshotState(plan)
+    manifest = store.read_parquet(run.state("manifest"), MANIFEST).to_pylist()
+    assert [(r["name"], r["lines_read"], r["quarantined"]) for r in manifest] == [
+        ("r/new.jsonl", 3, 1),
+        ("s/a.jsonl", 5, 1),
+    ]
+    index = store.read_parquet(run.state("jobs"), JOB_INDEX).to_pylist()
+    assert [(r["job_id"], r["segment"]) for r in index] == [("a", "r0-b00000"), ("b", "r1-b00000")]
+    segments = store.read_parquet(run.state("segments"), SEGMENTS).to_pylist()
+    assert [(r["segment"], r["source"], r["rows"]) for r in segments] == [
+        ("r0-b00000", "scheduler", 4),
+        ("r1-b00000", "runtime", 2),
+        ("r1-b00000", "scheduler", 2),
+    ]
+    rows = store.read_parquet(run.data_file("quarantine"), QUARANTINE).to_pylist()
+    assert [(r["source"], r["file"], r["line"], r["job_id"]) for r in rows] == [
+        ("runtime", "r/new.jsonl", 3, None),
+        ("scheduler", "s/a.jsonl", 1, None),
+        ("scheduler", "s/a.jsonl", 5, "b"),
+    ]
+    counts = store.read_parquet(run.data_file("record_counts"), RECORD_COUNTS).to_pylist()
+    # read = accepted + duplicates + quarantined (at parsing, from the manifest; when reconciled,
+    # from the index)
+    assert [
+        (r["source"], r["records_read"], r["accepted"], r["duplicates"], r["quarantined"])
+        for r in counts
+    ] == [("scheduler", 5, 3, 0, 2), ("runtime", 3, 2, 0, 1), ("profiles", 0, 0, 0, 0)]
+    assert store.read_parquet(run.data_file("cost_rates"), COST_RATES).equals(rates)
