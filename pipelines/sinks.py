@@ -80,6 +80,16 @@ class _InMemory(beam.coders.Coder):
     length of its encoding. The encoding (pickle: Arrow IPC for the tables) is for a runner
     that would materialise the PCollection, which this graph never asks for."""
 
+    def __init__(self, kind: type) -> None:
+        self._kind = kind
+
+    @classmethod
+    def from_type_hint(cls, typehint: type, registry: object) -> _InMemory:
+        return cls(typehint)
+
+    def to_type_hint(self) -> type:
+        return self._kind
+
     def encode(self, value: Segment | DayRows) -> bytes:
         return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 

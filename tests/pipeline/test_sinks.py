@@ -138,6 +138,7 @@ def test_the_tables_handed_to_a_sink_are_sized_not_encoded() -> None:
     day = DayRows("chip_time_ledger", DAY, LEDGER)
     assert beam.coders.registry.get_coder(DayRows).estimate_size(day) == LEDGER.nbytes
     assert coder.decode(coder.encode(segment)).records.equals(segment.records)
+    assert coder.to_type_hint() is Segment  # a runner rebuilding the graph from its proto
 
 
 def _index_row(job_hash: int, job: str, segment: str, **counts: int) -> dict[str, object]:
