@@ -1,19 +1,15 @@
-"""The new snapshot's state, written by the pipeline's last sinks; what the launcher commits.
+"""The new snapshot's state, written by the pipeline's last sink; what the launcher commits.
 
-    FileStats | WriteManifest                   state/<run>/manifest.parquet  (MANIFEST)
-    index parts | WriteJobIndex                 state/<run>/jobs.parquet      (JOB_INDEX)
-    SEGMENTS rows, job index | WriteSegmentList state/<run>/segments.parquet  (SEGMENTS)
-    refused, recovered | WriteQuarantine        tables/quarantine/data/<run>-0.parquet
-    manifest, job index | WriteRecordCounts     tables/record_counts/data/<run>-0.parquet
-    WriteCostRates                              tables/cost_rates/data/<run>-0.parquet
+    (FileStats, index parts, new segments, BucketUpdates, refused and recovered quarantine parts)
+        | WriteSnapshotState      -> state/<run>/{manifest,jobs,segments}.parquet
+                                     tables/{quarantine,record_counts,cost_rates}/data/<run>-0.parquet
 
-`WriteSnapshotState` composes them. Each merges this run's references (scratch files of job
-index rows, of quarantine rows, the new segments' rows) with the previous snapshot's files: the
-manifest (a row per input file), the job index (a row per job: the previous rows less those the
-buckets rewrote, plus theirs), the list of record-store segments, the quarantine
-(`assemble_quarantine`) and the record counts. Each is one step on one worker, after every
-bucket's: it streams through DuckDB or works on per-job rows, never on records, and only paths
-and small summaries reach it through a side input. The launcher then reads back what it needs to
+`WriteSnapshotState` gathers this run's references (a row per input file, per bucket, per scratch
+file; never records) into one list and merges them, in one step on one worker once every bucket
+is done, with the previous snapshot's files: the manifest (a row per input file), the job index
+(a row per job: the previous rows less those the buckets rewrote, plus theirs), the list of
+record-store segments, the quarantine (`assemble_quarantine`) and the record counts. Every merge
+streams through DuckDB or works on per-job rows. The launcher then reads back what it needs to
 publish (`Staged`): the paths are `RunFiles`'.
 """
 
@@ -229,91 +225,67 @@ def _reconciled_jobs(store: OutputStore, jobs: list[str]) -> pa.Table:
 
 
 def _write_quarantine(
-    refused: list[str],
     plan: StatePlan,
+    refused: list[str],
     recovered: list[str],
-    jobs: list[str],
-    imported: tuple[str | None, pa.Table],
+    updates: list[BucketUpdate],
+    imported: str | None,
 ) -> None:
     """The quarantine table (none when it has no rows): the previous one's rows merged with the
     lines refused at parsing (`refused`), the records refused when reconciling, with their text
-    (`recovered`), and `mpg import`'s."""
+    (`recovered`), and `mpg import`'s (`imported`)."""
     store, path = plan.run.store, plan.run.data_file("quarantine")
-    parts = [*sorted(refused), *sorted(recovered)]
-    if imported[0] is not None:
-        parts.append(imported[0])
-    reconciled = _reconciled_jobs(store, jobs)
+    parts = [*sorted(refused), *sorted(recovered), *([imported] if imported else [])]
+    reconciled = _reconciled_jobs(store, [u.jobs for u in updates])
     retracted = plan.records.retracted
     if not assemble_quarantine(store, plan.quarantine, retracted, reconciled, parts, path):
         store.storage.delete([path])
 
 
-def _write_counts(
-    manifest: pa.Table, plan: StatePlan, index: str, imported: tuple[str | None, pa.Table]
-) -> None:
-    counts = concat(
-        [record_counts(manifest, index_sums(plan.run.store, index)), imported[1]], RECORD_COUNTS
-    )
-    plan.run.store.write_parquet(counts, plan.run.data_file("record_counts"))
+def write_state(refs: list[tuple[str, object]], plan: StatePlan) -> None:
+    """Every state file and whole table of the new snapshot, from this run's references
+    (`WriteSnapshotState`'s inputs, each as (kind, reference)), in order: each merge that needs
+    another's file finds it written."""
+    kinds: dict[str, list] = {kind: [] for kind in _KINDS}
+    for kind, ref in refs:
+        kinds[kind].append(ref)
+    run = plan.run
+    manifest = _write_manifest(kinds["files"], plan)
+    index = _write_index(kinds["index"], plan)
+    _write_segments(kinds["segments"], plan, index)
+    imported, import_counts = _read_import_quarantine(plan.traces, run)
+    _write_quarantine(plan, kinds["refused"], kinds["recovered"], kinds["updates"], imported)
+    sums = index_sums(run.store, index)
+    counts = concat([record_counts(manifest, sums), import_counts], RECORD_COUNTS)
+    run.store.write_parquet(counts, run.data_file("record_counts"))
+    run.store.write_parquet(plan.rates, run.data_file("cost_rates"))
 
 
-def _write_rates(_: None, plan: StatePlan) -> None:
-    plan.run.store.write_parquet(plan.rates, plan.run.data_file("cost_rates"))
+# What WriteSnapshotState gathers: FileStats; scratch files of JOB_INDEX rows; SEGMENTS rows of
+# the new segments; BucketUpdates (their jobs' scratch files); scratch files of QUARANTINE rows.
+_KINDS = ("files", "index", "segments", "updates", "refused", "recovered")
 
 
-def _jobs_path(update: BucketUpdate) -> str:
-    return update.jobs
+def _tagged(ref: object, kind: str) -> tuple[str, object]:
+    return kind, ref
 
 
 class WriteSnapshotState(beam.PTransform):
-    """{files: FileStats, index: scratch files of index rows, segments: SEGMENTS rows of the new
-    segments, updates: BucketUpdate, refused and recovered: scratch files of quarantine rows}
-    -> the new snapshot's state files and its whole tables (quarantine, record_counts,
-    cost_rates), at `RunFiles`' paths."""
+    """{kind: PCollection of references} (`_KINDS`) -> the new snapshot's state files and its
+    whole tables (quarantine, record_counts, cost_rates), at `RunFiles`' paths: every reference
+    gathered in one list (a row per input file or bucket, never records), then written in one
+    step."""
 
     def __init__(self, plan: StatePlan) -> None:
         super().__init__()
         self._plan = plan
 
     def expand(self, refs: dict) -> None:
-        plan, single = self._plan, beam.pvalue.AsSingleton
-        manifest = (
-            refs["files"]
-            | "GatherFileStats" >> beam.combiners.ToList()
-            | "WriteManifest" >> beam.Map(_write_manifest, plan)
-        )
-        index = (
-            refs["index"]
-            | "GatherIndexParts" >> beam.combiners.ToList()
-            | "WriteJobIndex" >> beam.Map(_write_index, plan)
-        )
+        assert set(refs) == set(_KINDS), sorted(refs)
+        tagged = [refs[k] | f"Tag-{k}" >> beam.Map(_tagged, k) for k in _KINDS]
         _ = (
-            refs["segments"]
-            | "GatherSegments" >> beam.combiners.ToList()
-            | "WriteSegmentList" >> beam.Map(_write_segments, plan, single(index))
-        )
-        imported = (
-            manifest.pipeline
-            | "ListTraceRoot" >> beam.Create([plan.traces])
-            | "ReadImportQuarantine" >> beam.Map(_read_import_quarantine, plan.run)
-        )
-        jobs = (
-            refs["updates"]
-            | "BucketJobs" >> beam.Map(_jobs_path)
-            | "GatherBucketJobs" >> beam.combiners.ToList()
-        )
-        recovered = refs["recovered"] | "GatherRecovered" >> beam.combiners.ToList()
-        _ = (
-            refs["refused"]
-            | "GatherRefused" >> beam.combiners.ToList()
-            | "WriteQuarantine"
-            >> beam.Map(_write_quarantine, plan, single(recovered), single(jobs), single(imported))
-        )
-        _ = manifest | "WriteRecordCounts" >> beam.Map(
-            _write_counts, plan, single(index), single(imported)
-        )
-        _ = (
-            manifest.pipeline
-            | "ListCostRates" >> beam.Create([None])
-            | "WriteCostRates" >> beam.Map(_write_rates, plan)
+            tagged
+            | "References" >> beam.Flatten()
+            | "Gather" >> beam.combiners.ToList()
+            | "WriteState" >> beam.Map(write_state, self._plan)
         )

@@ -17,7 +17,7 @@ The steps compute; the sinks at the end of the graph write what the run keeps:
     checked | WriteSourceResults;  files | WriteFileStats      (results, for the launcher)
     (files, index parts, SEGMENTS rows, updates, refused, recovered)
              | WriteSnapshotState                     state/<run>/, quarantine, record_counts,
-                                                      cost_rates          mpg.pipelines.finish
+               (one list of references, one step)     cost_rates          mpg.pipelines.finish
 
 Only references (scratch file names, batch numbers, day numbers) and small summaries cross a
 shuffle or reach a side input: records move through files of the output folder, so a worker holds
