@@ -78,14 +78,17 @@ def remote_user_error(exc: BaseException) -> UserError | OSError | None:
     """
     lines = str(exc).strip().splitlines()
     match = _ERROR_LINE.fullmatch(lines[-1]) if lines else None
-    if match is None:
-        return None
     user_errors = {f"{c.__module__}.{c.__qualname__}": c for c in _subclasses(UserError)}
-    if match["name"] in user_errors:
-        return user_errors[match["name"]](match["message"])
-    os_error = _OS_ERROR_MESSAGE.fullmatch(match["message"].split(" [while running ")[0])
-    if os_error and int(os_error["errno"]) in _ENVIRONMENT_ERRNOS:
-        return OSError(int(os_error["errno"]), os_error["strerror"], os_error["file"])
+    while match is not None:
+        if match["name"] in user_errors:
+            return user_errors[match["name"]](match["message"])
+        message = match["message"].split(" [while running ")[0]
+        os_error = _OS_ERROR_MESSAGE.fullmatch(message)
+        if os_error and int(os_error["errno"]) in _ENVIRONMENT_ERRNOS:
+            return OSError(int(os_error["errno"]), os_error["strerror"], os_error["file"])
+        # A worker thread's error reaches the launcher wrapped once more, its line prefixed by
+        # the wrapper's name (`RuntimeError: OSError: [Errno 28] ...`): look inside.
+        match = _ERROR_LINE.fullmatch(message)
     return None
 
 

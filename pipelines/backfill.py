@@ -25,7 +25,6 @@ import apache_beam as beam
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg.cli import progress
 from mpg.definitions.catalog import load_catalog
@@ -42,6 +41,7 @@ from mpg.pipelines.lookup import end_of_data
 from mpg.pipelines.publish import Destinations, Writing, publish
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.run import _day_files, recorded, writing
+from mpg.pipelines.runners import pipeline_options
 from mpg.pipelines.sinks import TABLE_CHANGES, WriteDayFiles, WriteTableChanges
 from mpg.pipelines.sizing import bucket_count
 from mpg.pipelines.snapshot import read_current
@@ -201,7 +201,7 @@ def _backfill_chunk(
         )
         rates = store.read_parquets(table_files(files, "cost_rates"), COST_RATES)
         days = DayTables(run, _day_files(files), rates, frozenset([metric]))
-        with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
+        with beam.Pipeline(options=pipeline_options(opts.beam_args, buckets)) as p:
             _ = (
                 p
                 | "ListJobBuckets" >> beam.Create(present)

@@ -16,8 +16,9 @@ their warnings and errors to the launcher's log again. So for a run:
   this process and, through Beam's relay, from the workers (whose own handlers already wrote
   them to their standard error, that is to the file: a relayed record is not written twice);
 - the terminal shows what an in-process run shows: WARNING and up, except Beam's own messages
-  about its workers (their start-up, a failing step's traceback, which the run's one-line error
-  says better). `--log-level LEVEL` shows every record at LEVEL and up, the workers' included.
+  about its workers, relayed from worker processes or logged by worker threads (their start-up,
+  a failing step's traceback, which the run's one-line error says better). `--log-level LEVEL`
+  shows every record at LEVEL and up, the workers' included.
 
 Every run leaves a log file, worker processes or not; on object storage it is written locally
 and uploaded when the run ends, whatever its outcome. Logs are pruned with the run records.
@@ -42,6 +43,9 @@ LEVELS = ("debug", "info", "warning", "error")
 # The logger through which Beam's local job service relays its workers' records, and how.
 _RELAY_LOGGER = "apache_beam.runners.portability.local_job_service"
 _RELAY_MESSAGE = "Worker: %s"
+# Beam's workers in this process (`multi_threading`, mpg's default) log under these names: their
+# bookkeeping, and a failing step's traceback, which the run's one-line error says better.
+_WORKER_LOGGERS = ("apache_beam.runners.worker.",)
 _FORMAT = "%(asctime)s %(levelname)s %(processName)s %(name)s: %(message)s"
 
 
@@ -91,6 +95,8 @@ class _Terminal(logging.Handler):
                 if relay.from_beam and not self.explicit:
                     return
                 text = relay.text(record.levelname)
+            elif record.name.startswith(_WORKER_LOGGERS) and not self.explicit:
+                return
             else:
                 text = self.format(record)
             print(text, file=sys.stderr, flush=True)
@@ -133,7 +139,7 @@ def run_log(store: OutputStore, run_id: str, level: str | None = None) -> Iterat
             finish.callback(upload)
             finish.callback(to_file.close)
             finish.callback(_restore, root, *saved)
-            with _workers_writing_to(out.fileno()):
+            with _workers_writing_to(out.fileno()), _worker_threads_unprinted():
                 yield
 
 
@@ -210,3 +216,17 @@ def _workers_writing_to(fd: int) -> Iterator[None]:
         yield
     finally:
         local_job_service.subprocess = saved
+
+
+@contextlib.contextmanager
+def _worker_threads_unprinted() -> Iterator[None]:
+    """Beam's workers in this process print a failing instruction's traceback on `sys.stderr`
+    before logging the same text as an error record (which the log file keeps): that module
+    alone sees a `print` that does nothing, for the block."""
+    from apache_beam.runners.worker import sdk_worker
+
+    sdk_worker.print = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        del sdk_worker.print  # type: ignore[attr-defined]

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from mpg.cli import progress
 from mpg.definitions.catalog import load_catalog
@@ -44,6 +43,7 @@ from mpg.pipelines.plan import RunPlan, job_work, plan_run, planned_jobs
 from mpg.pipelines.publish import Destinations, Published, Writing, collect_garbage, publish
 from mpg.pipelines.quarantine import QuarantineSources
 from mpg.pipelines.result import RunResult
+from mpg.pipelines.runners import pipeline_options
 from mpg.pipelines.sinks import FILE_STATS, SOURCE_RESULTS, TABLE_CHANGES
 from mpg.pipelines.snapshot import Snapshot, read_current, read_snapshot
 from mpg.pipelines.state_key import StateKey
@@ -246,7 +246,9 @@ def _compute(
     the lines the run read."""
     prepared = prepare(opts, plan, store, run_id, rates)
     with progress.phase("pipeline") as step:
-        with beam.Pipeline(options=PipelineOptions(list(opts.beam_args))) as p:
+        with beam.Pipeline(
+            options=pipeline_options(opts.beam_args, prepared.update.records.buckets)
+        ) as p:
             build_update(p, prepared.update)
         stats = store.read_parquet(prepared.update.run.result(FILE_STATS), MANIFEST)
         step.done(pc.sum(stats.column("lines_read")).as_py() or 0)

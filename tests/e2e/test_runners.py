@@ -18,6 +18,7 @@ from pathlib import Path
 import apache_beam as beam
 import pytest
 from apache_beam.options.pipeline_options import (
+    DirectOptions,
     GoogleCloudOptions,
     PipelineOptions,
     SetupOptions,
@@ -40,6 +41,7 @@ from mpg.pipelines.runners import (
     checked_options,
     needs_packaging,
     parse_options,
+    pipeline_options,
 )
 from mpg.pipelines.state_key import StateKey
 from mpg.pipelines.store import OutputStore
@@ -79,6 +81,23 @@ def test_the_default_runner_is_added_only_when_none_is_named(
     given: tuple[str, ...], expected: tuple[str, ...]
 ) -> None:
     assert beam_args(given) == (*expected, WORKER_PLUGIN)
+
+
+@pytest.mark.parametrize(
+    ("args", "buckets", "workers", "mode"),
+    [
+        (("--runner=FnApiRunner",), 4, 2, "multi_threading"),
+        (("--runner=FnApiRunner",), 1, 1, "in_memory"),
+        (("--runner=FnApiRunner", "--direct_num_workers=3"), 4, 3, "in_memory"),
+        (("--runner=FnApiRunner", "--direct_running_mode", "in_memory"), 4, 1, "in_memory"),
+        (("--runner=DirectRunner",), 4, 1, "in_memory"),
+    ],
+)
+def test_two_worker_threads_share_two_buckets_or_more_unless_the_user_chose(
+    args: tuple[str, ...], buckets: int, workers: int, mode: str
+) -> None:
+    direct = pipeline_options(args, buckets).view_as(DirectOptions)
+    assert (direct.direct_num_workers, direct.direct_running_mode) == (workers, mode)
 
 
 @pytest.mark.parametrize(
@@ -483,8 +502,18 @@ RuntimeError: Traceback (most recent call last):
             "[while running 'WriteRecordStore']",
             "No space left on device: /o/t/part-0.parquet",
         ),
+        (  # a worker thread's error, wrapped once more by the runner
+            "RuntimeError: OSError: [Errno 28] No space left on device: '/o/s/p.arrow' "
+            "[while running 'IngestTraceFiles/WriteParsedRecords/ParDo(_WriteParsed)']",
+            "No space left on device: /o/s/p.arrow",
+        ),
+        (
+            "RuntimeError: mpg.errors.StoreError: cannot read Parquet file /o/p.parquet: bad magic",
+            "cannot read Parquet file /o/p.parquet: bad magic",
+        ),
         ("OSError: [Errno 2] No such file or directory: '/o/x'", None),
         ("KeyError: 'job_id'", None),
+        ("RuntimeError: KeyError: 'job_id'", None),
         ("mpg.errors.NotAnError: looks like one", None),
     ],
 )
