@@ -7,9 +7,10 @@ read their inputs through the `OutputStore` and apply pure functions (`reconcile
 (`mpg.pipelines.sinks`), and what the next step needs goes on through the run's scratch, as
 references.
 
-`update_bucket` (per bucket with new records, or with jobs to rewrite): a job's parsed records
-are read from the segment the job index names and joined by the new ones; the bucket's changed
-jobs, whole, are its new segment (`Segment`, written by `WriteRecordSegments`), and reconciled.
+`gather_bucket`, then `update_bucket` (per bucket with new records, or with jobs to rewrite): a
+job's parsed records are read from the segment the job index names and joined by the new ones;
+the bucket's changed jobs, whole, are its new segment (`Segment`, written by
+`WriteRecordSegments`), and reconciled.
 
 `AccountJobs` (per bucket, once the end of data over all buckets is known): the changed jobs, and
 the open ones when the end of data moved, are accounted; their job-table rows go to scratch, one
@@ -140,14 +141,26 @@ class Updated:
     refused: pa.Table  # QUARANTINE_REF: the records of its accounted jobs that were refused
 
 
-def update_bucket(
-    records: RecordStore, bucket: int, inputs: Iterable[ParsedRef | str]
-) -> tuple[list[Segment], Updated]:
-    """Bring one bucket's records up to date: `inputs` are its new parsed records and the
-    scratch files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs).
-    Writes nothing: returns the bucket's new segment, a `Segment` per source with records, and
-    what accounting needs (`mpg.pipelines.accounting.settle_bucket` accounts what it can at
-    once)."""
+@dataclass(frozen=True)
+class Gathered:
+    """One bucket's changed jobs' records, whole, in the store's order: its new segment."""
+
+    bucket: int
+    parsed: dict[str, pl.DataFrame]  # per source, with the job hash
+    index: pa.Table  # the previous JOB_INDEX rows of the bucket
+    accounted: pa.Array  # the jobs accounted again (new records, retracted ones)
+    rewritten: pa.Array  # those and the jobs only moved (compacted segments)
+    segment: str  # `RunFiles.segment_id`
+
+    def segments(self) -> list[Segment]:
+        """Its new record-store segment, a `Segment` per source with records."""
+        return [Segment(self.segment, s, f) for s, f in self.parsed.items() if f.height]
+
+
+def gather_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef | str]) -> Gathered:
+    """One bucket's changed jobs' records: `inputs` are its new parsed records and the scratch
+    files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs); their stored
+    records are read from the segments the job index names. Writes nothing."""
     store = records.run.store
     inputs = list(inputs)
     new = _read_refs(store, [i for i in inputs if isinstance(i, ParsedRef)])
@@ -163,8 +176,15 @@ def update_bucket(
     old = index.filter(pc.is_in(index.column("job_id"), rewritten))
     history = records.history(bucket, old)
     parsed = {s: _stored_order(concat([history[s], new[s]], STORED_SCHEMAS[s]), s) for s in SOURCES}
-    segment = records.run.segment_id(bucket)
-    segments = [Segment(segment, s, parsed[s]) for s in SOURCES if parsed[s].height]
+    return Gathered(bucket, parsed, index, accounted, rewritten, records.run.segment_id(bucket))
+
+
+def update_bucket(gathered: Gathered) -> Updated:
+    """Bring one bucket's records up to date: its gathered records reconciled, job by job.
+    Writes nothing: returns what accounting needs (`mpg.pipelines.accounting.settle_bucket`
+    accounts what it can at once)."""
+    parsed, index, segment = gathered.parsed, gathered.index, gathered.segment
+    accounted, rewritten = gathered.accounted, gathered.rewritten
     reconciled = reconcile_jobs({s: parsed[s].drop("job_hash") for s in SOURCES}, in_job_order=True)
     jobs = reconciled.jobs
     updated = pl.from_arrow(jobs).with_columns(
@@ -191,7 +211,7 @@ def update_bucket(
     gone = pc.invert(pc.is_in(accounted, jobs.column("job_id")))
     vanished = tuple(sorted(accounted.filter(gone).to_pylist()))
     end = max(ends) if ends else None
-    return segments, Updated(bucket, updated, JobRecords(*accepted), index, end, vanished, refs)
+    return Updated(gathered.bucket, updated, JobRecords(*accepted), index, end, vanished, refs)
 
 
 def _only_jobs(table: pa.Table, jobs: pa.Array | pa.ChunkedArray) -> pa.Table:

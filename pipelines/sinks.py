@@ -1,6 +1,6 @@
 """The pipeline's sinks: where the records and tables a snapshot keeps are written.
 
-The steps before them compute: `update_bucket` (`mpg.pipelines.buckets`) returns a bucket's new
+The steps before them compute: `gather_bucket` (`mpg.pipelines.buckets`) returns a bucket's new
 record-store segments, `merge_day` (`mpg.pipelines.days`) a day's new table rows, each with
 where it goes decided by `RunFiles`; they write none of it. The graph ends here:
 

@@ -38,7 +38,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
-from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
+from mpg.pipelines.buckets import BucketUpdate, RecordStore, gather_bucket, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import StatePlan, WriteSnapshotState
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
@@ -98,8 +98,9 @@ def _latest(values: Iterable[int | None]) -> int | None:
 
 
 class _UpdateBucket(beam.DoFn):
-    """`update_bucket`, its segments handed to the sink at once (in the same stage: as a call,
-    so they are written and let go before the rest runs), then, on the records it accepted
+    """`gather_bucket`, its segment handed to the sink at once (in the same stage: as a call, so
+    it is written before the records are reconciled, as when the step wrote it), `update_bucket`,
+    then, on the records it accepted
     while they are in memory, the source suites and the accounting of the jobs that ended
     (`settle_bucket`). The validator is made once per worker (with Great Expectations,
     seconds)."""
@@ -114,9 +115,11 @@ class _UpdateBucket(beam.DoFn):
     def process(self, element: tuple[int, Iterable]) -> Iterator:
         assert self._validator is not None
         bucket, inputs = element
-        segments, updated = update_bucket(self._records, bucket, inputs)
-        while segments:
-            yield beam.pvalue.TaggedOutput("segments", segments.pop())
+        gathered = gather_bucket(self._records, bucket, inputs)
+        for segment in gathered.segments():
+            yield beam.pvalue.TaggedOutput("segments", segment)
+        updated = update_bucket(gathered)
+        del gathered
         yield beam.pvalue.TaggedOutput("checked", self._validator(updated.accepted))
         update, days = settle_bucket(self._records, self._accounting, updated)
         yield update

@@ -20,7 +20,7 @@ from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import OutputConfig
 from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
-from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
+from mpg.pipelines.buckets import RecordStore, gather_bucket, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import StatePlan
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
@@ -189,9 +189,9 @@ def _records(
     per_bucket: dict[int, list[ParsedRef]] = {}
     for bucket, ref in refs:
         per_bucket.setdefault(bucket, []).append(ref)
-    updated = [update_bucket(records, b, r) for b, r in sorted(per_bucket.items())]
-    settled = [settle_bucket(records, ACCOUNTING, u) for _, u in updated]
-    segments = [s for ss, _ in updated for s in ss]
+    gathered = [gather_bucket(records, b, r) for b, r in sorted(per_bucket.items())]
+    settled = [settle_bucket(records, ACCOUNTING, update_bucket(g)) for g in gathered]
+    segments = [s for g in gathered for s in g.segments()]
     return records, [u for u, _ in settled], [d for _, days in settled for d in days], segments
 
 
