@@ -177,8 +177,9 @@ def settle_bucket(
     records: RecordStore, accounting: Accounting, updated: Updated
 ) -> tuple[BucketUpdate, list[tuple[str, DayRef]]]:
     """Account the bucket's changed jobs that ended while their records are in memory, and
-    leave the rest to `account_bucket`: the bucket's jobs (output days set where settled here)
-    and its open jobs' records, in scratch. Returns the update and the settled jobs' day refs."""
+    hand the rest on in scratch: to `account_bucket` the bucket's jobs (output days set where
+    settled here) and its open jobs' records, to `RecoverQuarantinedText` the references of its
+    refused records. Returns the update and the settled jobs' day refs."""
     run = records.run
     name = run.bucket_part(updated.bucket)
     jobs = updated.jobs.with_columns((pl.col("accounted") & pl.col("open").not_()).alias("settled"))
@@ -196,6 +197,7 @@ def settle_bucket(
     jobs_path = run.bucket_jobs(updated.bucket)
     run.store.write_scratch(jobs_path, [conform(jobs.to_arrow(), _UPDATED)])
     write_records(run, name, ended[1])
+    run.store.write_scratch(run.quarantine_refs(updated.bucket), [updated.refused])
     return BucketUpdate(updated.bucket, name, jobs_path, data_end, updated.vanished), days
 
 

@@ -45,8 +45,8 @@ from mpg.pipelines.publish import Destinations, Writing, publish
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.run import _day_files, recorded, writing
 from mpg.pipelines.runners import pipeline_options
+from mpg.pipelines.sinks import TABLE_CHANGES, WriteDayFiles, WriteTableChanges
 from mpg.pipelines.sizing import bucket_count
-from mpg.pipelines.update import TABLE_CHANGES, _change_rows, _WriteTable
 from mpg.schemas import COST_RATES, DATA_FILES, SOURCES, VALIDATION_RESULTS
 from mpg.transforms.reconcile import bucket_of_hash, reconcile_jobs
 
@@ -207,7 +207,8 @@ def _backfill_chunk(
                 | "ListJobBuckets" >> beam.Create(present)
                 | "BackfillBucket" >> beam.FlatMap(backfill_bucket, chunk)
                 | "MergeJobTableDays" >> MergeJobTableDays(days)
-                | "WriteTableChanges" >> _WriteTable(run, TABLE_CHANGES, DATA_FILES, _change_rows)
+                | "WriteDayFiles" >> WriteDayFiles(run)
+                | "WriteTableChanges" >> WriteTableChanges(run)
             )
         changes = store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES)
         kept = {t: _only(files, t) for t in ("quarantine", "record_counts", "cost_rates")}

@@ -2,12 +2,15 @@
 
 A job bucket is a range of job hashes (`mpg.transforms.reconcile.hash_range`): every record of a
 job lands in the same bucket, so each step sees whole jobs and needs no other shuffle. Both steps
-load their inputs through the `OutputStore`, apply pure functions (`reconcile_jobs`,
-`account_chip_time`) and write their outputs back, handing on only references.
+read their inputs through the `OutputStore` and apply pure functions (`reconcile_jobs`,
+`account_chip_time`); what a snapshot keeps of them is written by the pipeline's sinks
+(`mpg.pipelines.sinks`), and what the next step needs goes on through the run's scratch, as
+references.
 
-`UpdateJobRecords` (per bucket with new records, or with jobs to rewrite): a job's parsed records
-are read from the segment the job index names and joined by the new ones; the bucket's changed
-jobs are written, whole, to this run's segment, and reconciled.
+`gather_bucket`, then `update_bucket` (per bucket with new records, or with jobs to rewrite): a
+job's parsed records are read from the segment the job index names and joined by the new ones;
+the bucket's changed jobs, whole, are its new segment (`Segment`, written by
+`WriteRecordSegments`), and reconciled.
 
 `AccountJobs` (per bucket, once the end of data over all buckets is known): the changed jobs, and
 the open ones when the end of data moved, are accounted; their job-table rows go to scratch, one
@@ -25,6 +28,7 @@ import pyarrow.compute as pc
 
 from mpg.output.store import OutputStore, RunFiles
 from mpg.pipelines.ingest import ParsedRef
+from mpg.pipelines.sinks import Segment
 from mpg.schemas import (
     JOB_INDEX,
     RECORD_ORDER,
@@ -32,7 +36,6 @@ from mpg.schemas import (
     SOURCES,
     STORED_SCHEMAS,
     concat,
-    conform,
 )
 from mpg.transforms.reconcile import JobRecords, hash_range, job_hash_of, reconcile_jobs
 
@@ -135,13 +138,29 @@ class Updated:
     index: pa.Table  # the previous JOB_INDEX rows of the bucket
     data_end: int | None  # the latest accepted instant over all of the bucket's jobs (epoch µs)
     vanished: tuple[str, ...]  # jobs whose records were all retracted
+    refused: pa.Table  # QUARANTINE_REF: the records of its accounted jobs that were refused
 
 
-def update_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef | str]) -> Updated:
-    """Bring one bucket's record store up to date: `inputs` are its new parsed records and the
-    scratch files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs).
-    Writes the bucket's segment and its quarantine references; returns what accounting needs
-    (`mpg.pipelines.accounting.settle_bucket` accounts what it can at once)."""
+@dataclass(frozen=True)
+class Gathered:
+    """One bucket's changed jobs' records, whole, in the store's order: its new segment."""
+
+    bucket: int
+    parsed: dict[str, pl.DataFrame]  # per source, with the job hash
+    index: pa.Table  # the previous JOB_INDEX rows of the bucket
+    accounted: pa.Array  # the jobs accounted again (new records, retracted ones)
+    rewritten: pa.Array  # those and the jobs only moved (compacted segments)
+    segment: str  # `RunFiles.segment_id`
+
+    def segments(self) -> list[Segment]:
+        """Its new record-store segment, a `Segment` per source with records."""
+        return [Segment(self.segment, s, f) for s, f in self.parsed.items() if f.height]
+
+
+def gather_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef | str]) -> Gathered:
+    """One bucket's changed jobs' records: `inputs` are its new parsed records and the scratch
+    files naming jobs to rewrite (retracted files' jobs, compacted segments' jobs); their stored
+    records are read from the segments the job index names. Writes nothing."""
     store = records.run.store
     inputs = list(inputs)
     new = _read_refs(store, [i for i in inputs if isinstance(i, ParsedRef)])
@@ -157,12 +176,15 @@ def update_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef 
     old = index.filter(pc.is_in(index.column("job_id"), rewritten))
     history = records.history(bucket, old)
     parsed = {s: _stored_order(concat([history[s], new[s]], STORED_SCHEMAS[s]), s) for s in SOURCES}
-    segment = records.run.segment_id(bucket)
-    for source in SOURCES:
-        if parsed[source].height:
-            store.write_segment(
-                conform(parsed[source].to_arrow(), STORED_SCHEMAS[source]), source, segment
-            )
+    return Gathered(bucket, parsed, index, accounted, rewritten, records.run.segment_id(bucket))
+
+
+def update_bucket(gathered: Gathered) -> Updated:
+    """Bring one bucket's records up to date: its gathered records reconciled, job by job.
+    Writes nothing: returns what accounting needs (`mpg.pipelines.accounting.settle_bucket`
+    accounts what it can at once)."""
+    parsed, index, segment = gathered.parsed, gathered.index, gathered.segment
+    accounted, rewritten = gathered.accounted, gathered.rewritten
     reconciled = reconcile_jobs({s: parsed[s].drop("job_hash") for s in SOURCES}, in_job_order=True)
     jobs = reconciled.jobs
     updated = pl.from_arrow(jobs).with_columns(
@@ -184,14 +206,12 @@ def update_bucket(records: RecordStore, bucket: int, inputs: Iterable[ParsedRef 
     if not pc.all(needed).as_py():  # a first run needs every job: no pass over the records
         accepted = [_only_jobs(t, jobs.column("job_id").filter(needed)) for t in accepted]
     refs = reconciled.quarantine.filter(pc.is_in(reconciled.quarantine.column("job_id"), accounted))
-    store.write_scratch(records.run.quarantine_refs(bucket), [refs])
     untouched = index.filter(pc.invert(pc.is_in(index.column("job_id"), rewritten)))
     ends = [e for e in (_us(jobs.column("data_end")), _us(untouched.column("data_end"))) if e]
     gone = pc.invert(pc.is_in(accounted, jobs.column("job_id")))
     vanished = tuple(sorted(accounted.filter(gone).to_pylist()))
-    return Updated(
-        bucket, updated, JobRecords(*accepted), index, max(ends) if ends else None, vanished
-    )
+    end = max(ends) if ends else None
+    return Updated(gathered.bucket, updated, JobRecords(*accepted), index, end, vanished, refs)
 
 
 def _only_jobs(table: pa.Table, jobs: pa.Array | pa.ChunkedArray) -> pa.Table:

@@ -1,6 +1,7 @@
 """Day partitions: each day's job tables rebuilt from its old file and the buckets' new rows.
 
-    (day, DayRef) | GroupByKey | MergeJobTableDays -> DayChange per table and day that changed
+    (day, DayRef) | MergeJobTableDays -> DayRows per table and day that changed
+                  | WriteDayFiles     -> DayChange                    (mpg.pipelines.sinks)
 
 The job tables are partitioned by UTC day, one data file per table and day. For one day, the
 buckets that accounted jobs there hand over their new rows and the jobs whose rows they replace;
@@ -11,8 +12,9 @@ it was; a day with no rows left loses its file. Two tables follow from the other
 the ledger at the run's prices (`mpg.definitions.costs`). When the prices changed, the run also
 sends every day here with no rows (a `None` ref), to cost its unchanged ledger again.
 
-Memory is one day's rows of the job tables (one row per job and day): it does not grow with the
-records of the fleet.
+Merging writes nothing: each changed day's rows go on, in memory, to the sink that follows it in
+the same stage (`WriteDayFiles`). Memory is one day's rows of the job tables (one row per job and
+day): it does not grow with the records of the fleet.
 """
 
 from __future__ import annotations
@@ -28,18 +30,9 @@ import pyarrow.compute as pc
 from mpg.definitions.costs import chip_time_cost
 from mpg.output.store import RunFiles
 from mpg.pipelines.accounting import JOB_TABLES, REPLACED, VERSIONED, DayRef, day_files
+from mpg.pipelines.sinks import DayRows
 from mpg.schemas import PUBLISHED, TABLE_KEYS, concat
 from mpg.transforms.slices import goodput_by_slice
-
-
-@dataclass(frozen=True)
-class DayChange:
-    """A new data file of one table and day (`path` None: the day has no rows any more)."""
-
-    table: str
-    day: datetime.date
-    path: str | None
-    rows: int
 
 
 @dataclass(frozen=True)
@@ -72,15 +65,14 @@ def _kept(old: pa.Table, jobs: pa.Array, versions: frozenset[str] | None) -> pa.
     return old.filter(pc.invert(replaced))
 
 
-def merge_day(
-    element: tuple[str, Iterable[DayRef | None]], tables: DayTables
-) -> Iterator[DayChange]:
+def merge_day(element: tuple[str, Iterable[DayRef | None]], tables: DayTables) -> Iterator[DayRows]:
     """One day's tables (the day as YYYY-MM-DD): the job tables merged, then those that follow
-    from them where they changed or prices did."""
+    from them where they changed or prices did; the rows of each that changed, sorted by the
+    table's key."""
     day = datetime.date.fromisoformat(element[0])
     refs = sorted((r for r in element[1] if r is not None), key=lambda r: r.name)
-    run, store = tables.run, tables.run.store
-    files = [day_files(run, ref.name) for ref in refs]
+    store = tables.run.store
+    files = [day_files(tables.run, ref.name) for ref in refs]
     jobs = concat(
         (store.read_scratch(f["replaced"], [r.batch]) for f, r in zip(files, refs, strict=True)),
         REPLACED,
@@ -99,29 +91,20 @@ def merge_day(
         rows[name] = _sorted(concat([kept, new], PUBLISHED[name]), name)
         if not rows[name].equals(old):
             changed.add(name)
-            yield _write(run, name, day, rows[name])
+            yield DayRows(name, day, rows[name])
     if "job_day_goodput" in changed:
-        slices = goodput_by_slice(rows["job_day_goodput"])
-        yield _write(run, "goodput_by_slice", day, slices)
+        yield DayRows("goodput_by_slice", day, goodput_by_slice(rows["job_day_goodput"]))
     if changed & {"job_day_goodput", "chip_time_ledger"} or tables.repriced:
         costs = _sorted(
             chip_time_cost(rows["chip_time_ledger"], rows["job_day_goodput"], tables.rates),
             "chip_time_cost",
         )
         if not costs.equals(tables.old_rows("chip_time_cost", day)):
-            yield _write(run, "chip_time_cost", day, costs)
-
-
-def _write(run: RunFiles, table: str, day: datetime.date, rows: pa.Table) -> DayChange:
-    if rows.num_rows == 0:
-        return DayChange(table, day, None, 0)
-    path = run.data_file(table, day)
-    run.store.write_parquet(rows.cast(PUBLISHED[table]), path)
-    return DayChange(table, day, path, rows.num_rows)
+            yield DayRows("chip_time_cost", day, costs)
 
 
 class MergeJobTableDays(beam.PTransform):
-    """(day, DayRef) -> DayChange for each table and day whose rows changed."""
+    """(day, DayRef) -> DayRows for each table and day whose rows changed."""
 
     def __init__(self, tables: DayTables) -> None:
         super().__init__()
@@ -131,5 +114,5 @@ class MergeJobTableDays(beam.PTransform):
         return (
             refs
             | "GroupByDay" >> beam.GroupByKey()
-            | "MergeDay" >> beam.FlatMap(merge_day, self._tables)
+            | "MergeDay" >> beam.FlatMap(merge_day, self._tables).with_output_types(DayRows)
         )

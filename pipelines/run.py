@@ -5,9 +5,10 @@
 
 A run takes the output folder's lease, compares the trace root with what the current snapshot
 ingested (`mpg.pipelines.plan`) and, with nothing new, changed or removed, publishes nothing.
-Otherwise one Beam pipeline (`mpg.pipelines.update`) parses the new files and brings the changed
-jobs up to date; the launcher merges the per-job state (`mpg.pipelines.finish`) and publishes the
-new snapshot in one switch (`mpg.pipelines.publish`). A run that fails or is killed at any point
+Otherwise one Beam pipeline (`mpg.pipelines.update`) parses the new files, brings the changed
+jobs up to date and, in its last steps, writes the new snapshot's files and state
+(`mpg.pipelines.sinks`, `mpg.pipelines.finish`); the launcher then publishes it in one switch
+(`mpg.pipelines.publish`). A run that fails or is killed at any point
 leaves the previous snapshot current, and the next one removes what it left. Every run is
 recorded in `DIR/runs/` (`mpg.output.runlog`).
 """
@@ -24,7 +25,6 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mpg.adapters.quarantine import read_import_quarantine
 from mpg.cli import progress
 from mpg.core.errors import find_user_error, one_line
 from mpg.core.version import code_version
@@ -33,48 +33,29 @@ from mpg.definitions.config import read_config
 from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.output import runlog
 from mpg.output.database import table_files
-from mpg.output.manifest import finished_manifest
 from mpg.output.snapshot import Snapshot, read_current, read_snapshot
 from mpg.output.state_key import StateKey
-from mpg.output.store import LOCK, OutputStore, RunFiles
+from mpg.output.store import LOCK, OutputStore
 from mpg.pipelines.accounting import Accounting
 from mpg.pipelines.buckets import RecordStore
 from mpg.pipelines.days import DayTables
-from mpg.pipelines.finish import (
-    DAY_TABLES,
-    Staged,
-    data_files_after,
-    index_sums,
-    live_segments,
-    merge_index,
-    record_counts,
-    table_changes,
-)
+from mpg.pipelines.finish import DAY_TABLES, Staged, StatePlan, data_files_after, table_changes
 from mpg.pipelines.io import TraceFile, discover_trace_files
 from mpg.pipelines.logs import run_log
 from mpg.pipelines.options import RunOptions
-from mpg.pipelines.plan import JobWork, RunPlan, job_work, plan_run, planned_jobs
+from mpg.pipelines.plan import RunPlan, job_work, plan_run, planned_jobs
 from mpg.pipelines.publish import Destinations, Published, Writing, collect_garbage, publish
-from mpg.pipelines.quarantine import QuarantineSources, assemble_quarantine
+from mpg.pipelines.quarantine import QuarantineSources
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.runners import pipeline_options
-from mpg.pipelines.update import (
-    FILE_STATS,
-    SOURCE_RESULTS,
-    TABLE_CHANGES,
-    UpdatePlan,
-    build_update,
-)
+from mpg.pipelines.sinks import FILE_STATS, SOURCE_RESULTS, TABLE_CHANGES
+from mpg.pipelines.update import UpdatePlan, build_update
 from mpg.quality.engine import engine_named
 from mpg.schemas import (
     COST_RATES,
     DATA_FILES,
-    JOB_INDEX,
     MANIFEST,
-    RECORD_COUNTS,
-    SEGMENTS,
     VALIDATION_RESULTS,
-    concat,
 )
 from mpg.storage import Storage
 from mpg.storage.lock import hold_lease
@@ -207,9 +188,7 @@ class Prepared:
     """A run's pipeline, decided: what it is built from, and what finishing it needs."""
 
     update: UpdatePlan
-    work: JobWork
     files: pa.Table  # the previous snapshot's DATA_FILES (none when computing everything)
-    rates: pa.Table  # COST_RATES of this run
 
 
 def prepare(
@@ -231,6 +210,7 @@ def prepare(
         run, buckets, previous.state["jobs"] if previous else None, frozenset(plan.delta.retracted)
     )
     quarantine_file = table_files(files, "quarantine")
+    quarantine = quarantine_file[0] if quarantine_file else None
     update = UpdatePlan(
         new=plan.delta.new,
         planned=tuple(planned_jobs(run, work, buckets)),
@@ -241,20 +221,29 @@ def prepare(
         quarantine=QuarantineSources(
             run,
             {f.name: f for f in plan.delta.new} | _unchanged_files(plan, opts.traces),
-            quarantine_file[0] if quarantine_file else None,
+            quarantine,
             frozenset(plan.delta.kept.column("name").to_pylist()),
+        ),
+        state=StatePlan(
+            records=records,
+            kept=plan.delta.kept,
+            segments=previous.state["segments"] if previous else None,
+            quarantine=quarantine,
+            removed=work.retracted,
+            traces=opts.traces,
+            rates=rates,
         ),
         block_bytes=opts.block_bytes,
         expectations=engine_named(),
     )
-    return Prepared(update, work, files, rates)
+    return Prepared(update, files)
 
 
 def _compute(
     opts: RunOptions, plan: RunPlan, store: OutputStore, run_id: str, rates: pa.Table
 ) -> tuple[Staged, int]:
-    """Run the update pipeline and merge its results into the new snapshot's state; returns it
-    and the lines the run read."""
+    """Run the update pipeline, which writes the new snapshot but its switch; returns it and
+    the lines the run read."""
     prepared = prepare(opts, plan, store, run_id, rates)
     with progress.phase("pipeline") as step:
         with beam.Pipeline(
@@ -263,7 +252,7 @@ def _compute(
             build_update(p, prepared.update)
         stats = store.read_parquet(prepared.update.run.result(FILE_STATS), MANIFEST)
         step.done(pc.sum(stats.column("lines_read")).as_py() or 0)
-    staged = _finish(store, plan, prepared, stats, opts.traces)
+    staged = _finish(store, plan, prepared)
     return staged, step.count
 
 
@@ -291,55 +280,22 @@ def _unchanged_files(plan: RunPlan, traces: str) -> dict[str, TraceFile]:
     }
 
 
-def _finish(
-    store: OutputStore, plan: RunPlan, prepared: Prepared, stats: pa.Table, traces: str
-) -> Staged:
-    update, work, files, rates = prepared.update, prepared.work, prepared.files, prepared.rates
-    run = update.run
-    state = {name: run.state(name) for name in ("manifest", "jobs", "segments")}
-    manifest = finished_manifest(plan.delta.kept, stats.to_pylist())
-    store.write_parquet(manifest, state["manifest"])
-    parts = run.bucket_index_parts()
-    merge_index(store, update.records.index, parts, work.retracted, state["jobs"])
-    previous_segments = (
-        store.read_parquet(plan.previous.state["segments"], SEGMENTS)
-        if plan.previous
-        else SEGMENTS.empty_table()
-    )
-    store.write_parquet(live_segments(run, state["jobs"], previous_segments), state["segments"])
-    reconciled = _reconciled_jobs(run)
-    new_parts = run.refused_parts() + run.recovered_parts()
-    # What `mpg import` could not convert: read whole from the trace root every run.
-    imported = read_import_quarantine(traces)
-    if imported.rows.num_rows:
-        new_parts.append(run.import_quarantine)
-        store.write_scratch(new_parts[-1], [imported.rows])
+def _finish(store: OutputStore, plan: RunPlan, prepared: Prepared) -> Staged:
+    """The new snapshot as the pipeline's sinks left it, for publishing."""
+    run = prepared.update.run
     quarantine = run.data_file("quarantine")
-    rows = assemble_quarantine(
-        store, update.quarantine.previous, plan.delta.retracted, reconciled, new_parts, quarantine
-    )
-    counts = concat(
-        [record_counts(manifest, index_sums(store, state["jobs"])), imported.counts],
-        RECORD_COUNTS,
-    )
-    counts_file = run.data_file("record_counts")
-    store.write_parquet(counts, counts_file)
-    rates_file = run.data_file("cost_rates")
-    store.write_parquet(rates, rates_file)
     whole = {
-        "quarantine": quarantine if rows else None,
-        "record_counts": counts_file,
-        "cost_rates": rates_file,
+        "quarantine": quarantine if store.storage.exists(quarantine) else None,
+        "record_counts": run.data_file("record_counts"),
+        "cost_rates": run.data_file("cost_rates"),
     }
-    if not rows:
-        store.storage.delete([quarantine])
     changes = store.read_parquet(run.result(TABLE_CHANGES), DATA_FILES)
     everything = plan.previous is None
     return Staged(
         run=run,
         key=plan.key,
-        state=state,
-        files=data_files_after(files, changes, whole),
+        state={name: run.state(name) for name in ("manifest", "jobs", "segments")},
+        files=data_files_after(prepared.files, changes, whole),
         changes=table_changes(changes, whole, everything),
         source_results=store.read_parquet(run.result(SOURCE_RESULTS), VALIDATION_RESULTS),
         changed_days=tuple(
@@ -348,12 +304,3 @@ def _finish(
             if r["table"] in ("job_day_goodput", "chip_time_ledger")
         ),
     )
-
-
-def _reconciled_jobs(run: RunFiles) -> pa.Table:
-    """The jobs whose refusals this run decided again (every accounted job of every bucket)."""
-    ids = []
-    for path in run.bucket_jobs_parts():
-        jobs = run.store.read_scratch(path)
-        ids.append(jobs.filter(jobs.column("accounted")).select(["job_id"]))
-    return pa.concat_tables(ids) if ids else JOB_INDEX.empty_table().select(["job_id"])

@@ -1,22 +1,32 @@
 r"""The run's Beam pipeline: new trace files -> an updated record store and job-table partitions.
 
-    new files | IngestTraceFiles -> (bucket, ParsedRef)            mpg.pipelines.ingest
-    (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords     mpg.pipelines.buckets
-        (+ `checked`: the bucket's source suites; `days`: its ended jobs' rows, accounted)
-    (updates, previous buckets) | CoGroupByKey | EndOfData, BucketsToAccount
-    (buckets, end of data) | AccountJobs -> (day, DayRef)            mpg.pipelines.accounting
-    (day, DayRef) | MergeJobTableDays | WriteTableChanges            mpg.pipelines.days
-    quarantine references | RecoverQuarantinedText                   mpg.pipelines.quarantine
-    checked | CombineSourceResults | WriteSourceResults             mpg.quality
-    files | WriteFileStats
+The steps compute; the sinks at the end of the graph write what the run keeps:
+
+    new files | IngestTraceFiles -> (bucket, ParsedRef)               mpg.pipelines.ingest
+    (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords        mpg.pipelines.buckets
+        -> BucketUpdate; `segments`: its new record-store segment; `checked`: the bucket's source
+           suites; `days`: its ended jobs' rows, accounted                mpg.pipelines.accounting
+    (updates, previous buckets) | JoinBuckets | EndOfData, BucketsToAccount
+    (buckets, end of data) | AccountJobs -> (day, DayRef)               mpg.pipelines.accounting
+    (day, DayRef) | MergeJobTableDays -> DayRows                        mpg.pipelines.days
+    updates | QuarantineRefs | RecoverQuarantinedText                   mpg.pipelines.quarantine
+    checked | CombineSourceResults                                      mpg.quality
+  sinks                                                                 mpg.pipelines.sinks
+    segments | WriteRecordSegments -> SEGMENTS rows   records/<source>/<segment>.parquet
+    DayRows  | WriteDayFiles | WriteTableChanges      tables/<table>/data/day=D/<run>-0.parquet
+    checked | WriteSourceResults;  files | WriteFileStats      (results, for the launcher)
+    (files, index parts, SEGMENTS rows, updates, refused, recovered)
+             | WriteSnapshotState                     state/<run>/, quarantine, record_counts,
+               (one list of references, one step)     cost_rates          mpg.pipelines.finish
 
 Only references (scratch file names, batch numbers, day numbers) and small summaries cross a
 shuffle or reach a side input: records move through files of the output folder, so a worker holds
-one block or one bucket at a time and the runner's own memory does not grow with the fleet. The
-same graph runs in-process, on worker processes, through Beam's portable job service and on
-Dataflow; only the options differ. Step labels are stable (runners key state by them).
+one block or one bucket at a time and the runner's own memory does not grow with the fleet. A
+step hands the tables it computed to its sink in memory, in the same fused stage (a ParDo after a
+ParDo). The same graph runs in-process, on worker processes, through Beam's portable job service
+and on Dataflow; only the options differ. Step labels are stable (runners key state by them).
 
-The pipeline ends in sinks (`Write...`): what the launcher then commits is what they wrote.
+The launcher then only commits what the sinks wrote (`mpg.pipelines.publish`).
 """
 
 from __future__ import annotations
@@ -29,18 +39,23 @@ import pyarrow as pa
 
 from mpg.output.store import RunFiles
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
-from mpg.pipelines.buckets import BucketUpdate, RecordStore, update_bucket
-from mpg.pipelines.days import DayChange, DayTables, MergeJobTableDays
+from mpg.pipelines.buckets import BucketUpdate, RecordStore, gather_bucket, update_bucket
+from mpg.pipelines.days import DayTables, MergeJobTableDays
+from mpg.pipelines.finish import StatePlan, WriteSnapshotState
 from mpg.pipelines.ingest import FileStats, IngestTraceFiles
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
+from mpg.pipelines.sinks import (
+    FILE_STATS,
+    SOURCE_RESULTS,
+    Segment,
+    WriteDayFiles,
+    WriteRecordSegments,
+    WriteResult,
+    WriteTableChanges,
+)
 from mpg.quality import BucketValidator, combine_results
-from mpg.schemas import DATA_FILES, MANIFEST, VALIDATION_RESULTS
-
-# What the sinks write: the names of the run's results (`RunFiles.result`).
-FILE_STATS = "file-stats"
-TABLE_CHANGES = "table-changes"
-SOURCE_RESULTS = "source-results"
+from mpg.schemas import MANIFEST, VALIDATION_RESULTS
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,7 @@ class UpdatePlan:
     accounting: Accounting
     days: DayTables
     quarantine: QuarantineSources
+    state: StatePlan  # what the new snapshot's state is merged from
     block_bytes: int
     expectations: str  # the engine that checks the source suites (`mpg.quality.engine`)
 
@@ -81,10 +97,13 @@ def _latest(values: Iterable[int | None]) -> int | None:
     return max((v for v in values if v is not None), default=None)
 
 
-class _UpdateJobRecords(beam.DoFn):
-    """`update_bucket`, then, on the records it accepted while they are in memory, the source
-    suites and the accounting of the jobs that ended (`settle_bucket`). The validator is made
-    once per worker (with Great Expectations, seconds)."""
+class _UpdateBucket(beam.DoFn):
+    """`gather_bucket`, its segment handed to the sink at once (in the same stage: as a call, so
+    it is written before the records are reconciled, as when the step wrote it), `update_bucket`,
+    then, on the records it accepted
+    while they are in memory, the source suites and the accounting of the jobs that ended
+    (`settle_bucket`). The validator is made once per worker (with Great Expectations,
+    seconds)."""
 
     def __init__(self, records: RecordStore, accounting: Accounting, engine: str) -> None:
         self._records, self._accounting, self._engine = records, accounting, engine
@@ -96,12 +115,37 @@ class _UpdateJobRecords(beam.DoFn):
     def process(self, element: tuple[int, Iterable]) -> Iterator:
         assert self._validator is not None
         bucket, inputs = element
-        updated = update_bucket(self._records, bucket, inputs)
+        gathered = gather_bucket(self._records, bucket, inputs)
+        for segment in gathered.segments():
+            yield beam.pvalue.TaggedOutput("segments", segment)
+        updated = update_bucket(gathered)
+        del gathered
         yield beam.pvalue.TaggedOutput("checked", self._validator(updated.accepted))
         update, days = settle_bucket(self._records, self._accounting, updated)
         yield update
         for day in days:
             yield beam.pvalue.TaggedOutput("days", day)
+
+
+class UpdateJobRecords(beam.PTransform):
+    """(bucket, its ParsedRefs and planned jobs' scratch files) -> BucketUpdate (`updates`), the
+    bucket's new record-store segments (`segments`: `Segment`, for `WriteRecordSegments`), the
+    source suites' results (`checked`) and the (day, DayRef) of the jobs it settled (`days`)."""
+
+    def __init__(self, records: RecordStore, accounting: Accounting, engine: str) -> None:
+        super().__init__()
+        self._records, self._accounting, self._engine = records, accounting, engine
+
+    def expand(self, inputs):
+        update = beam.ParDo(_UpdateBucket(self._records, self._accounting, self._engine))
+        # `segments`: a type with its own coder (`mpg.pipelines.sinks`), never encoded
+        anything = beam.typehints.Any
+        typed = update.with_output_types(
+            anything, segments=Segment, checked=anything, days=anything
+        )
+        return inputs | "UpdateBucket" >> typed.with_outputs(
+            "segments", "checked", "days", main="updates"
+        )
 
 
 def _keyed(update: BucketUpdate) -> tuple[int, BucketUpdate]:
@@ -129,29 +173,8 @@ def _to_account(element: tuple[int, dict[str, list]]) -> Iterator[BucketUpdate |
         yield bucket
 
 
-class _WriteTable(beam.PTransform):
-    """A sink: every element of a small PCollection as rows of one of the run's results
-    (`RunFiles.result`)."""
-
-    def __init__(self, run: RunFiles, name: str, schema: pa.Schema, rows) -> None:
-        super().__init__()
-        self._run, self._name, self._schema, self._rows = run, name, schema, rows
-
-    def expand(self, pcoll):
-        return pcoll | "Gather" >> beam.combiners.ToList() | "Write" >> beam.Map(self._write)
-
-    def _write(self, elements: list) -> None:
-        table = pa.Table.from_pylist(self._rows(elements), schema=self._schema)
-        self._run.store.write_parquet(table, self._run.result(self._name))
-
-
 def _file_rows(stats: list[FileStats]) -> list[dict[str, object]]:
     return [s.row() for s in sorted(stats, key=lambda s: s.name)]
-
-
-def _change_rows(changes: list[DayChange]) -> list[dict[str, object]]:
-    rows = [{"table": c.table, "day": c.day, "path": c.path or "", "rows": c.rows} for c in changes]
-    return sorted(rows, key=lambda r: (r["table"], r["day"]))
 
 
 def _result_rows(parts: list[pa.Table]) -> list[dict[str, object]]:
@@ -172,10 +195,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         (ingested["parsed"], planned)
         | "BucketInputs" >> beam.Flatten()
         | "GroupByJobBucket" >> beam.GroupByKey()
-        | "UpdateJobRecords"
-        >> beam.ParDo(
-            _UpdateJobRecords(plan.records, plan.accounting, plan.expectations)
-        ).with_outputs("checked", "days", main="updates")
+        | "UpdateJobRecords" >> UpdateJobRecords(plan.records, plan.accounting, plan.expectations)
     )
     updates = updated.updates
     previous = p | "ListPreviousBuckets" >> beam.Create(
@@ -195,26 +215,35 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         plan.records, plan.accounting, plan.previous_end
     )
     repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.days.repriced])
-    _ = (
+    days = (
         (updated.days, accounted["days"], repriced)
         | "DaysToMerge" >> beam.Flatten()
         | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
-        | "WriteTableChanges" >> _WriteTable(run, TABLE_CHANGES, _CHANGES, _change_rows)
     )
     checked = (
         updated.checked
         | "CombineSourceResults" >> beam.CombineGlobally(combine_results).without_defaults()
     )
-    _ = checked | "WriteSourceResults" >> _WriteTable(
-        run, SOURCE_RESULTS, VALIDATION_RESULTS, _result_rows
-    )
-    _ = (
+    recovered = (
         updates
         | "QuarantineRefs" >> beam.Map(_refs_path, run)
         | "RecoverQuarantinedText" >> RecoverQuarantinedText(plan.quarantine)
     )
-    _ = ingested["files"] | "WriteFileStats" >> _WriteTable(run, FILE_STATS, MANIFEST, _file_rows)
-
-
-# What `WriteTableChanges` writes: DATA_FILES with an empty path for a day that lost its file.
-_CHANGES = DATA_FILES
+    # The sinks (mpg.pipelines.sinks): the records and tables the run keeps, and the references
+    # to them and the run's small summaries, for the launcher; then the snapshot's state, merged
+    # with the previous one's (mpg.pipelines.finish).
+    segments = updated.segments | "WriteRecordSegments" >> WriteRecordSegments(run)
+    changes = days | "WriteDayFiles" >> WriteDayFiles(run)
+    _ = changes | "WriteTableChanges" >> WriteTableChanges(run)
+    _ = checked | "WriteSourceResults" >> WriteResult(
+        run, SOURCE_RESULTS, VALIDATION_RESULTS, _result_rows
+    )
+    _ = ingested["files"] | "WriteFileStats" >> WriteResult(run, FILE_STATS, MANIFEST, _file_rows)
+    _ = {
+        "files": ingested["files"],
+        "index": accounted["jobs"],
+        "segments": segments,
+        "updates": updates,
+        "refused": ingested["refused"],
+        "recovered": recovered,
+    } | "WriteSnapshotState" >> WriteSnapshotState(plan.state)

@@ -244,9 +244,6 @@ class RunFiles:
     def _scratch(self, step: str, name: str) -> str:
         return f"{self.staging}/{step}/{name}.arrow"
 
-    def _listed(self, step: str) -> list[str]:
-        return [e.path for e in self.store.storage.list(f"{self.staging}/{step}")]
-
     @staticmethod
     def bucket_part(bucket: int, settled: bool = False) -> str:
         """The name of one bucket's scratch files (`settled`: of the jobs the update step
@@ -260,9 +257,6 @@ class RunFiles:
     def refused(self, source: str, file_id: str, first_line: int) -> str:
         """One block's lines refused at parsing (QUARANTINE rows)."""
         return self._scratch("refused", _block(source, file_id, first_line))
-
-    def refused_parts(self) -> list[str]:
-        return self._listed("refused")
 
     def planned(self, bucket: int) -> str:
         """The jobs one bucket rewrites though no new record names them (PLANNED)."""
@@ -280,15 +274,9 @@ class RunFiles:
         """The rows of every job one bucket rewrote, as the update step left them."""
         return self._scratch("jobs", self.bucket_part(bucket))
 
-    def bucket_jobs_parts(self) -> list[str]:
-        return self._listed("jobs")
-
     def bucket_index(self, bucket: int) -> str:
         """One bucket's new JOB_INDEX rows, as accounting left them."""
         return self._scratch("index", self.bucket_part(bucket))
-
-    def bucket_index_parts(self) -> list[str]:
-        return self._listed("index")
 
     def day_rows(self, part: str, table: str) -> str:
         """One bucket part's rows of a job table (or the jobs they replace), a batch per day."""
@@ -297,9 +285,6 @@ class RunFiles:
     def recovered(self, file_id: str) -> str:
         """One input file's refused records with their text (QUARANTINE rows)."""
         return self._scratch("recovered", file_id)
-
-    def recovered_parts(self) -> list[str]:
-        return self._listed("recovered")
 
     @property
     def import_quarantine(self) -> str:
@@ -335,9 +320,6 @@ class RunFiles:
     def segment_id(self, bucket: int) -> str:
         """The record-store segment one bucket of this run writes."""
         return f"{self.run_id}-{self.bucket_part(bucket)}"
-
-    def wrote_segment(self, segment: str) -> bool:
-        return segment.startswith(f"{self.run_id}-")
 
     # -- its record ----------------------------------------------------------------------------
 

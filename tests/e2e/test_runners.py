@@ -415,12 +415,15 @@ def test_the_real_pipeline_builds_for_dataflow(
         "ListRepricedDays",
         "DaysToMerge",
         "MergeJobTableDays",
-        "WriteTableChanges",
         "CombineSourceResults",
-        "WriteSourceResults",
         "QuarantineRefs",
         "RecoverQuarantinedText",
+        "WriteRecordSegments",
+        "WriteDayFiles",
+        "WriteTableChanges",
+        "WriteSourceResults",
         "WriteFileStats",
+        "WriteSnapshotState",
     ]
 
 

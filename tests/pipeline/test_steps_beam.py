@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import apache_beam as beam
+import polars as pl
 import pyarrow as pa
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
@@ -20,13 +21,24 @@ from mpg.definitions.config import OutputConfig
 from mpg.definitions.costs import cost_rates, load_cost_catalog
 from mpg.output.store import OutputStore
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
-from mpg.pipelines.buckets import RecordStore, read_records, update_bucket
+from mpg.pipelines.buckets import RecordStore, gather_bucket, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
+from mpg.pipelines.finish import StatePlan
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
 from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, stable_id
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
-from mpg.pipelines.update import FILE_STATS, TABLE_CHANGES, UpdatePlan, build_update
-from mpg.schemas import DATA_FILES, MANIFEST, SOURCES
+from mpg.pipelines.sinks import FILE_STATS, TABLE_CHANGES, Segment
+from mpg.pipelines.update import UpdateJobRecords, UpdatePlan, build_update
+from mpg.schemas import (
+    COST_RATES,
+    DATA_FILES,
+    JOB_INDEX,
+    MANIFEST,
+    QUARANTINE,
+    RECORD_COUNTS,
+    SEGMENTS,
+    SOURCES,
+)
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
 from mpg.transforms.steps import ParseTraceRecords
@@ -165,27 +177,29 @@ def test_ingest_cuts_records_into_job_buckets_by_hash_range(
 ACCOUNTING = Accounting(CATALOG, ("v1",))
 
 
-def _records(tmp_path: Path, traces: Path, buckets: int) -> tuple[RecordStore, list, list]:
-    """A first run's record store, bucket updates and the day refs of the jobs the updates
-    settled (those that ended), for the fixture files."""
+def _records(
+    tmp_path: Path, traces: Path, buckets: int
+) -> tuple[RecordStore, list, list, list[Segment]]:
+    """A first run's record store, bucket updates, the day refs of the jobs the updates settled
+    (those that ended) and the buckets' new segments (written by no one), for the fixture
+    files."""
     out = tmp_path / "out"
     refs = _ingest(traces, out, buckets)
     records = RecordStore(OutputStore(str(out)).run(RUN), buckets, None, frozenset())
     per_bucket: dict[int, list[ParsedRef]] = {}
     for bucket, ref in refs:
         per_bucket.setdefault(bucket, []).append(ref)
-    settled = [
-        settle_bucket(records, ACCOUNTING, update_bucket(records, b, r))
-        for b, r in sorted(per_bucket.items())
-    ]
-    return records, [u for u, _ in settled], [d for _, days in settled for d in days]
+    gathered = [gather_bucket(records, b, r) for b, r in sorted(per_bucket.items())]
+    settled = [settle_bucket(records, ACCOUNTING, update_bucket(g)) for g in gathered]
+    segments = [s for g in gathered for s in g.segments()]
+    return records, [u for u, _ in settled], [d for _, days in settled for d in days], segments
 
 
 @pytest.mark.parametrize("buckets", [1, 3])
 def test_update_bucket_counts_every_record_on_its_job(
     traces: Path, tmp_path: Path, buckets: int
 ) -> None:
-    records, updates, _ = _records(tmp_path, traces, buckets)
+    records, updates, _, segments = _records(tmp_path, traces, buckets)
     store = records.run.store
     jobs = pa.concat_tables([store.read_scratch(u.jobs) for u in updates]).to_pylist()
     by_job = {r["job_id"]: r for r in jobs}
@@ -199,22 +213,90 @@ def test_update_bucket_counts_every_record_on_its_job(
         ("runtime/b.jsonl", 3, UNKNOWN_JOB, "ghost")
     ]
     assert max(u.data_end or 0 for u in updates) == at_us("00:10")
-    # the segments hold every parsed record of their jobs, the duplicate and the orphan included
-    stored = {
-        s: sum(
-            store.storage.parquet_file(path).metadata.num_rows
-            for u in updates
-            if store.storage.exists(path := store.segment(s, records.run.segment_id(u.bucket)))
-        )
-        for s in SOURCES
-    }
+    # the segments hold every parsed record of their jobs, the duplicate and the orphan included,
+    # by job hash; nothing of the record store is written by the step
+    stored = {s: sum(g.records.height for g in segments if g.source == s) for s in SOURCES}
     assert stored == {"scheduler": 3, "runtime": 4, "profiles": 0}
+    runtime = pl.concat([g.records for g in segments if g.source == "runtime"])
+    assert sorted(zip(runtime["job_id"], runtime["line"], strict=True)) == [
+        ("ghost", 3, ), ("j", 1), ("j", 1), ("j", 2)
+    ]  # fmt: skip
+    run = records.run
+    assert sorted((g.segment, g.source, g.records.height) for g in segments) == sorted(
+        (run.segment_id(b), s, n) for b, s, n in SEGMENTS_OF[buckets]
+    )
+    assert not (tmp_path / "out" / "records").exists()
+
+
+# (bucket, source, records) of each new segment, of 1 or of 3 buckets (PARTS: ghost's span is in
+# bucket 0 of 3, j's records in bucket 1).
+SEGMENTS_OF = {
+    1: [(0, "scheduler", 3), (0, "runtime", 4)],
+    3: [(1, "scheduler", 3), (1, "runtime", 3), (0, "runtime", 1)],
+}
+
+
+def _ledger(rows: pa.Table) -> dict[tuple[str, str], float]:
+    return {(r["job_id"], r["category"]): r["chip_s"] for r in rows.to_pylist()}
+
+
+def _checked(results: pa.Table) -> tuple[list[tuple[str, int]], bool]:
+    """A bucket's source suites' results: (target, records checked) and whether all passed."""
+    rows = results.to_pylist()
+    checked: dict[str, int] = {}
+    for r in rows:
+        checked[r["target"]] = max(checked.get(r["target"], 0), r["element_count"])
+    return sorted(checked.items()), all(r["success"] for r in rows)
+
+
+def test_update_job_records(pipeline: BeamTestPipeline, traces: Path, tmp_path: Path) -> None:
+    """The bucket update as one composite over 3 buckets (j's records in bucket 1, ghost's span
+    in bucket 0): its new segments, handed on and written by no one; per bucket its update (the
+    latest accepted instant: j's JOB_END), the source suites over its accepted records, and the
+    day of the job it settled (j ended)."""
+    out = tmp_path / "out"
+    per_bucket: dict[int, list[ParsedRef]] = {}
+    for bucket, ref in _ingest(traces, out, 3):
+        per_bucket.setdefault(bucket, []).append(ref)
+    records = RecordStore(OutputStore(str(out)).run(RUN), 3, None, frozenset())
+    run = records.run
+    with pipeline as p:
+        updated = (
+            p
+            | beam.Create(sorted(per_bucket.items()))
+            | UpdateJobRecords(records, ACCOUNTING, "mpg")
+        )
+        assert_that(
+            updated.segments
+            | "Segments" >> beam.Map(lambda g: (g.segment, g.source, g.records.height)),
+            equal_to([(run.segment_id(b), s, n) for b, s, n in SEGMENTS_OF[3]]),
+            label="segments",
+        )
+        assert_that(
+            updated.updates | "Updates" >> beam.Map(lambda u: (u.bucket, u.data_end, u.vanished)),
+            equal_to([(0, None, ()), (1, at_us("00:10"), ())]),
+            label="updates",
+        )
+        assert_that(
+            updated.checked | "Checked" >> beam.Map(_checked),
+            equal_to(
+                [
+                    ([("profiles", 0), ("runtime", 0), ("scheduler", 0)], True),
+                    ([("profiles", 0), ("runtime", 2), ("scheduler", 3)], True),
+                ]
+            ),
+            label="checked",
+        )
+        assert_that(updated.days | "Days" >> beam.Keys(), equal_to([DAY]), label="days")
+    assert not (out / "records").exists()
 
 
 def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_path: Path) -> None:
+    """AccountJobs, then MergeJobTableDays: each changed table's rows of the day, computed and
+    written by no one (the day files are `WriteDayFiles`' job)."""
     # 2 chips for 600 s: step 300 s productive (kept: last attempt of a FINISHED job), init 60 s,
     # idle 240 s; the end of data is the JOB_END at 00:10.
-    records, updates, settled = _records(tmp_path, traces, 2)
+    records, updates, settled, _ = _records(tmp_path, traces, 2)
     days = DayTables(records.run, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
     with pipeline as p:
         end_of_data = p | "End" >> beam.Create([at_us("00:10")])
@@ -223,14 +305,13 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
         )
         index_parts = [records.run.bucket_index(0)]  # j and ghost: bucket 0 of 2
         assert_that(accounted["jobs"], equal_to(index_parts), label="jobs")
-        changes = (
+        merged = (
             (accounted["days"], p | "Settled" >> beam.Create(settled))
             | beam.Flatten()
             | MergeJobTableDays(days)
-            | beam.Map(lambda c: (c.table, c.day.isoformat(), c.rows))
         )
         assert_that(
-            changes,
+            merged | "Sizes" >> beam.Map(lambda d: (d.table, d.day.isoformat(), d.rows.num_rows)),
             equal_to(
                 [
                     ("job_day_goodput", DAY, 1),
@@ -241,14 +322,23 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
                     ("chip_time_cost", DAY, 3),
                 ]
             ),
+            label="days",
         )
-    (ledger,) = list((tmp_path / "out" / "tables" / "chip_time_ledger").rglob("*.parquet"))
-    rows = pa.parquet.read_table(ledger).to_pylist()
-    assert {(r["job_id"], r["category"]): r["chip_s"] for r in rows} == {
-        ("j", "productive_unprofiled"): 600.0,
-        ("j", "init"): 120.0,
-        ("j", "runtime_idle"): 480.0,
-    }
+        ledger = merged | beam.Filter(lambda d: d.table == "chip_time_ledger")
+        assert_that(
+            ledger | "Ledger" >> beam.Map(lambda d: _ledger(d.rows)),
+            equal_to(
+                [
+                    {
+                        ("j", "productive_unprofiled"): 600.0,
+                        ("j", "init"): 120.0,
+                        ("j", "runtime_idle"): 480.0,
+                    }
+                ]
+            ),
+            label="ledger",
+        )
+    assert not (tmp_path / "out" / "tables").exists()
     # j ended: its update accounted it (one day's refs), leaving no records to read again
     assert [day for day, _ in settled] == [DAY]
     assert sum(read_records(records.run, u.records).records for u in updates) == 0
@@ -262,7 +352,7 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
 def test_recover_quarantined_text(pipeline: BeamTestPipeline, traces: Path, tmp_path: Path) -> None:
     """The buckets' quarantine references -> one scratch file per input file they point into,
     with each refused line's text read again from that file."""
-    records, updates, _ = _records(tmp_path, traces, 3)
+    records, updates, _, _ = _records(tmp_path, traces, 3)
     run = records.run
     files = {f.name: f for f in discover_trace_files(str(traces))[0]}
     sources = QuarantineSources(run, files, previous=None, unchanged=frozenset())
@@ -341,18 +431,30 @@ def test_the_unreadable_rest_of_a_file_is_one_quarantined_record(
 
 def test_update_pipeline_on_a_first_run(traces: Path, tmp_path: Path) -> None:
     """The whole update graph (`build_update`) over the fixture files into an empty folder: what
-    its sinks leave for the launcher, and the scratch files of the quarantine."""
+    its sinks leave for the launcher, and the new snapshot's state and whole tables."""
     run = OutputStore(str(tmp_path / "out")).run(RUN)
     files = discover_trace_files(str(traces))[0]
     rates = cost_rates(load_cost_catalog(), CATALOG, OutputConfig())
+    records = RecordStore(run, 2, None, frozenset())
     plan = UpdatePlan(
         new=tuple(files),
         planned=(),
         previous_buckets=(),
-        records=RecordStore(run, 2, None, frozenset()),
+        records=records,
         accounting=ACCOUNTING,
         days=DayTables(run, {}, rates),
         quarantine=QuarantineSources(run, {f.name: f for f in files}, None, frozenset()),
+        state=StatePlan(
+            records=records,
+            kept=MANIFEST.empty_table(),
+            segments=None,
+            quarantine=None,
+            removed=pa.table(
+                {"job_hash": pa.array([], pa.int64()), "job_id": pa.array([], pa.string())}
+            ),
+            traces=str(traces),
+            rates=rates,
+        ),
         block_bytes=1 << 20,
         expectations="mpg",
     )
@@ -375,5 +477,33 @@ def test_update_pipeline_on_a_first_run(traces: Path, tmp_path: Path) -> None:
         ("step_time_stats", DAY, 1),
     ]
     assert [r["path"] for r in changes] == [run.data_file(r["table"], r["day"]) for r in changes]
-    assert run.refused_parts() == [run.refused("scheduler", stable_id("scheduler/a.jsonl"), 1)]
-    assert run.recovered_parts() == [run.recovered(stable_id("runtime/b.jsonl"))]
+    store = run.store
+    manifest = store.read_parquet(run.state("manifest"), MANIFEST).to_pylist()
+    assert [(r["name"], r["lines_read"]) for r in manifest] == [
+        ("runtime/a.jsonl", 1), ("runtime/b.jsonl", 3), ("scheduler/a.jsonl", 4)
+    ]  # fmt: skip
+    # j and ghost: bucket 0 of 2, in its segment; ghost's one span refused (unknown job)
+    segment = run.segment_id(0)
+    index = store.read_parquet(run.state("jobs"), JOB_INDEX).to_pylist()
+    assert [
+        (r["job_id"], r["segment"], r["accepted_runtime"], r["duplicates_runtime"],
+         r["quarantined_runtime"], r["rows_runtime"], r["rows_scheduler"])
+        for r in index
+    ] == [("ghost", segment, 0, 0, 1, 1, 0), ("j", segment, 2, 1, 0, 3, 3)]  # fmt: skip
+    segments = store.read_parquet(run.state("segments"), SEGMENTS).to_pylist()
+    assert segments == [
+        {"segment": segment, "source": s, "path": store.segment(s, segment), "rows": n}
+        for s, n in (("runtime", 4), ("scheduler", 3))
+    ]
+    quarantine = store.read_parquet(run.data_file("quarantine"), QUARANTINE).to_pylist()
+    assert sorted((r["file"], r["line"], r["reason"], r["job_id"]) for r in quarantine) == [
+        ("runtime/b.jsonl", 3, UNKNOWN_JOB, "ghost"),
+        ("scheduler/a.jsonl", 4, "invalid JSON", None),
+    ]
+    counts = store.read_parquet(run.data_file("record_counts"), RECORD_COUNTS).to_pylist()
+    # read = accepted + duplicates + quarantined, per source
+    assert [
+        (r["source"], r["records_read"], r["accepted"], r["duplicates"], r["quarantined"])
+        for r in counts
+    ] == [("scheduler", 4, 3, 0, 1), ("runtime", 4, 2, 1, 1), ("profiles", 0, 0, 0, 0)]
+    assert store.read_parquet(run.data_file("cost_rates"), COST_RATES).equals(rates)
