@@ -25,11 +25,14 @@ import pyarrow.compute as pc
 
 from mpg.definitions.catalog import ChipCatalog
 from mpg.output.store import RunFiles
-from mpg.pipelines.io import TraceFile, read_line_blocks, stable_id
+from mpg.pipelines.coders import in_memory
+from mpg.pipelines.io import LineBlock, TraceFile, read_line_blocks, stable_id
 from mpg.schemas import STORED_SCHEMAS
 from mpg.transforms.parse import ParsedBlock
 from mpg.transforms.reconcile import bucket_of_hash, job_hash_of
 from mpg.transforms.steps import ParseTraceRecords
+
+in_memory(LineBlock, ParsedBlock)
 
 
 @dataclass(frozen=True)
@@ -136,9 +139,12 @@ class IngestTraceFiles(beam.PTransform):
         self._buckets, self._block_bytes = buckets, block_bytes
 
     def expand(self, files):
-        read = files | "ReadLineBlocks" >> beam.ParDo(_ReadBlocks(self._block_bytes)).with_outputs(
-            "digests", main="blocks"
+        # blocks and parsed blocks: types with their own coder (`mpg.pipelines.coders`), never
+        # encoded, as they go from one fused step to the next
+        reader = beam.ParDo(_ReadBlocks(self._block_bytes)).with_output_types(
+            LineBlock, digests=beam.typehints.Any
         )
+        read = files | "ReadLineBlocks" >> reader.with_outputs("digests", main="blocks")
         written = (
             read.blocks
             | "ParseTraceRecords" >> ParseTraceRecords(self._catalog)

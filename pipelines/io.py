@@ -77,6 +77,11 @@ class LineBlock:
     # them already: the parser then need not scan the block for line breaks again.
     bounds: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def nbytes(self) -> int:
+        """Its size in memory (what Beam's size estimate counts: `mpg.pipelines.coders`)."""
+        return len(self.data) + sum(b.nbytes for b in self.bounds or ())
+
 
 def discover_trace_files(root: str) -> tuple[list[TraceFile], list[str]]:
     """The trace files under `root/<source>/` (any depth) and the names of other files skipped."""

@@ -18,8 +18,8 @@ yielded, as a call; the records never cross a shuffle or a side input, and a wor
 bucket's (or one day's) tables at a time, as when the step wrote them itself. They are not encoded
 either: Beam sizes a sample of every PCollection's elements (the first ten, then fewer) by
 encoding them with the PCollection's coder, which for an object is pickling it, a copy of a
-bucket's records; `Segment` and `DayRows` have their own coder (`_InMemory`), whose size is their
-tables' buffers.
+bucket's records; `Segment` and `DayRows` have their own coder (`mpg.pipelines.coders`), whose
+size is their tables' buffers.
 
 What the steps write between them (parsed blocks, a bucket's accepted records, its rows per day,
 its index rows, quarantine references and recovered text, all under the run's scratch,
@@ -30,7 +30,6 @@ files are written by the step that hands them on.
 from __future__ import annotations
 
 import datetime
-import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,6 +38,7 @@ import polars as pl
 import pyarrow as pa
 
 from mpg.output.store import RunFiles
+from mpg.pipelines.coders import in_memory
 from mpg.schemas import DATA_FILES, PUBLISHED, STORED_SCHEMAS, conform
 
 # What `WriteResult` writes: the names of the run's results (`RunFiles.result`).
@@ -74,37 +74,7 @@ class DayRows:
         return self.rows.nbytes
 
 
-class _InMemory(beam.coders.Coder):
-    """The coder of the elements a step hands to the sink fused after it: Beam's size estimate
-    of an element (`estimate_size`, sampled by every runner) is its tables' buffers, not the
-    length of its encoding. The encoding (pickle: Arrow IPC for the tables) is for a runner
-    that would materialise the PCollection, which this graph never asks for."""
-
-    def __init__(self, kind: type) -> None:
-        self._kind = kind
-
-    @classmethod
-    def from_type_hint(cls, typehint: type, registry: object) -> _InMemory:
-        return cls(typehint)
-
-    def to_type_hint(self) -> type:
-        return self._kind
-
-    def encode(self, value: Segment | DayRows) -> bytes:
-        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-
-    def decode(self, encoded: bytes) -> Segment | DayRows:
-        return pickle.loads(encoded)
-
-    def estimate_size(self, value: Segment | DayRows) -> int:
-        return value.nbytes
-
-    def is_deterministic(self) -> bool:
-        return False
-
-
-beam.coders.registry.register_coder(Segment, _InMemory)
-beam.coders.registry.register_coder(DayRows, _InMemory)
+in_memory(Segment, DayRows)
 
 
 @dataclass(frozen=True)

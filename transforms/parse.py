@@ -59,6 +59,11 @@ class ParsedBlock:
     quarantine: pa.Table  # QUARANTINE
     lines_read: int
 
+    @property
+    def nbytes(self) -> int:
+        """Its tables' size in memory."""
+        return self.records.nbytes + self.quarantine.nbytes
+
 
 # Where each line of a block starts, and where its text ends (`line_bounds`).
 Bounds = tuple[np.ndarray, np.ndarray]

@@ -58,4 +58,5 @@ class ParseTraceRecords(beam.PTransform):
         self._catalog = catalog
 
     def expand(self, blocks):
-        return blocks | "ParseBlock" >> beam.ParDo(_ParseBlocks(self._catalog))
+        parse = beam.ParDo(_ParseBlocks(self._catalog)).with_output_types(ParsedBlock)
+        return blocks | "ParseBlock" >> parse

@@ -7,6 +7,7 @@ import datetime
 from pathlib import Path
 
 import apache_beam as beam
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,6 +21,7 @@ from mpg.output.store import RECORD_ROW_GROUP, OutputStore
 from mpg.pipelines.buckets import BucketUpdate, RecordStore
 from mpg.pipelines.finish import StatePlan, WriteSnapshotState
 from mpg.pipelines.ingest import FileStats
+from mpg.pipelines.io import LineBlock, TraceFile
 from mpg.pipelines.sinks import (
     TABLE_CHANGES,
     DayChange,
@@ -40,6 +42,8 @@ from mpg.schemas import (
     SEGMENTS,
     STORED_SCHEMAS,
 )
+from mpg.transforms.parse import ParsedBlock
+from mpg.transforms.steps import ParseTraceRecords
 
 RUN = "r1"
 DAY = datetime.date(2026, 11, 20)
@@ -139,6 +143,21 @@ def test_the_tables_handed_to_a_sink_are_sized_not_encoded() -> None:
     assert beam.coders.registry.get_coder(DayRows).estimate_size(day) == LEDGER.nbytes
     assert coder.decode(coder.encode(segment)).records.equals(segment.records)
     assert coder.to_type_hint() is Segment  # a runner rebuilding the graph from its proto
+
+
+def test_blocks_between_fused_steps_are_sized_not_encoded() -> None:
+    """So are a block of lines on its way to the parser and the parsed block on its way to be
+    cut into buckets: 19 bytes of text and two int64 pairs of line bounds; the records' and
+    quarantine's buffers."""
+    data = b'{"a": 1}\n{"b": 22}\n'
+    bounds = (np.array([0, 9]), np.array([8, 18]))
+    block = LineBlock(TraceFile("runtime", "/r", "runtime/a.jsonl", 19, 0), 1, data, bounds=bounds)
+    assert beam.coders.registry.get_coder(LineBlock).estimate_size(block) == 19 + 16 + 16
+    parsed = ParsedBlock("scheduler", "a.jsonl", RECORDS, QUARANTINE.empty_table(), 2)
+    assert beam.coders.registry.get_coder(ParsedBlock).estimate_size(parsed) == RECORDS.nbytes
+    p = BeamTestPipeline()
+    out = p | beam.Create([block]) | ParseTraceRecords(load_catalog())
+    assert out.element_type is ParsedBlock  # the type the coder is registered for
 
 
 def _index_row(job_hash: int, job: str, segment: str, **counts: int) -> dict[str, object]:
