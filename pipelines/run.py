@@ -189,6 +189,9 @@ class Prepared:
 
     update: UpdatePlan
     files: pa.Table  # the previous snapshot's DATA_FILES (none when computing everything)
+    # The job buckets the run's records fill, whatever --buckets says: how much work it has to
+    # share between worker threads (`mpg.pipelines.runners.pipeline_options`).
+    filled: int
 
 
 def prepare(
@@ -198,7 +201,8 @@ def prepare(
     the previous snapshot's files and ends of data, the prices (`rates`, COST_RATES)."""
     previous = plan.previous
     work = job_work(store, previous, plan.delta.retracted)
-    buckets = opts.buckets or work.buckets(plan.delta.new, opts.records_per_bucket)
+    filled = work.buckets(plan.delta.new, opts.records_per_bucket)
+    buckets = opts.buckets or filled
     files = (
         store.read_parquet(previous.state["files"], DATA_FILES)
         if previous
@@ -236,7 +240,7 @@ def prepare(
         block_bytes=opts.block_bytes,
         expectations=engine_named(),
     )
-    return Prepared(update, files)
+    return Prepared(update, files, filled)
 
 
 def _compute(
@@ -246,9 +250,7 @@ def _compute(
     the lines the run read."""
     prepared = prepare(opts, plan, store, run_id, rates)
     with progress.phase("pipeline") as step:
-        with beam.Pipeline(
-            options=pipeline_options(opts.beam_args, prepared.update.records.buckets)
-        ) as p:
+        with beam.Pipeline(options=pipeline_options(opts.beam_args, prepared.filled)) as p:
             build_update(p, prepared.update)
         stats = store.read_parquet(prepared.update.run.result(FILE_STATS), MANIFEST)
         step.done(pc.sum(stats.column("lines_read")).as_py() or 0)

@@ -61,8 +61,9 @@ SUPPORTED = (
 )
 DATAFLOW_EXTRA = "pip install 'mpg-fleet-goodput[dataflow]'"
 # Two worker threads: the heavy steps release the GIL (DuckDB, Polars, Arrow), so two blocks or
-# two buckets at once use both cores of a small machine; one bucket leaves nothing to share, and
-# on small inputs the threads' gRPC start costs more than they save (`pipeline_options`).
+# two buckets at once use both cores of a small machine; below two buckets' worth of records
+# there is little to share, and the threads' gRPC start costs more than they save
+# (`pipeline_options`).
 LOCAL_WORKERS = ("--direct_num_workers=2", "--direct_running_mode=multi_threading")
 # What every worker process imports when it starts (a clean exit, warnings as log records).
 WORKER_PLUGIN = "--beam_plugins=mpg.pipelines.worker"
@@ -80,9 +81,10 @@ def beam_args(passthrough: Sequence[str]) -> tuple[str, ...]:
 
 
 def pipeline_options(args: Sequence[str], buckets: int) -> PipelineOptions:
-    """Beam's options for a pipeline over `buckets` job buckets: `args`, and on Beam's in-process
-    runner (mpg's default) two worker threads where there are two buckets or more to share and
-    the user named neither option (docs/decisions.md, "Parallel workers on one machine")."""
+    """Beam's options for a pipeline whose records fill `buckets` job buckets (of
+    `--records-per-bucket`, whatever `--buckets` forces): `args`, and on Beam's in-process runner
+    (mpg's default) two worker threads where there are two buckets' worth or more to share and the
+    user named neither option (docs/decisions.md, "Parallel workers on one machine")."""
     options = PipelineOptions(list(args))
     named = {a.split("=", 1)[0] for a in args}
     if (

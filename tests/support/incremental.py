@@ -50,8 +50,10 @@ def piece_names(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.glob("*/*.jsonl"))
 
 
-def update(traces: Path, out: Path) -> RunResult:
-    return run(RunOptions(traces=str(traces), out=str(out), buckets=BUCKETS))
+def update(traces: Path, out: Path, *beam_args: str) -> RunResult:
+    """An `mpg run` of `traces` into `out` (`beam_args`: Beam's options, or mpg's default)."""
+    beam = {"beam_args": beam_args} if beam_args else {}
+    return run(RunOptions(traces=str(traces), out=str(out), buckets=BUCKETS, **beam))
 
 
 def recomputed(traces: Path, tmp: Path) -> dict[str, str]:
