@@ -32,7 +32,7 @@ from mpg.output.store import OutputStore, RunFiles
 from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.buckets import BucketUpdate, RecordStore
 from mpg.pipelines.iceberg import TableChange
-from mpg.pipelines.ingest import FileStats
+from mpg.pipelines.ingest import FileStats, file_rows
 from mpg.pipelines.quarantine import assemble_quarantine
 from mpg.schemas import (
     DATA_FILES,
@@ -184,7 +184,7 @@ class StatePlan:
 
 
 def _write_manifest(stats: list[FileStats], plan: StatePlan) -> pa.Table:
-    manifest = finished_manifest(plan.kept, (s.row() for s in sorted(stats, key=lambda s: s.name)))
+    manifest = finished_manifest(plan.kept, file_rows(stats))
     plan.run.store.write_parquet(manifest, plan.run.state("manifest"))
     return manifest
 

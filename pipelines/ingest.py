@@ -61,6 +61,11 @@ class FileStats:
         return dict(self.__dict__)
 
 
+def file_rows(stats: Iterable[FileStats]) -> list[dict[str, object]]:
+    """The files' manifest rows, by name (the same files give the same bytes)."""
+    return [s.row() for s in sorted(stats, key=lambda s: s.name)]
+
+
 def by_bucket(records: pa.Table, buckets: int) -> list[tuple[int, pa.Table]]:
     """Records with their job hash, put in job-bucket order by one `take` and cut into a slice
     per job bucket present. The slices share that table's buffers: they are for one scratch

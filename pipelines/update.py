@@ -42,7 +42,7 @@ from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import BucketUpdate, RecordStore, gather_bucket, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import StatePlan, WriteSnapshotState
-from mpg.pipelines.ingest import FileStats, IngestTraceFiles
+from mpg.pipelines.ingest import IngestTraceFiles, file_rows
 from mpg.pipelines.io import TraceFile
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.sinks import (
@@ -173,10 +173,6 @@ def _to_account(element: tuple[int, dict[str, list]]) -> Iterator[BucketUpdate |
         yield bucket
 
 
-def _file_rows(stats: list[FileStats]) -> list[dict[str, object]]:
-    return [s.row() for s in sorted(stats, key=lambda s: s.name)]
-
-
 def _result_rows(parts: list[pa.Table]) -> list[dict[str, object]]:
     return [row for part in parts for row in part.to_pylist()]
 
@@ -202,7 +198,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         [(b.bucket, b) for b in plan.previous_buckets]
     )
     buckets = {
-        "update": updates | "KeyUpdates" >> beam.Map(lambda u: (u.bucket, u)),
+        "update": updates | "KeyUpdates" >> beam.Map(_keyed),
         "previous": previous,
     } | "JoinBuckets" >> beam.CoGroupByKey()
     data_end = (
@@ -238,7 +234,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     _ = checked | "WriteSourceResults" >> WriteResult(
         run, SOURCE_RESULTS, VALIDATION_RESULTS, _result_rows
     )
-    _ = ingested["files"] | "WriteFileStats" >> WriteResult(run, FILE_STATS, MANIFEST, _file_rows)
+    _ = ingested["files"] | "WriteFileStats" >> WriteResult(run, FILE_STATS, MANIFEST, file_rows)
     _ = {
         "files": ingested["files"],
         "index": accounted["jobs"],
