@@ -131,3 +131,31 @@ def test_a_reader_without_published_tables_imports_nothing_heavy(tmp_path: Path)
         status, modules, stderr = _imports(*argv)
         assert stderr == f"mpg: error: no published tables in {tmp_path}: run mpg run first\n"
         assert (status, _heavy(modules)) == (2, [])
+
+
+_ENDING = """
+import atexit, sys
+from mpg.cli import end
+atexit.register(lambda: print("an atexit hook ran"))
+print("buffered, not yet flushed", end="; ")
+end(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("status", [0, 2])
+def test_the_console_script_ends_with_its_status_after_hooks_and_flushes(status: int) -> None:
+    """`mpg` ends without tearing the interpreter down (`mpg.cli.end`), but not without what an
+    orderly exit owes: the status, the atexit hooks, the buffered output. The console script is
+    `mpg.cli:script`, which ends through it."""
+    from importlib.metadata import entry_points
+
+    assert [s.value for s in entry_points(group="console_scripts", name="mpg")] == [
+        "mpg.cli:script"
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", _ENDING, str(status)], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (
+        status,
+        "buffered, not yet flushed; an atexit hook ran\n",
+    )
