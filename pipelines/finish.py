@@ -31,7 +31,6 @@ from mpg.output.state_key import StateKey
 from mpg.output.store import OutputStore, RunFiles
 from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.buckets import BucketUpdate, RecordStore
-from mpg.pipelines.iceberg import TableChange
 from mpg.pipelines.ingest import FileStats, file_rows
 from mpg.pipelines.quarantine import assemble_quarantine
 from mpg.schemas import (
@@ -42,6 +41,16 @@ from mpg.schemas import (
     SOURCES,
     concat,
 )
+
+
+@dataclass(frozen=True)
+class TableChange:
+    """What a run changes in one table: `added` data files replace the `days` partitions (all of
+    the table when `days` is None; nothing is removed when it is empty)."""
+
+    table: str
+    added: tuple[str, ...]
+    days: tuple[datetime.date, ...] | None
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,8 @@ pyiceberg costs about a second to import: only `mpg run` and `mpg backfill` impo
 
 from __future__ import annotations
 
-import datetime
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,6 +34,7 @@ from pyiceberg.table.update import TableRequirement, TableUpdate
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 
 from mpg.output.store import OutputStore
+from mpg.pipelines.finish import TableChange
 from mpg.schemas import PUBLISHED
 from mpg.storage import COMMITTING
 
@@ -43,16 +42,6 @@ _NAMESPACE = "mpg"
 # Merge manifests at every commit: a table's metadata stays a few files however many runs it saw
 # (a fast append otherwise adds a manifest per commit and keeps the old ones).
 _PROPERTIES = {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
-
-
-@dataclass(frozen=True)
-class TableChange:
-    """What a run changes in one table: `added` data files replace the `days` partitions (all of
-    the table when `days` is None; nothing is removed when it is empty)."""
-
-    table: str
-    added: tuple[str, ...]
-    days: tuple[datetime.date, ...] | None
 
 
 def _uri(store: OutputStore, path: str) -> str:

@@ -34,8 +34,7 @@ from mpg.output.snapshot import Snapshot, switch
 from mpg.output.store import DATABASE, REPORT, OutputStore, RunFiles
 from mpg.pipelines.analyst_objects import Kept, keep_analyst_objects
 from mpg.pipelines.bigquery_target import BigQueryLoad, BigQueryTarget
-from mpg.pipelines.finish import Staged, data_files_after
-from mpg.pipelines.iceberg import TableChange, commit_tables
+from mpg.pipelines.finish import Staged, TableChange, data_files_after
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
 from mpg.quality.engine import engine_named
 from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat
@@ -179,6 +178,9 @@ def publish(staged: Staged, over: Writing, record: runlog.RunRecord, to: Destina
                 to.bigquery_days,
                 current_version=to.current_metric_version,
             )
+        # pyiceberg takes 0.3 s to import: `run.warm_up` imports it while the pipeline works.
+        from mpg.pipelines.iceberg import commit_tables
+
         whole_changes = [TableChange(t, (p,) if p else (), None) for t, p in whole.items()]
         changes = [*staged.changes, *whole_changes]
         tables, metadata = commit_tables(store, previous.tables if previous else {}, changes, files)
