@@ -197,7 +197,7 @@ def main() -> None:
     rates = {"full": spans, "duckdb query": spans, "import": records}  # spans, or records read
     for stage, r in results.items():
         rate = f"{rates[stage] / r['seconds']:>10,.0f}" if stage in rates else " " * 10
-        did = f"{r['plan']}; parsed {r['parsed']}, {r['changed_days']} days" if "plan" in r else ""
+        did = r.get("did", "")
         print(f"{stage:<13} {r['seconds']:>8.2f} {rate} {r['peak_mib']:>9.0f}  {did}")
     ratio = results["full"]["seconds"] / results["duckdb query"]["seconds"]
     print(f"mpg run --full / one DuckDB query over the same raw files: {ratio:.2f}x")

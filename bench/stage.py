@@ -7,16 +7,18 @@
 
 `measure(args)` starts one of these as a child process and samples the resident memory of the
 child and all its descendants (Beam's worker processes included) every 20 ms from /proc, so the
-peak is the whole process tree's, not one process's. The child prints one JSON line: what the
-stage did (the run's plan, files parsed, days changed).
+peak is the whole process tree's, not one process's. `run` and `backfill` are the `mpg` command
+itself (`python -m mpg.cli`, as the console script runs it: start-up, the closing summary and the
+way out are what a user waits for too); the stage's details are what its headline says it did.
+The other stages print one JSON line of details.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -51,7 +53,7 @@ def measure(args: list[str]) -> dict:
     what the stage printed."""
     started = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        _command(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     peak = 0
 
@@ -68,33 +70,36 @@ def measure(args: list[str]) -> dict:
     sampler.join()
     if child.returncode != 0:
         raise RuntimeError(f"stage {args[0]} failed:\n{err}")
-    details = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
-    return {"seconds": seconds, "peak_mib": peak / 2**20, **details}
+    return {"seconds": seconds, "peak_mib": peak / 2**20, **_details(args[0], out)}
 
 
-def _run(traces: str, out: str, *flags: str) -> dict:
-    from mpg.pipelines.options import DEFAULT_BEAM_ARGS, RunOptions
-    from mpg.pipelines.run import run
+def _command(args: list[str]) -> list[str]:
+    """The child's command line: the `mpg` command for `run` and `backfill`, this file for the
+    others."""
+    stage, *rest = args
+    mpg = [sys.executable, "-m", "mpg.cli"]
+    if stage == "run":
+        traces, out, *flags = rest
+        return [*mpg, "run", "--traces", traces, "--out", out, *flags]
+    if stage == "backfill":
+        out, version, first, last = rest
+        return [*mpg, "backfill", "--out", out, "--metric-version", version,
+                "--from", first, "--to", last]  # fmt: skip
+    return [sys.executable, __file__, *args]
 
-    beam = tuple(f for f in flags if f != "--full") or DEFAULT_BEAM_ARGS
-    result = run(RunOptions(traces=traces, out=out, full="--full" in flags, beam_args=beam))
-    return {
-        "plan": result.plan,
-        "parsed": result.parsed,
-        "changed_days": len({d for _, d in result.changed_days}),
-    }
+
+# What `mpg run` and `mpg backfill` say they did: "<plan>; parsed N, retracted M; job tables
+# changed on D days (...)" (mpg.cli.command.format_headline).
+_DID = re.compile(r"^  (?P<did>.*job tables changed on (?P<days>\d+) days).*$", re.MULTILINE)
 
 
-def _backfill(out: str, version: str, first: str, last: str) -> dict:
-    from mpg.pipelines.backfill import BackfillOptions, backfill
-
-    days = datetime.date.fromisoformat(first), datetime.date.fromisoformat(last)
-    results = backfill(BackfillOptions(out, version, *days))
-    return {
-        "plan": "; ".join(r.plan for r in results),
-        "parsed": 0,
-        "changed_days": len({d for r in results for _, d in r.changed_days}),
-    }
+def _details(stage: str, out: str) -> dict:
+    if stage not in ("run", "backfill"):
+        return json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+    said, lines = _DID.search(out), out.strip().splitlines()
+    if said is None:  # up to date, or nothing to backfill
+        return {"did": lines[min(1, len(lines) - 1)].strip(), "changed_days": 0}
+    return {"did": said["did"], "changed_days": int(said["days"])}
 
 
 def _crosscheck(traces: str, result: str) -> dict:
@@ -118,7 +123,7 @@ def _import(fmt: str, src: str, root: str, *options: str) -> dict:
     return {}
 
 
-STAGES = {"run": _run, "backfill": _backfill, "crosscheck": _crosscheck, "import": _import}
+STAGES = {"crosscheck": _crosscheck, "import": _import}
 
 
 if __name__ == "__main__":
