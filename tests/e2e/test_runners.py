@@ -23,6 +23,7 @@ from apache_beam.options.pipeline_options import (
     PipelineOptions,
     SetupOptions,
     StandardOptions,
+    TypeOptions,
 )
 
 from mpg.core.errors import OptionsError, find_user_error, one_line
@@ -98,6 +99,23 @@ def test_two_worker_threads_share_two_buckets_or_more_unless_the_user_chose(
 ) -> None:
     direct = pipeline_options(args, buckets).view_as(DirectOptions)
     assert (direct.direct_num_workers, direct.direct_running_mode) == (workers, mode)
+
+
+def test_a_view_of_the_options_is_made_once_and_sees_every_change() -> None:
+    """Beam views the options per transform it applies; each class's view is made once
+    (`runners._ViewedOnce`) and stays a window onto the one set of options."""
+    options = pipeline_options(("--runner=FnApiRunner",), 4)
+    types, direct = options.view_as(TypeOptions), options.view_as(DirectOptions)
+    assert options.view_as(TypeOptions) is types
+    types.pipeline_type_check = False
+    direct.direct_num_workers = 5
+    assert (
+        options.get_all_options()["pipeline_type_check"],
+        options.view_as(DirectOptions).direct_num_workers,
+        PipelineOptions.from_dictionary(options.get_all_options(drop_default=True))
+        .view_as(StandardOptions)
+        .runner,
+    ) == (False, 5, "FnApiRunner")
 
 
 @pytest.mark.parametrize(
