@@ -34,8 +34,12 @@ chromium:
 
 # Two workers (the reference machine's cores), each taking whole test files so that a file's
 # fleets are published once; the 15 slowest tests are printed so that their cost stays visible.
+# Files go out in collection order, tests/e2e first (the longest files) and the unit tier's short
+# ones last, to fill the end evenly; xdist's default hands out the files with the most tests
+# first, which left a file of three long tests to start last, on one worker, 50 s after the other
+# had finished.
 WORKERS ?= 2
-PYTEST  := $(BIN)/pytest -n $(WORKERS) --dist loadfile --durations=15
+PYTEST  := $(BIN)/pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 test: $(STAMP) $(BQEMU)/.installed chromium
 	$(BIN)/ruff check .

@@ -80,6 +80,14 @@ def backfilled(fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[P
     return out, first, last
 
 
+@pytest.fixture(scope="module")
+def both(fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fleet run with v1 and v2 at once: what the backfills below are compared to."""
+    out = tmp_path_factory.mktemp("both") / "out"
+    _v1_run(fleet, out, "v2")
+    return out
+
+
 def _keyed(con: duckdb.DuckDBPyConnection, sql: str, key: tuple[str, ...]) -> dict:
     rows = con.sql(sql).to_arrow_table().to_pylist()
     return {tuple(r[k] for k in key): r for r in rows}
@@ -113,11 +121,10 @@ def test_a_v2_backfill_matches_an_independent_v2_calculation_on_its_days(
 
 
 def test_a_backfill_equals_a_run_of_both_versions_and_leaves_v1_alone(
-    fleet: Path, backfilled: tuple[Path, DAY, DAY], tmp_path: Path
+    fleet: Path, backfilled: tuple[Path, DAY, DAY], both: Path, tmp_path: Path
 ) -> None:
     out, first, last = backfilled
-    both, only_v1 = tmp_path / "both", tmp_path / "v1"
-    _v1_run(fleet, both, "v2")
+    only_v1 = tmp_path / "v1"
     _v1_run(fleet, only_v1)
     for table in ("job_day_goodput", "chip_time_ledger", "goodput_by_slice"):
         v2 = "metric_version = 'v2' and day between ? and ?"
@@ -161,7 +168,7 @@ def test_a_killed_backfill_resumes_with_the_days_not_yet_covered(
 
 
 def test_later_runs_keep_the_backfilled_days_up_to_date(
-    fleet: Path, backfilled: tuple[Path, DAY, DAY], tmp_path: Path
+    fleet: Path, backfilled: tuple[Path, DAY, DAY], both: Path, tmp_path: Path
 ) -> None:
     """A late file restates jobs on the backfilled days: the next run recomputes their v2 rows
     there too, and writes none outside the backfilled days."""
@@ -176,8 +183,6 @@ def test_later_runs_keep_the_backfilled_days_up_to_date(
     _backfill(out, first, last)
     shutil.copy(fleet / "runtime" / held.name, early / "runtime" / held.name)
     _v1_run(early, out)
-    both = tmp_path / "both"
-    _v1_run(fleet, both, "v2")
     v2 = "metric_version = 'v2' and day between ? and ?"
     for table in ("job_day_goodput", "chip_time_ledger"):
         assert _rows(out, table, v2, [first, last]) == _rows(both, table, v2, [first, last])
@@ -186,7 +191,7 @@ def test_later_runs_keep_the_backfilled_days_up_to_date(
 
 
 def test_a_version_backfilled_over_every_day_joins_the_runs_without_recomputing(
-    fleet: Path, tmp_path: Path
+    fleet: Path, both: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     _v1_run(fleet, out)
@@ -203,7 +208,5 @@ def test_a_version_backfilled_over_every_day_joins_the_runs_without_recomputing(
         )
     )
     assert result.plan == "the *_current views change version (v1 -> v2)"
-    both = tmp_path / "both"
-    _v1_run(fleet, both, "v2")
     current = "job_day_goodput_current"
     assert _rows(out, current, "true") == _rows(both, "job_day_goodput", "metric_version = 'v2'")

@@ -320,37 +320,22 @@ def test_publishing_again_duplicates_nothing(daily: Daily) -> None:
             assert sorted_rows(again[table]) == sorted_rows(before[table]), table
 
 
+def _as_version(rows: pa.Table, version: str) -> pa.Table:
+    """`rows` under another metric version."""
+    column = rows.schema.get_field_index("metric_version")
+    return rows.set_column(column, "metric_version", pa.array([version] * rows.num_rows))
+
+
 def _with_version(out: Path, files: pa.Table, table: str, version: str) -> pa.Table:
     """Add a copy of `table`'s rows under another metric version (a new file per day); returns
     the data files with the new ones."""
     added = []
     for entry in [r for r in files.to_pylist() if r["table"] == table]:
         rows = pq.read_table(out / entry["path"], partitioning=None)
-        column = rows.schema.get_field_index("metric_version")
-        versioned = pa.array([version] * rows.num_rows, pa.string())
         path = str(Path(entry["path"]).with_name(f"other-{Path(entry['path']).name}"))
-        pq.write_table(rows.set_column(column, "metric_version", versioned), out / path)
+        pq.write_table(_as_version(rows, version), out / path)
         added.append({**entry, "path": path})
     return pa.concat_tables([files, pa.Table.from_pylist(added, DATA_FILES)])
-
-
-def test_current_views_select_only_the_current_version(
-    published: Path, bigquery_emulator: Emulator, tmp_path: Path
-) -> None:
-    out = shutil.copytree(published, tmp_path / "out", symlinks=True)
-    store, files = snapshot_files(out)
-    files = _with_version(out, files, "job_day_goodput", "v0")
-    dest = target(bigquery_emulator, "versions")
-    publish_bigquery(store, files, dest, None, current_version="v1")
-    everything = bigquery_emulator.query(select_all("job_day_goodput"), "versions")
-    current = bigquery_emulator.query(select_all("job_day_goodput_current"), "versions")
-    versions = pc.value_counts(everything.column("metric_version")).to_pylist()
-    assert sorted(versions, key=repr) == [
-        {"values": "v0", "counts": 3},
-        {"values": "v1", "counts": 3},
-    ]
-    v1_rows = duckdb_rows(published, select_all("job_day_goodput"))
-    assert sorted_rows(current) == sorted_rows(v1_rows)
 
 
 def test_the_current_view_sql_runs_on_duckdb_too(published: Path, tmp_path: Path) -> None:
@@ -440,24 +425,60 @@ def test_a_table_with_other_columns_stops_the_publish(
     )
 
 
-def test_a_table_an_older_mpg_made_gains_the_columns_added_since(
-    published: Path, bigquery_emulator: Emulator
-) -> None:
-    """job_day_goodput as published before it had owner, team, queue and allocated_from: the
-    publish adds them at its end and loads its rows with them."""
+@dataclass(frozen=True)
+class Versioned:
+    """The dataset `versions` after one publish of the tiny example's folder with a copy of
+    job_day_goodput's rows under metric version v0, into a job_day_goodput table as an older mpg
+    made it (without the columns added since): that table's columns and rows afterwards, its
+    current view's rows, and DuckDB's job_day_goodput (v1 only)."""
+
+    columns: list[str]
+    everything: pa.Table
+    current: pa.Table
+    in_duckdb: pa.Table
+
+
+ADDED_SINCE = ("owner", "team", "queue", "allocated_from")
+
+
+@pytest.fixture(scope="module")
+def versioned(
+    published: Path, bigquery_emulator: Emulator, tmp_path_factory: pytest.TempPathFactory
+) -> Versioned:
+    """One publish for the two tests below: each publish costs the emulator seconds."""
     client = bigquery_emulator.client()
-    client.create_dataset(f"{PROJECT}.older_columns")
-    added = ("owner", "team", "queue", "allocated_from")
-    older = [bigquery_field(f) for f in JOB_DAY_GOODPUT if f.name not in added]
-    client.create_table(bigquery.Table(f"{PROJECT}.older_columns.job_day_goodput", schema=older))
-    store, files = snapshot_files(published)
+    client.create_dataset(f"{PROJECT}.versions")
+    older = [bigquery_field(f) for f in JOB_DAY_GOODPUT if f.name not in ADDED_SINCE]
+    client.create_table(bigquery.Table(f"{PROJECT}.versions.job_day_goodput", schema=older))
+    out = shutil.copytree(published, tmp_path_factory.mktemp("versions") / "out", symlinks=True)
+    store, files = snapshot_files(out)
+    files = _with_version(out, files, "job_day_goodput", "v0")
     publish_bigquery(
-        store, files, target(bigquery_emulator, "older_columns"), None, current_version="v1"
+        store, files, target(bigquery_emulator, "versions"), None, current_version="v1"
     )
-    table = client.get_table(f"{PROJECT}.older_columns.job_day_goodput")
-    assert [f.name for f in table.schema] == JOB_DAY_GOODPUT.names
-    rows = bigquery_emulator.query(select_all("job_day_goodput"), "older_columns")
-    assert sorted_rows(rows) == sorted_rows(duckdb_rows(published, select_all("job_day_goodput")))
+    return Versioned(
+        columns=[f.name for f in client.get_table(f"{PROJECT}.versions.job_day_goodput").schema],
+        everything=bigquery_emulator.query(select_all("job_day_goodput"), "versions"),
+        current=bigquery_emulator.query(select_all("job_day_goodput_current"), "versions"),
+        in_duckdb=duckdb_rows(published, select_all("job_day_goodput")),
+    )
+
+
+def test_current_views_select_only_the_current_version(versioned: Versioned) -> None:
+    versions = pc.value_counts(versioned.everything.column("metric_version")).to_pylist()
+    assert sorted(versions, key=repr) == [
+        {"values": "v0", "counts": 3},
+        {"values": "v1", "counts": 3},
+    ]
+    assert sorted_rows(versioned.current) == sorted_rows(versioned.in_duckdb)
+
+
+def test_a_table_an_older_mpg_made_gains_the_columns_added_since(versioned: Versioned) -> None:
+    """job_day_goodput as published before it had owner, team, queue and allocated_from: the
+    publish adds them at its end and loads its rows (both versions') with them."""
+    assert versioned.columns == JOB_DAY_GOODPUT.names
+    both = pa.concat_tables([versioned.in_duckdb, _as_version(versioned.in_duckdb, "v0")])
+    assert sorted_rows(versioned.everything) == sorted_rows(both)
 
 
 def test_an_unreachable_bigquery_fails_the_run_in_one_line_and_publishes_nothing(

@@ -2,18 +2,25 @@
 late files restate earlier days; readers of mpg.duckdb during a run. The fleet cut into pieces
 is tests/support/incremental.py's; the walks in random orders are
 tests/e2e/test_incremental_orders.py.
+
+The tests that start from a run over every piece (or every other piece) start from a copy of one
+(`everything`, `half`): a copied output folder, beside a copy of its traces with their times, is a
+folder of its own (tests/e2e/test_faults.py), and the copy spares each test that run.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from mpg.pipelines.result import RunResult
 from tests.support.incremental import (
     BUCKETS,
     add,
@@ -29,11 +36,41 @@ from tests.support.timeline import end, schedule, span, submit
 __all__ = ["pieces"]  # the fixture, imported for pytest
 
 
-def test_changed_and_removed_files_are_retracted(pieces: Path, tmp_path: Path) -> None:
-    traces, out = tmp_path / "traces", tmp_path / "out"
-    names = piece_names(pieces)
+@dataclass(frozen=True)
+class Run:
+    """A trace root, the output folder of one run over it, and what the run returned."""
+
+    traces: Path
+    out: Path
+    result: RunResult
+
+    def copy(self, into: Path) -> tuple[Path, Path]:
+        """The traces (their modification times too) and the output folder, copied `into`."""
+        return shutil.copytree(self.traces, into / "traces"), shutil.copytree(
+            self.out, into / "out"
+        )
+
+
+def _run_over(pieces: Path, names: list[str], root: Path) -> Run:
+    traces, out = root / "traces", root / "out"
     add(pieces, traces, names)
-    update(traces, out)
+    return Run(traces, out, update(traces, out))
+
+
+@pytest.fixture(scope="module")
+def everything(pieces: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return _run_over(pieces, piece_names(pieces), tmp_path_factory.mktemp("everything"))
+
+
+@pytest.fixture(scope="module")
+def half(pieces: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """Every other piece (the others, for a second run: `piece_names(pieces)[1::2]`)."""
+    return _run_over(pieces, piece_names(pieces)[::2], tmp_path_factory.mktemp("half"))
+
+
+def test_changed_and_removed_files_are_retracted(everything: Run, tmp_path: Path) -> None:
+    traces, out = everything.copy(tmp_path)
+    names = piece_names(traces)
     grown, gone = traces / names[0], traces / names[-1]
     lines = lines_of(grown)
     grown.write_bytes(b"".join(lines[: len(lines) // 2]))  # rewritten shorter
@@ -44,10 +81,9 @@ def test_changed_and_removed_files_are_retracted(pieces: Path, tmp_path: Path) -
     assert published_state(out, skip=PER_RUN) == recomputed(traces, tmp_path)
 
 
-def test_running_again_changes_nothing(pieces: Path, tmp_path: Path) -> None:
-    traces, out = tmp_path / "traces", tmp_path / "out"
-    add(pieces, traces, piece_names(pieces))
-    first = update(traces, out)
+def test_running_again_changes_nothing(everything: Run, tmp_path: Path) -> None:
+    traces, out = everything.copy(tmp_path)
+    first = everything.result
     current = current_run(out)
     before = published_state(out, skip=())
     again = update(traces, out)
@@ -106,16 +142,13 @@ def _a_price_changed_in_mpg_toml_reaches_the_next_ordinary_run(traces: Path, out
 
 
 def test_a_touched_file_is_read_again_and_publishes_the_same_tables(
-    pieces: Path, tmp_path: Path
+    everything: Run, tmp_path: Path
 ) -> None:
     """A file is known by its name, size and modification time, as any store lists it: one
     rewritten with the same bytes is read again, and changes no table."""
-    traces, out = tmp_path / "traces", tmp_path / "out"
-    names = piece_names(pieces)
-    add(pieces, traces, names)
-    update(traces, out)
+    traces, out = everything.copy(tmp_path)
     before = published_state(out, skip=PER_RUN)
-    touched = traces / names[0]
+    touched = traces / piece_names(traces)[0]
     touched.write_bytes(touched.read_bytes())
     again = update(traces, out)
     assert (again.parsed, again.retracted) == (1, 1)
@@ -182,14 +215,12 @@ def _ask(session: subprocess.Popen[str]) -> str:
 
 
 def test_a_duckdb_cli_reader_sees_the_old_tables_or_the_new_ones(
-    pieces: Path, tmp_path: Path
+    pieces: Path, half: Run, tmp_path: Path
 ) -> None:
     """An analyst keeps `duckdb -readonly DIR/mpg.duckdb` open through an incremental run, and
     others open it afresh meanwhile: every answer is the old tables' or the new ones'."""
-    traces, out = tmp_path / "traces", tmp_path / "out"
+    traces, out = half.copy(tmp_path)
     names = piece_names(pieces)
-    add(pieces, traces, names[::2])
-    update(traces, out)
     database = out / "mpg.duckdb"
     old = _cli_query(database)
     session = subprocess.Popen(
@@ -215,13 +246,14 @@ def test_a_duckdb_cli_reader_sees_the_old_tables_or_the_new_ones(
     assert fresh == sorted(fresh, key=[old, new].index)  # never back to old once new was seen
 
 
-def test_a_read_write_duckdb_session_does_not_stop_a_run(pieces: Path, tmp_path: Path) -> None:
+def test_a_read_write_duckdb_session_does_not_stop_a_run(
+    pieces: Path, half: Run, tmp_path: Path
+) -> None:
     """`duckdb DIR/mpg.duckdb` (read-write, the shell's default) locks that file against every
     other process; runs never open a published database, so they go on."""
-    traces, out = tmp_path / "traces", tmp_path / "out"
+    traces, out = half.copy(tmp_path)
     names = piece_names(pieces)
-    add(pieces, traces, names[::2])
-    first = update(traces, out)
+    first = half.result
     session = subprocess.Popen(
         [str(DUCKDB_CLI), "-csv", "-noheader", str(out / "mpg.duckdb")],
         stdin=subprocess.PIPE,

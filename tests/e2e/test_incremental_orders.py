@@ -1,6 +1,7 @@
 """Incremental runs in any order: a fleet fed piece by piece, in random orders and groupings,
 always publishes exactly what one run over the same files publishes (the contract of
 docs/operations.md). Its own file so that pytest-xdist runs it beside tests/e2e/test_incremental.py.
+Every walk ends with the whole fleet: the one run over it (`whole`) is made once, for all of them.
 """
 
 from __future__ import annotations
@@ -16,8 +17,14 @@ from tests.support.snapshots import PER_RUN, published_state
 __all__ = ["pieces"]  # the fixture, imported for pytest
 
 
+@pytest.fixture(scope="module")
+def whole(pieces: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """What one run over every piece publishes: where each walk below ends."""
+    return recomputed(pieces, tmp_path_factory.mktemp("whole"))
+
+
 def test_a_fleet_fed_piece_by_piece_equals_one_run_over_it_after_every_step(
-    pieces: Path, tmp_path: Path
+    pieces: Path, whole: dict[str, str], tmp_path: Path
 ) -> None:
     names = piece_names(pieces)
     random.Random(1).shuffle(names)
@@ -30,7 +37,8 @@ def test_a_fleet_fed_piece_by_piece_equals_one_run_over_it_after_every_step(
         add(pieces, traces, batch)
         result = update(traces, out)
         assert result.parsed == len(batch)
-        assert published_state(out, skip=PER_RUN) == recomputed(traces, tmp_path), step
+        expected = whole if step == len(names) else recomputed(traces, tmp_path)
+        assert published_state(out, skip=PER_RUN) == expected, step
 
 
 # Seed 3 on two worker threads (what runs of two buckets' worth of records or more get): the
@@ -44,7 +52,7 @@ THREADS = (
 
 @pytest.mark.parametrize(("seed", "beam_args"), [(2, ()), (3, THREADS)])
 def test_any_order_and_grouping_ends_where_one_run_does(
-    seed: int, beam_args: tuple[str, ...], pieces: Path, tmp_path: Path
+    seed: int, beam_args: tuple[str, ...], pieces: Path, whole: dict[str, str], tmp_path: Path
 ) -> None:
     rng = random.Random(seed)
     names = piece_names(pieces)
@@ -55,4 +63,4 @@ def test_any_order_and_grouping_ends_where_one_run_does(
         batch, names = names[:k], names[k:]
         add(pieces, traces, batch)
         update(traces, out, *beam_args)
-    assert published_state(out, skip=PER_RUN) == recomputed(traces, tmp_path)
+    assert published_state(out, skip=PER_RUN) == whole

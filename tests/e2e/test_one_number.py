@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ import pytest
 import mpg.sql.files
 from mpg.sql.files import create_macros
 from tests.support.cli import run_mpg
-from tests.support.report_fleet import HOSTILE_JOB, HOSTILE_TRACES, hostile_out  # noqa: F401
+from tests.support.report_fleet import HOSTILE_JOB, HOSTILE_TRACES
 
 FIRST, LAST = "2026-11-20", "2026-11-22"
 BASE, CURRENT = "2026-11-20", "2026-11-21..2026-11-22"
@@ -40,8 +41,12 @@ PRICED_JOB = "train-00018"  # gpu-h100, the worst job by dollars
 
 
 @pytest.fixture(scope="module")
-def out(hostile_out: Path) -> Path:  # noqa: F811
-    return hostile_out
+def out(hostile_out: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the session's hostile fleet, its traces beside it (their times too): the tests
+    here run `mpg run` into it, which the other report tests' folder must not see."""
+    root = tmp_path_factory.mktemp("one-number")
+    shutil.copytree(hostile_out.parent / HOSTILE_TRACES, root / HOSTILE_TRACES)
+    return shutil.copytree(hostile_out, root / "out", symlinks=True)
 
 
 def cents(value: float | None) -> int | None:

@@ -30,7 +30,6 @@ from tests.support.report_fleet import (
     RANKED_STEPS,
     RANKS,
     datasets_of,
-    hostile_out,  # noqa: F401 (a fixture)
     published_rows,
     rows_with,
     specs_of,
@@ -40,7 +39,7 @@ BASE, CURRENT = "2026-11-20", "2026-11-21..2026-11-22"
 
 
 @pytest.fixture(scope="module")
-def out(hostile_out: Path) -> Path:  # noqa: F811
+def out(hostile_out: Path) -> Path:
     return hostile_out
 
 

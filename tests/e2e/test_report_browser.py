@@ -24,7 +24,6 @@ from tests.support.cli import run_mpg
 from tests.support.report_fleet import (
     HOSTILE_JOB,
     HOSTILE_OWNER,
-    hostile_out,  # noqa: F401 (a fixture)
     published_rows,
     specs_of,
 )
@@ -88,7 +87,7 @@ def _open(page: Page, report: Path, events: list[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def out(hostile_out: Path) -> Path:  # noqa: F811
+def out(hostile_out: Path) -> Path:
     return hostile_out
 
 

@@ -18,7 +18,6 @@ from tests.support.cli import run_mpg
 from tests.support.report_fleet import (
     HOSTILE_FRAMEWORK,
     HOSTILE_TRACES,
-    hostile_out,  # noqa: F401 (a fixture)
     published_rows,
     rows_with,
     specs_of,
@@ -26,7 +25,7 @@ from tests.support.report_fleet import (
 
 
 @pytest.fixture(scope="module")
-def out(hostile_out: Path) -> Path:  # noqa: F811
+def out(hostile_out: Path) -> Path:
     return hostile_out
 
 

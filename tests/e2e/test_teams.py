@@ -23,7 +23,7 @@ import pytest
 
 from mpg.definitions.figures import NONE_NAMED
 from tests.support.cli import run_mpg
-from tests.support.report_fleet import hostile_out, published_rows  # noqa: F401 (a fixture)
+from tests.support.report_fleet import published_rows
 
 KINDS = ("team", "queue", "owner")
 PARTS = {"scheduling": "scheduling", "program_loss": "program",
@@ -32,7 +32,7 @@ NOVEMBER = date(2026, 11, 1)
 
 
 @pytest.fixture(scope="module")
-def out(hostile_out: Path) -> Path:  # noqa: F811
+def out(hostile_out: Path) -> Path:
     return hostile_out
 
 

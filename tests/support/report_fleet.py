@@ -19,7 +19,6 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from tests.support.cli import run_mpg
 from tests.support.files import SAMPLE_TRACES
@@ -92,12 +91,6 @@ def published_hostile_fleet(root: Path) -> Path:
     done = run_mpg("run", "--traces", traces, "--out", out)
     assert done.returncode == 0, done.stderr
     return out
-
-
-@pytest.fixture(scope="session")
-def hostile_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The hostile fleet, published once for every report test of the session."""
-    return published_hostile_fleet(tmp_path_factory.mktemp("report"))
 
 
 def published_rows(out: Path, table: str) -> list[dict]:
