@@ -89,8 +89,8 @@ def _command(args: list[str]) -> list[str]:
 
 
 # What `mpg run` and `mpg backfill` say they did: "<plan>; parsed N, retracted M; job tables
-# changed on D days (...)" (mpg.cli.command.format_headline).
-_DID = re.compile(r"^  (?P<did>.*job tables changed on (?P<days>\d+) days).*$", re.MULTILINE)
+# changed on D day[s] (...)" (mpg.cli.command.format_headline).
+_DID = re.compile(r"^  (?P<did>.*job tables changed on (?P<days>\d+) days?).*$", re.MULTILINE)
 
 
 def _details(stage: str, out: str) -> dict:

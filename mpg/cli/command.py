@@ -266,6 +266,16 @@ def pipeline_args(args: argparse.Namespace, rest: list[str]) -> tuple[str, ...]:
     return beam_args(given)
 
 
+def changed_days(result: RunResult, span: bool = False) -> str:
+    """How many days the run changed ("7 days", "1 day"); with `span`, the first and last of
+    them too: "7 days (2026-11-20 .. 2026-11-26)", "1 day (2026-11-20)"."""
+    days = sorted({day for _, day in result.changed_days})
+    count = f"{len(days)} day{'' if len(days) == 1 else 's'}"
+    if not span or not days:
+        return count
+    return f"{count} ({days[0]})" if len(days) == 1 else f"{count} ({days[0]} .. {days[-1]})"
+
+
 def format_headline(result: RunResult, seconds: float, summary: str = "scorecard") -> str:
     """What a run prints: what it did, its summary (`summary`: mpg.cli.summary), the record
     counts, the checks and where the rest went."""
@@ -280,11 +290,9 @@ def format_headline(result: RunResult, seconds: float, summary: str = "scorecard
     if result.up_to_date:
         lines.append("  up to date: no new, changed or removed trace files; nothing published")
     else:
-        days = sorted({day for _, day in result.changed_days})
-        span = f" ({days[0]} .. {days[-1]})" if days else ""
         lines.append(
             f"  {result.plan}; parsed {result.parsed}, retracted {result.retracted}; "
-            f"job tables changed on {len(days)} days{span}"
+            f"job tables changed on {changed_days(result, span=True)}"
         )
     if result.skipped:
         lines.append(f"  skipped {len(result.skipped)} files not named *.jsonl[.gz]")
@@ -412,8 +420,7 @@ def backfill_command(args: argparse.Namespace, passthrough: list[str]) -> int:
         print(f"mpg backfill: {args.metric_version} already covers {args.first}..{args.last}")
         return 0
     for r in results:
-        days = sorted({day for _, day in r.changed_days})
-        print(f"mpg backfill {r.run_id}: {r.plan}: job tables changed on {len(days)} days")
+        print(f"mpg backfill {r.run_id}: {r.plan}: job tables changed on {changed_days(r)}")
     print(format_headline(results[-1], time.monotonic() - started, args.summary))
     return 0
 

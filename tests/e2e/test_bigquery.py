@@ -297,7 +297,7 @@ def test_an_incremental_run_loads_the_days_it_changed(daily: Daily) -> None:
     first, second, again, _ = daily.printed
     # 5 day-partitioned tables x 2 days, and the checkpoint advice's last day
     assert "bigquery: 12 tables, 11 day partitions" in first
-    assert "job tables changed on 1 days (2026-11-20 .. 2026-11-20)" in second
+    assert "job tables changed on 1 day (2026-11-20)" in second
     assert "bigquery: 12 tables, 7 day partitions" in second  # 7 day-partitioned tables x Nov 20
     in_bigquery, in_duckdb = daily.incremental
     for table in BIGQUERY_TABLES:
