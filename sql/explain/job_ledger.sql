@@ -10,8 +10,10 @@ with ledger as (
     where job_id = $job_id and metric_version = $metric_version
 ),
 
+-- Every sum in a fixed order (by day, by category): a sum of doubles depends on its order in
+-- the last digits, and DuckDB's threads hand rows on in an order that changes from run to run.
 categories as (
-    select day, category, sum(chip_s) as chip_s
+    select day, category, sum(chip_s order by day) as chip_s
     from ledger
     group by grouping sets ((day, category), (category))
 ),
@@ -22,7 +24,10 @@ final as (
         category,
         chip_s,
         -- the ledger adds up to wanted time: a day's (or the lifetime's) rows sum to it
-        mpg_ratio(chip_s, sum(chip_s) over (partition by day)) as share
+        mpg_ratio(chip_s, sum(chip_s) over (
+            partition by day order by category
+            rows between unbounded preceding and unbounded following
+        )) as share
     from categories
 )
 
