@@ -34,9 +34,10 @@ def script() -> NoReturn:
     Tearing the interpreter down after a run (freeing, object by object, every module that Beam,
     pyarrow, Polars and DuckDB loaded) took 0.6 s of a 10 s run over 2M spans, for nothing: by
     then every output file is written and closed. So the process ends the way a C program does,
-    after what an orderly exit still owes: it waits for threads that are not daemons, runs the
-    `atexit` hooks (logging's flush among them) and flushes stdout and stderr. An exception
-    (a bug's traceback, Ctrl-C, argparse's own exit) takes the usual way out.
+    after what an orderly exit still owes: it runs the `atexit` hooks (logging's flush among
+    them) and flushes stdout and stderr. It does not wait for other threads: mpg's own have ended
+    when `main` returns, and Beam leaves idle pool threads behind that only the teardown would
+    stop. An exception (a bug's traceback, Ctrl-C, argparse's own exit) takes the usual way out.
     """
     end(main())
 
