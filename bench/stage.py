@@ -127,5 +127,8 @@ STAGES = {"crosscheck": _crosscheck, "import": _import}
 
 
 if __name__ == "__main__":
+    if sys.argv[1] not in STAGES:  # run, backfill: the command itself, in this process's place
+        command = _command(sys.argv[1:])
+        os.execv(command[0], command)
     os.environ.setdefault("MPG_PROGRESS", "none")
     print(json.dumps(STAGES[sys.argv[1]](*sys.argv[2:])))
