@@ -14,7 +14,8 @@ their warnings and errors to the launcher's log again. So for a run:
   this process's own descriptor 2 (what C++ libraries print), `sys.stderr` kept on the terminal;
 - the log file receives every log record at INFO and up (`--log-level debug`: DEBUG too), in
   this process and, through Beam's relay, from the workers (whose own handlers already wrote
-  them to their standard error, that is to the file: a relayed record is not written twice);
+  them to their standard error, that is to the file: a relayed record is not written twice),
+  but Beam's notes on type hints it cannot resolve (below WARNING; kept with `debug`);
 - the terminal shows what an in-process run shows: WARNING and up, except Beam's own messages
   about its workers, relayed from worker processes or logged by worker threads (their start-up,
   a failing step's traceback, which the run's one-line error says better). `--log-level LEVEL`
@@ -46,6 +47,10 @@ _RELAY_MESSAGE = "Worker: %s"
 # Beam's workers in this process (`multi_threading`, mpg's default) log under these names: their
 # bookkeeping, and a failing step's traceback, which the run's one-line error says better.
 _WORKER_LOGGERS = ("apache_beam.runners.worker.",)
+# Beam's notes, at INFO, on every type hint it cannot resolve ("Converting string literal type
+# hint to Any"): mpg's modules postpone their annotations, and the coders that matter are declared
+# (`mpg.pipelines.coders`), so they were 166 of a run's ~200 lines. Kept with --log-level debug.
+_TYPE_HINT_NOTES = "apache_beam.typehints.native_type_compatibility"
 _FORMAT = "%(asctime)s %(levelname)s %(processName)s %(name)s: %(message)s"
 
 
@@ -108,6 +113,10 @@ def _not_relayed(record: logging.LogRecord) -> bool:
     return not _relayed(record)
 
 
+def _not_a_type_hint_note(record: logging.LogRecord) -> bool:
+    return record.name != _TYPE_HINT_NOTES or record.levelno >= logging.WARNING
+
+
 class _File(logging.FileHandler):
     """The log file. A record it cannot write (a full disk) is lost without a word: the run's own
     error, if the disk stops it, is the one to see."""
@@ -128,6 +137,8 @@ def run_log(store: OutputStore, run_id: str, level: str | None = None) -> Iterat
         to_file.setLevel(file_level)
         to_file.setFormatter(logging.Formatter(_FORMAT))
         to_file.addFilter(_not_relayed)
+        if file_level > logging.DEBUG:
+            to_file.addFilter(_not_a_type_hint_note)
         to_terminal = _Terminal(terminal_level, explicit=level is not None)
         root = logging.getLogger()
         saved = (root.level, list(root.handlers))
