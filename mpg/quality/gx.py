@@ -147,8 +147,8 @@ class GxTargets:
         """What `arrow_checks.evaluate` finds, found by GX (mpg's own types by mpg). GX samples
         the first unexpected rows in frame order, so it is handed the frame sorted by the
         target's index (NULLs first, ties in frame order) and its rows are mapped back."""
-        keys = [(c, "ascending") for c in target.index if c in frame.column_names]
-        order = pc.sort_indices(frame, keys, null_placement="at_start").to_pylist()
+        keys = [(c, "ascending", "at_start") for c in target.index if c in frame.column_names]
+        order = pc.sort_indices(frame, keys).to_pylist()
         found = self._run_gx(self._prepared[target.name], frame.take(pa.array(order, pa.int64())))
         own = arrow_checks.evaluate(frame, target)
         return [
