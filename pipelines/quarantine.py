@@ -7,7 +7,7 @@ crosses a shuffle): `RecoverQuarantinedText` reads each input file that such ref
 into once, after grouping them by file, and keeps the previous snapshot's text where the file has
 not changed since.
 
-The table itself is rebuilt at the end of the pipeline by a sink (`WriteQuarantine`,
+The table itself is rebuilt at the end of the pipeline by the state sink (`WriteSnapshotState`,
 `mpg.pipelines.finish`, with `assemble_quarantine`): the previous rows, less those of retracted
 files and those of the jobs reconciled again, plus this run's. It streams through DuckDB and one
 Parquet writer, so it costs the quarantine's size, not the fleet's, and memory stays bounded

@@ -100,10 +100,9 @@ def _latest(values: Iterable[int | None]) -> int | None:
 class _UpdateBucket(beam.DoFn):
     """`gather_bucket`, its segment handed to the sink at once (in the same stage: as a call, so
     it is written before the records are reconciled, as when the step wrote it), `update_bucket`,
-    then, on the records it accepted
-    while they are in memory, the source suites and the accounting of the jobs that ended
-    (`settle_bucket`). The validator is made once per worker (with Great Expectations,
-    seconds)."""
+    then, on the records it accepted while they are in memory, the source suites and the
+    accounting of the jobs that ended (`settle_bucket`). The validator is made once per worker
+    (with Great Expectations, seconds)."""
 
     def __init__(self, records: RecordStore, accounting: Accounting, engine: str) -> None:
         self._records, self._accounting, self._engine = records, accounting, engine
