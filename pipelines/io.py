@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -21,7 +21,7 @@ import pyarrow as pa
 from mpg.core.errors import TraceFileError, TraceRootError, os_reason
 from mpg.schemas import QUARANTINE, SOURCES, conform
 from mpg.storage import Storage
-from mpg.transforms.parse import line_bounds, split_lines
+from mpg.transforms.parse import Bounds, line_bounds
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 DEFAULT_BLOCK_BYTES = 32 * 1024 * 1024
@@ -202,11 +202,16 @@ def read_line_blocks(
 
 
 class _LineCutter:
-    """Cuts one file's stream of bytes into LineBlocks, numbering lines as it goes."""
+    """Cuts one file's stream of bytes into LineBlocks, numbering lines as it goes.
+
+    The reads are kept as they came and joined once per block: the block's bytes are copied
+    once (into the block), its lines' bounds found once (for the block, and for numbering the
+    next one)."""
 
     def __init__(self, file: TraceFile) -> None:
         self._file = file
-        self._pending = bytearray()  # whole lines not yet handed out, then an unfinished one
+        self._pending: list[bytes] = []  # whole lines not yet handed out, then an unfinished one
+        self._size = 0  # bytes in pending
         self._tail = 0  # length of that unfinished line
         self._next_line = 1  # number of the first line in pending
         self._too_long: bytes | None = None  # start of an over-long line whose end is looked for
@@ -224,16 +229,13 @@ class _LineCutter:
         if tail > MAX_LINE_BYTES + 1:  # over the limit even if it ends with "\r\n"
             # Keep the whole lines before it and the first bytes of the line, nothing more.
             kept = chunk[: last_break + 1 + EXCERPT_BYTES]
-            self._pending += kept
-            self._tail = tail - (len(chunk) - len(kept))
+            self._add(kept, tail - (len(chunk) - len(kept)))
             yield from self._whole_lines()
-            self._too_long = bytes(self._pending[:EXCERPT_BYTES])
-            self._pending.clear()
-            self._tail = 0
+            self._too_long = self._joined()[:EXCERPT_BYTES]
+            self._pending, self._size, self._tail = [], 0, 0
             return
-        self._pending += chunk
-        self._tail = tail
-        if len(self._pending) >= block_bytes:
+        self._add(chunk, tail)
+        if self._size >= block_bytes and last_break >= 0:
             yield from self._whole_lines()
 
     def close(self, problem: str | None = None) -> Iterator[LineBlock]:
@@ -242,21 +244,38 @@ class _LineCutter:
         if problem is None and self._too_long is not None:
             yield self._one_record(self._too_long, LINE_TOO_LONG)
         elif problem is None:
-            yield from _blocks(self._file, self._next_line, bytes(self._pending))
+            data = self._joined()
+            yield from _blocks(self._file, self._next_line, data, _bounds(data))
         else:
             yield from self._whole_lines()
-            rest = self._pending if self._too_long is None else self._too_long
-            yield self._one_record(bytes(rest[:EXCERPT_BYTES]), problem)
+            rest = self._joined() if self._too_long is None else self._too_long
+            yield self._one_record(rest[:EXCERPT_BYTES], problem)
+
+    def _add(self, chunk: bytes, tail: int) -> None:
+        self._pending.append(chunk)
+        self._size += len(chunk)
+        self._tail = tail
+
+    def _joined(self) -> bytes:
+        return b"".join(self._pending)
 
     def _whole_lines(self) -> Iterator[LineBlock]:
         """Hand out every whole line in pending; the unfinished one stays."""
-        cut = len(self._pending) - self._tail
+        cut = self._size - self._tail
         if cut == 0:
             return
-        whole = bytes(memoryview(self._pending)[:cut])
-        del self._pending[:cut]
-        yield from _blocks(self._file, self._next_line, whole)
-        self._next_line += whole.count(b"\n")
+        last = self._pending[-1]
+        keep = len(last) - self._tail
+        if keep >= 0:  # the last line break is in the last read: only that read is cut
+            whole = b"".join([*self._pending[:-1], last[:keep]])
+            self._pending = [last[keep:]]
+        else:
+            joined = self._joined()
+            whole, self._pending = joined[:cut], [joined[cut:]]
+        self._size = self._tail
+        bounds = _bounds(whole)
+        yield from _blocks(self._file, self._next_line, whole, bounds)
+        self._next_line += len(bounds[0])
 
     def _one_record(self, excerpt: bytes, problem: str) -> LineBlock:
         """A record set aside for the quarantine (the parser never sees it), at the next line."""
@@ -265,15 +284,20 @@ class _LineCutter:
         return block
 
 
-def _blocks(file: TraceFile, first_line: int, data: bytes) -> Iterator[LineBlock]:
-    """`data` (lines numbered from `first_line`) as LineBlocks; over-long lines set aside.
+def _bounds(data: bytes) -> Bounds:
+    return line_bounds(np.frombuffer(data, dtype=np.uint8))
+
+
+def _blocks(file: TraceFile, first_line: int, data: bytes, bounds: Bounds) -> Iterator[LineBlock]:
+    """`data` (lines numbered from `first_line`, where `bounds` says) as LineBlocks; over-long
+    lines set aside.
 
     Lines over the limit that ended inside one read are found here, all at once (the rare one
     costs a loop step, an ordinary line nothing).
     """
     if not data:
         return
-    starts, ends = line_bounds(np.frombuffer(data, dtype=np.uint8))
+    starts, ends = bounds
     over = np.flatnonzero(ends - starts > MAX_LINE_BYTES).tolist()
     first = 0  # index of the first line not handed out yet
     for i in over:
@@ -293,23 +317,65 @@ def recover_raw_text(file: TraceFile, refs: pa.Table) -> pa.Table:
 
     Records quarantined after parsing (unknown job, conflicting lifecycle event) travel as
     references, so raw text never crosses the shuffle; they are rare, and only the files that
-    hold one are read a second time.
+    hold one are read a second time. That reading only counts line breaks (`_wanted_lines`):
+    the reader numbers lines the same way (an over-long line or a stream's damaged rest is one
+    line too, and neither is ever a reference), and cutting every line costs three times as
+    much.
     """
     wanted = refs.column("line").to_numpy()
-    found: dict[int, str] = {}
-    for block in read_line_blocks(file):
-        if block.problem is not None:
-            continue  # set aside by the reader: never a record that a job could own
-        lines = split_lines(block.data, block.first_line)
-        hit = np.isin(lines.column("line").to_numpy(), wanted)
-        for number, raw in zip(
-            lines.column("line").filter(hit).to_pylist(),
-            lines.column("raw_bytes").filter(hit).to_pylist(),
-            strict=True,
-        ):
-            found[number] = raw.decode("utf-8", "replace")
+    found = _wanted_lines(_until_damage(file), np.unique(wanted))
     raw = pa.array([found.get(n, "") for n in wanted.tolist()], pa.string())
     return conform(refs.append_column("raw", raw), QUARANTINE)
+
+
+def _until_damage(file: TraceFile) -> Iterator[bytes]:
+    """A file's bytes as `_decompressed` gives them, up to any damage (a reference is never to
+    a line after it: the reader kept none)."""
+    try:
+        yield from _decompressed(file, None)
+    except (zlib.error, EOFError):
+        return
+    except OSError as exc:
+        raise TraceFileError(f"cannot read trace file {file.name}: {os_reason(exc)}") from exc
+
+
+def _wanted_lines(chunks: Iterable[bytes], wanted: np.ndarray) -> dict[int, str]:
+    """The text of the lines numbered `wanted` (sorted, from 1) in a stream of bytes, without
+    its line break; a chunk holding none of them is only counted."""
+    found: dict[int, str] = {}
+    line = 1  # the number of the line the next byte belongs to
+    partial: list[bytes] = []  # a wanted line's bytes that do not end in the chunk read so far
+    for chunk in chunks:
+        begin = 0
+        if partial:
+            end = chunk.find(b"\n")
+            if end < 0:
+                partial.append(chunk)
+                continue
+            partial.append(chunk[:end])
+            found[line] = _text(b"".join(partial))
+            partial, begin, line = [], end + 1, line + 1
+        breaks = chunk.count(b"\n", begin)
+        low, high = np.searchsorted(wanted, [line, line + breaks], side="left")
+        if high < len(wanted) and wanted[high] == line + breaks:
+            high += 1  # the chunk's last, unfinished line
+        if high > low:
+            ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8)[begin:] == ord("\n"))
+            starts = np.concatenate(([0], ends + 1)) + begin
+            for number in wanted[low:high].tolist():
+                i = number - line
+                if i < breaks:
+                    found[number] = _text(chunk[starts[i] : begin + ends[i]])
+                else:
+                    partial = [chunk[starts[i] :]]
+        line += breaks
+    if partial:  # the last line, with no line break
+        found[line] = _text(b"".join(partial))
+    return found
+
+
+def _text(line: bytes) -> str:
+    return line.removesuffix(b"\r").decode("utf-8", "replace")
 
 
 def stable_id(text: str) -> str:

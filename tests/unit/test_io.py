@@ -4,10 +4,12 @@ over the limit, files that cannot be read."""
 from __future__ import annotations
 
 import gzip
+import random
 import tracemalloc
 import zlib
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from mpg.core.errors import TraceFileError, TraceRootError
@@ -18,7 +20,9 @@ from mpg.pipelines.io import (
     TraceFile,
     discover_trace_files,
     read_line_blocks,
+    recover_raw_text,
 )
+from mpg.schemas import QUARANTINE_REF
 from mpg.transforms.parse import split_lines
 
 LINES = [b'{"n": %d}' % i for i in range(2000)]
@@ -165,6 +169,26 @@ def test_a_line_over_1_mib_is_one_quarantined_record(
     assert {b.data for b in blocks if b.problem} == {b"x" * 1024, b"c" * 1024, b"z" * 1024}
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_any_lines_in_any_reads_come_out_whole_and_numbered(tmp_path: Path, seed: int) -> None:
+    """Lines of every length (empty, CRLF, across reads and blocks, over the limit) in random
+    block sizes: each line once, numbered, as splitting the whole text gives them."""
+    rng = random.Random(seed)
+    limit = MAX_LINE_BYTES
+    sizes = [0, 1, 7, 300, 70_000, 200_000, limit, limit + 1, 3 * limit]
+    lines = [bytes([97 + i % 26]) * rng.choice(sizes) for i in range(60)]
+    breaks = [rng.choice([b"\n", b"\r\n"]) for _ in lines]
+    text = b"".join(line + brk for line, brk in zip(lines, breaks, strict=True))
+    expected = [(n, LINE_TOO_LONG if len(x) > limit else x) for n, x in enumerate(lines, 1)]
+    for gz in (False, True):
+        path = tmp_path / ("a.jsonl.gz" if gz else "a.jsonl")
+        path.write_bytes(gzip.compress(text) if gz else text)
+        for block_bytes in (rng.randrange(1, 1 << 16), rng.randrange(1 << 16, 4 << 20)):
+            blocks = list(read_line_blocks(_file(path), block_bytes))
+            assert _numbered(blocks) == expected, (gz, block_bytes)
+            assert all(b.problem or b.data.endswith(b"\n") for b in blocks)
+
+
 def test_an_over_long_line_is_never_held_whole(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     path.write_bytes(b"a\n" + b"x" * (50 * MAX_LINE_BYTES) + b"\nb\n")
@@ -192,3 +216,35 @@ def test_a_damaged_stream_keeps_the_first_1024_bytes_of_its_rest(tmp_path: Path)
     assert [b.data for b in good] == [b"a\n"]
     assert (last.first_line, last.data) == (2, b"y" * 1024)
     assert last.problem is not None and last.problem.startswith("unreadable file:")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_refused_records_get_the_text_of_the_lines_the_reader_numbered(
+    tmp_path: Path, seed: int
+) -> None:
+    """Recovery counts line breaks where the reader cuts lines: the same numbers, the same text,
+    for lines across reads, CRLF, empty lines, lines after an over-long one and an unfinished
+    last line; a number past the end has no text."""
+    rng = random.Random(seed)
+    sizes = [0, 1, 300, 70_000, 200_000, MAX_LINE_BYTES + 1]
+    lines = [bytes([97 + i % 26]) * rng.choice(sizes) for i in range(40)]
+    text = b"".join(line + rng.choice([b"\n", b"\r\n"]) for line in lines)[: -rng.randint(0, 1)]
+    for gz in (False, True):
+        path = tmp_path / ("a.jsonl.gz" if gz else "a.jsonl")
+        path.write_bytes(gzip.compress(text) if gz else text)
+        numbered = [(n, x) for n, x in _numbered(list(read_line_blocks(_file(path)))) if n % 3]
+        wanted = [n for n, x in numbered if isinstance(x, bytes)] + [len(lines) + 1]
+        refs = pa.table(
+            {
+                "source": ["runtime"] * len(wanted),
+                "file": [path.name] * len(wanted),
+                "line": wanted,
+                "reason": ["unknown job"] * len(wanted),
+                "job_id": [None] * len(wanted),
+            },
+            QUARANTINE_REF,
+        )
+        rows = recover_raw_text(_file(path), refs)
+        expected = [x.decode() for n, x in numbered if isinstance(x, bytes)] + [""]
+        assert rows.column("raw").to_pylist() == expected, gz
+        assert rows.column("line").to_pylist() == wanted
