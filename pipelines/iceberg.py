@@ -18,7 +18,7 @@ pyiceberg costs about a second to import: only `mpg run` and `mpg backfill` impo
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -185,19 +185,21 @@ def commit_tables(
     metadata: dict[str, str],
     changes: Sequence[TableChange],
     files: pa.Table,
+    tables: Iterable[str] = PUBLISHED,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Commit `changes` to the tables whose current metadata files are `metadata`. A table that
-    has none yet, or whose metadata places it elsewhere (the folder was copied or moved: Iceberg
-    records absolute locations), is made anew at its place with every data file `files`
-    (DATA_FILES) gives it. Returns every table's new metadata file and the metadata files all of
-    them need."""
+    """Commit `changes` to `tables` (each table is committed on its own, so some may be committed
+    while others are still being written), whose current metadata files are `metadata`. A table
+    that has none yet, or whose metadata places it elsewhere (the folder was copied or moved:
+    Iceberg records absolute locations), is made anew at its place with every data file `files`
+    (DATA_FILES) gives it. Returns each table's new metadata file and the metadata files they
+    need."""
     catalog = _catalog(store)
     changed = {c.table: c for c in changes}
     locations, needed = {}, []
-    for name, schema in PUBLISHED.items():
+    for name in tables:
         with store.storage.reporting(store.table_location(name), COMMITTING):
             locations[name], files_needed = _commit_table(
-                catalog, store, name, schema, metadata, changed.get(name), files
+                catalog, store, name, PUBLISHED[name], metadata, changed.get(name), files
             )
         needed.extend(files_needed)
     return locations, tuple(sorted(set(needed)))
