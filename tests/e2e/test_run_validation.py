@@ -11,6 +11,8 @@ import pyarrow as pa
 import pytest
 
 from mpg.core.errors import find_user_error
+from mpg.output.snapshot import read_current
+from mpg.output.store import OutputStore
 from mpg.pipelines import publish as publish_module
 from mpg.pipelines import run as run_module
 from mpg.pipelines.options import RunOptions
@@ -129,3 +131,19 @@ def test_a_failed_output_expectation_fails_the_run_and_publishes_nothing(
     assert f"{row} | FAILED | 1 / 3 |" in report.read_text().splitlines()
     staging = out / ".mpg" / "staging"
     assert not staging.exists() or list(staging.iterdir()) == []
+
+    # The Iceberg commits that went on beside the checks are named by no snapshot: the next
+    # run removes them, and the folder keeps the metadata of the current snapshot's tables only.
+    assert _iceberg_metadata(out)[0] > _iceberg_metadata(out)[1]
+    monkeypatch.undo()
+    assert run_mpg("run", "--traces", SPEC_EXAMPLES / "tiny", "--out", out).returncode == 0
+    on_disk, named = _iceberg_metadata(out)
+    assert on_disk == named
+
+
+def _iceberg_metadata(out: Path) -> tuple[set[str], set[str]]:
+    """The Iceberg metadata files in `out`, and those its current snapshot names."""
+    current, _ = read_current(OutputStore(str(out)))
+    assert current is not None
+    on_disk = {p.relative_to(out).as_posix() for p in out.glob("tables/*/metadata/*")}
+    return on_disk, {*current.tables.values(), *current.metadata_files}
