@@ -16,6 +16,7 @@ are formed only at the end.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import polars as pl
 import pyarrow as pa
@@ -162,20 +163,17 @@ def classify_spans(
     end of the attempt (`attempt_windows`), or when `keeps_every_step` holds for its attempt.
     """
     kept = keeps_every_step() | (pl.col("step") <= pl.col("durable_step")).fill_null(False)
-    return (
-        runtime.join(
-            attempts.select("job_id", "attempt", "last_attempt", "durable_step"),
-            on=["job_id", "attempt"],
-        )
-        .join(jobs.select("job_id", "job", "workload_class", "end_state"), on="job_id")
-        .with_columns(
-            pl.when(pl.col("kind") != "step")
-            .then(pl.col("kind"))
-            .when(kept)
-            .then(pl.lit("kept_step"))
-            .otherwise(pl.lit("lost_step"))
-            .alias("category")
-        )
+    # The job's columns go onto its attempts (few rows), then onto the spans in one join.
+    per_attempt = attempts.select("job_id", "attempt", "last_attempt", "durable_step").join(
+        jobs.select("job_id", "job", "workload_class", "end_state"), on="job_id"
+    )
+    return runtime.join(per_attempt, on=["job_id", "attempt"]).with_columns(
+        pl.when(pl.col("kind") != "step")
+        .then(pl.col("kind"))
+        .when(kept)
+        .then(pl.lit("kept_step"))
+        .otherwise(pl.lit("lost_step"))
+        .alias("category")
     )
 
 
@@ -207,31 +205,37 @@ def _boundary_events(
     spans = spans.drop_nulls("counter")
     wanted, held = _COUNTER_OF["wanted"], _COUNTER_OF["held"]
     counted = pl.col("counter")
-    return (
-        pl.concat(
-            [
-                events(
-                    jobs.select("key", pl.col("submit_us").alias("t")), pl.lit(wanted), pl.lit(1)
-                ),
-                events(
-                    jobs.select("key", pl.col("wanted_end_us").alias("t")),
-                    pl.lit(wanted),
-                    pl.lit(-1),
-                ),
-                events(midnights, pl.lit(None), pl.lit(0)),
-                events(allocation.join(keys, on="job_id"), pl.lit(held), pl.col("held")),
-                events(
-                    spans.select("key", "counter", pl.col("start").alias("t")), counted, pl.lit(1)
-                ),
-                events(
-                    spans.select("key", "counter", pl.col("end").alias("t")), counted, pl.lit(-1)
-                ),
-            ]
-        )
-        # by job and instant: two one-column sorts, faster here than one sort by two columns
-        .sort("t")
-        .sort("key", maintain_order=True)
-    )
+    return pl.concat(
+        [
+            events(jobs.select("key", pl.col("submit_us").alias("t")), pl.lit(wanted), pl.lit(1)),
+            events(
+                jobs.select("key", pl.col("wanted_end_us").alias("t")),
+                pl.lit(wanted),
+                pl.lit(-1),
+            ),
+            events(midnights, pl.lit(None), pl.lit(0)),
+            events(allocation.join(keys, on="job_id"), pl.lit(held), pl.col("held")),
+            events(spans.select("key", "counter", pl.col("start").alias("t")), counted, pl.lit(1)),
+            events(spans.select("key", "counter", pl.col("end").alias("t")), counted, pl.lit(-1)),
+        ]
+    ).pipe(_by_job_and_instant)
+
+
+def _by_job_and_instant(events: pl.DataFrame) -> pl.DataFrame:
+    """`events` sorted by job key, then instant: by one int64 holding both (the key in the high
+    bits, the instant's offset from the earliest in the low ones) where they fit in 62 bits, as
+    they do unless jobs are spread over more than ~2**62 / keys µs; else by two one-column sorts.
+    One sort of one integer column took 60% of the time of the two sorts, which took half that of
+    one sort by two columns (0.5M spans). Rows at one instant of one job may come in any order
+    (`charge_segments` says why)."""
+    if events.is_empty():
+        return events
+    first, last = events.select(pl.col("t").min().alias("first"), pl.col("t").max()).row(0)
+    instant_bits = (last - first).bit_length()
+    key_bits = events.select(pl.col("key").max()).item().bit_length()
+    if instant_bits + key_bits > 62:
+        return events.sort("t").sort("key", maintain_order=True)
+    return events.sort(pl.col("key").cast(pl.Int64) * (1 << instant_bits) + (pl.col("t") - first))
 
 
 # Each counter's index in `_boundary_events`; the categories a segment is charged to, by code.
@@ -404,6 +408,33 @@ class ChipTimeSweep:
     allocation: pl.DataFrame
     profiles: pl.DataFrame
     charged: pl.DataFrame
+
+    @cached_property
+    def steps(self) -> pl.DataFrame:
+        """`step_rows` of the spans: made once for the step statistics and checkpoint advice."""
+        return step_rows(self.spans)
+
+
+def step_rows(spans: pl.DataFrame) -> pl.DataFrame:
+    """One row per step of `classify_spans`' step spans, however many ranks report it: job,
+    job_id, attempt, step, start (the earliest rank's), end (the latest rank's), ranks (how many
+    distinct ranks name it; 0 where none does) and category (kept_step or lost_step: a step's
+    spans share it, since it follows from its attempt and step number). In no particular
+    order."""
+    named = "rank" in spans.columns and spans.get_column("rank").null_count() < spans.height
+    # Counting distinct ranks per step was a third of the grouping where no span names one.
+    ranks = pl.col("rank").drop_nulls().n_unique() if named else pl.lit(0)
+    return (
+        spans.filter(pl.col("kind") == "step")
+        .group_by("job", "attempt", "step")
+        .agg(
+            pl.col("job_id").first(),
+            pl.col("start").min(),
+            pl.col("end").max(),
+            ranks.cast(pl.Int64).alias("ranks"),
+            pl.col("category").first(),
+        )
+    )
 
 
 def sweep_chip_time(

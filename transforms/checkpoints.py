@@ -67,13 +67,9 @@ def _count_bound(count: pl.Expr, end: int) -> pl.Expr:
     )
 
 
-def _first_steps(spans: pl.DataFrame) -> pl.DataFrame:
-    """Each attempt's first step start."""
-    return (
-        spans.filter(pl.col("kind") == "step")
-        .group_by("job_id", "attempt")
-        .agg(pl.col("start").min().alias("first_step"))
-    )
+def _first_steps(steps: pl.DataFrame) -> pl.DataFrame:
+    """Each attempt's first step start (`steps`: `step_rows`)."""
+    return steps.group_by("job_id", "attempt").agg(pl.col("start").min().alias("first_step"))
 
 
 def _restarts(attempts: pl.DataFrame, first_steps: pl.DataFrame) -> pl.DataFrame:
@@ -89,10 +85,11 @@ def _restarts(attempts: pl.DataFrame, first_steps: pl.DataFrame) -> pl.DataFrame
     )
 
 
-def _saves(spans: pl.DataFrame, first_steps: pl.DataFrame) -> pl.DataFrame:
+def _saves(spans: pl.DataFrame, steps: pl.DataFrame, first_steps: pl.DataFrame) -> pl.DataFrame:
     """Per job: save spans, the work intervals before them (from the previous save's end in
     the attempt, or the attempt's first step; a save before any step has none) and the steps
-    in those intervals (each (attempt, step) once, whatever ranks report it)."""
+    in those intervals (each (attempt, step) once, whatever ranks report it: `steps` is
+    `step_rows`)."""
     saves = (
         spans.filter(pl.col("kind") == "checkpoint_save")
         .sort("job_id", "attempt", "start", "end")
@@ -109,10 +106,8 @@ def _saves(spans: pl.DataFrame, first_steps: pl.DataFrame) -> pl.DataFrame:
     )
     # each step with the first measured save that starts after it, counted where it lies in
     # that save's interval
-    steps = (
-        spans.filter(pl.col("kind") == "step")
-        .group_by("job_id", "attempt", "step")
-        .agg(pl.col("start").min())
+    counted = (
+        steps.select("job_id", "attempt", "start")
         .sort("start")
         .join_asof(
             measured.sort("save_start"),
@@ -134,7 +129,7 @@ def _saves(spans: pl.DataFrame, first_steps: pl.DataFrame) -> pl.DataFrame:
             positive.sum().cast(pl.Int64).alias("intervals"),
             pl.col("interval_us").filter(positive).sum().alias("interval_us"),
         )
-        .join(steps, on="job_id", how="left")
+        .join(counted, on="job_id", how="left")
     )
 
 
@@ -178,7 +173,7 @@ def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
 def _observed(sweep: ChipTimeSweep) -> pl.DataFrame:
     """One row per training job with time in the run: what it did, in seconds and chip-seconds."""
     jobs = sweep.jobs.filter(pl.col("workload_class") == "training")
-    first_steps = _first_steps(sweep.spans)
+    first_steps = _first_steps(sweep.steps)
     days = sweep.charged.group_by("job_id").agg(
         pl.col("day").min().alias("first_day"), pl.col("day").max().alias("last_day")
     )
@@ -190,7 +185,7 @@ def _observed(sweep: ChipTimeSweep) -> pl.DataFrame:
         .join(charged_by(sweep.charged, ["job_id"]), on="job_id")
         .join(count_interruptions(sweep), on="job_id", how="left")
         .join(_restarts(sweep.attempts, first_steps), on="job_id", how="left")
-        .join(_saves(sweep.spans, first_steps), on="job_id", how="left")
+        .join(_saves(sweep.spans, sweep.steps, first_steps), on="job_id", how="left")
         .with_columns(
             pl.col(*counts, "intervals", "interval_steps").fill_null(0),
             seconds(pl.col("restart_us").fill_null(0)).alias("restart_s"),

@@ -44,20 +44,14 @@ def _kept(spans: pl.DataFrame) -> pl.DataFrame:
     return spans.filter(pl.col("category") == "kept_step")
 
 
-def kept_steps(spans: pl.DataFrame) -> pl.DataFrame:
-    """One row per kept step: job_id, attempt, step, day, start and end (epoch µs, over its
-    ranks), step_s and ranks (how many distinct ranks reported it; 0 where none names one), in
-    the order of start, attempt and step: each job's steps are in that order (what its figures
-    are computed in), the jobs interleaved (a sort by the job too costs three times as much)."""
+def kept_steps(steps: pl.DataFrame) -> pl.DataFrame:
+    """One row per kept step of `step_rows`: job_id, attempt, step, day, start and end (epoch
+    µs, over its ranks), step_s and ranks, in the order of start, attempt and step: each job's
+    steps are in that order (what its figures are computed in), the jobs interleaved (a sort by
+    the job too costs three times as much)."""
     return (
-        _kept(spans)
-        .group_by("job", "attempt", "step")
-        .agg(
-            pl.col("job_id").first(),
-            pl.col("start").min(),
-            pl.col("end").max(),
-            pl.col("rank").drop_nulls().n_unique().cast(pl.Int64).alias("ranks"),
-        )
+        steps.filter(pl.col("category") == "kept_step")
+        .drop("category")
         .with_columns(seconds(pl.col("end") - pl.col("start")).alias("step_s"), utc_day("start"))
         .sort("start", "attempt", "step")
         .drop("job")
@@ -168,7 +162,7 @@ def rank_step_times(spans: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
 
 def step_time_stats(sweep: ChipTimeSweep) -> tuple[pa.Table, pa.Table]:
     """STEP_TIME_STATS and STEP_RANK_STRAGGLERS for the kept steps of a sweep's jobs."""
-    steps = kept_steps(sweep.spans)
+    steps = kept_steps(sweep.steps)
     per_rank = rank_step_times(sweep.spans, steps)
     keys = ["job_id", "day"]
     stragglers = (

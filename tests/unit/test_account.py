@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
+import polars as pl
 import pytest
 
 from mpg.definitions.catalog import ChipCatalog
+from mpg.transforms.account import _by_job_and_instant
 from tests.support.timeline import (
     NEXT_DAY,
     account,
@@ -304,3 +308,21 @@ def test_a_huge_gang_does_not_overflow() -> None:
 def test_a_job_whose_wanted_time_is_empty_has_no_rows() -> None:
     a = account([submit("z", "00:00", 1), end("z", "00:00")])
     assert a.job_days == []
+
+
+@pytest.mark.parametrize("jobs", [3, 5000])
+def test_boundary_events_come_in_job_then_instant_order(jobs: int) -> None:
+    """One sort by a combined key where job and instant fit in 62 bits (3 jobs over a century),
+    two sorts where they do not (5,000 jobs: 13 bits of key beside 52 of instants): the same
+    order either way."""
+    rng = random.Random(jobs)
+    first, last = 946_684_800_000_000, 4_102_444_800_000_000 - 1  # 2000-01-01 .. 2099-12-31
+    rows = {(rng.randrange(jobs), rng.randint(first, last)) for _ in range(20_000)}
+    rows |= {(0, first), (jobs - 1, last)}
+    events = pl.DataFrame(
+        {"key": [k for k, _ in rows], "t": [t for _, t in rows], "counter": [1] * len(rows)},
+        schema={"key": pl.UInt32, "t": pl.Int64, "counter": pl.UInt8},
+    )
+    ordered = _by_job_and_instant(events)
+    assert ordered.select("key", "t").rows() == sorted(rows)
+    assert ordered.equals(events.sort("key", "t"))
