@@ -28,20 +28,13 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TextIO, cast
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from typing import TYPE_CHECKING, TextIO, cast
 
 from mpg.core.errors import OptionsError
+
+if TYPE_CHECKING:  # rich is imported where bars are shown (0.08 s that a scheduled run skips)
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 MODES = ("auto", "rich", "plain", "none")
 # Work shorter than this is not worth a line: "more than a few seconds" in issue 6.
@@ -96,6 +89,15 @@ class Reporter:
         self.started = time.monotonic()
         self.bars: Progress | None = None
         if console is not None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self.bars = Progress(
                 SpinnerColumn(),
                 TextColumn("[bold]{task.description}"),
@@ -177,6 +179,8 @@ def reporter_for(command: str, mode: str, stream: TextIO) -> Reporter | None:
         return None
     least = MIN_SECONDS if mode == "auto" else 0.0
     if mode == "rich" or (mode == "auto" and stream.isatty()):
+        from rich.console import Console
+
         console = Console(file=stream, force_terminal=True if mode == "rich" else None)
         return Reporter(command, console=console, min_seconds=least)
     return Reporter(command, stream=stream, min_seconds=least)
