@@ -351,6 +351,6 @@ class AccountJobs(beam.PTransform):
             self._records,
             self._accounting,
             self._previous_end,
-            beam.pvalue.AsSingleton(data_end),
+            beam.pvalue.AsSingleton(data_end, default_value=None),
         ).with_outputs("jobs", main="days")
         return {"days": accounted.days, "jobs": accounted.jobs}

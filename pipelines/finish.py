@@ -33,6 +33,7 @@ from mpg.pipelines.accounting import JOB_TABLES
 from mpg.pipelines.buckets import BucketUpdate, RecordStore
 from mpg.pipelines.ingest import FileStats, file_rows
 from mpg.pipelines.quarantine import assemble_quarantine
+from mpg.pipelines.sinks import Gather
 from mpg.schemas import (
     DATA_FILES,
     JOB_INDEX,
@@ -295,6 +296,6 @@ class WriteSnapshotState(beam.PTransform):
         _ = (
             tagged
             | "References" >> beam.Flatten()
-            | "Gather" >> beam.combiners.ToList()
+            | "Gather" >> Gather()
             | "WriteState" >> beam.Map(write_state, self._plan)
         )

@@ -203,7 +203,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     data_end = (
         buckets
         | "BucketEnds" >> beam.Map(_bucket_end)
-        | "EndOfData" >> beam.CombineGlobally(_latest)
+        | "EndOfData" >> beam.CombineGlobally(_latest).without_defaults()  # none: no buckets
     )
     to_account = buckets | "BucketsToAccount" >> beam.FlatMap(_to_account)
     accounted = (to_account, data_end) | "AccountJobs" >> AccountJobs(
