@@ -25,9 +25,11 @@ from mpg.sql.files import load_sql
 _local = threading.local()  # a connection per thread: a DuckDB connection is not shared safely
 
 
-def _connection() -> duckdb.DuckDBPyConnection:
-    """This thread's in-memory DuckDB with the goodput macros: made once per worker thread, as
-    accounting runs once per job bucket (a new database each time cost about 3 ms)."""
+def goodput_connection() -> duckdb.DuckDBPyConnection:
+    """This thread's in-memory DuckDB on one thread (sums in one order), with the goodput
+    macros: made once per worker thread for the SQL that runs per job bucket or per day
+    (`job_day_ratios`, `goodput_by_slice`, `chip_time_cost`); a new database with the macros
+    each time cost about 16 ms, more than a day's query. Callers unregister what they register."""
     con = getattr(_local, "con", None)
     if con is None:
         con = duckdb.connect(config={"threads": 1})
@@ -40,7 +42,7 @@ def job_day_ratios(chip_time: pa.Table) -> pa.Table:
     """`chip_time` (one row per job, day and metric version: wanted_chip_s, all_allocated_chip_s,
     productive_chip_s, ideal_chip_s, pg and any other columns) with sg, rg and mpg added, in the
     order day, job_id, metric_version."""
-    con = _connection()
+    con = goodput_connection()
     con.register("job_day_chip_time", chip_time)
     try:
         return con.sql(load_sql("publish/job_day_goodput.sql")).to_arrow_table()

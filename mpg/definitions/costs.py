@@ -29,7 +29,6 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 
-import duckdb
 import polars as pl
 import pyarrow as pa
 
@@ -37,6 +36,7 @@ from mpg.definitions.catalog import ChipCatalog
 from mpg.definitions.config import CONFIG_FILE, OutputConfig
 from mpg.schemas import CHIP_TIME_COST, COST_RATES, conform
 from mpg.sql.files import load_sql
+from mpg.transforms.ratios import goodput_connection
 
 COSTS_FILE = "costs.v1.json"
 
@@ -188,15 +188,19 @@ def _rate(value: float | None, column: str) -> str:
 
 def chip_time_cost(ledger: pa.Table, job_days: pa.Table, rates: pa.Table) -> pa.Table:
     """CHIP_TIME_COST from `chip_time_ledger` and `job_day_goodput` rows (any days, any metric
-    versions) and COST_RATES, by `sql/publish/chip_time_cost.sql` on an in-memory DuckDB.
+    versions) and COST_RATES, by `sql/publish/chip_time_cost.sql` on this thread's in-memory
+    DuckDB (`goodput_connection`).
 
     The same statement runs wherever the three are tables (the published DuckDB file); this is
     the form for Arrow in hand, such as a bucket's job tables.
     """
-    with duckdb.connect() as con:
-        con.register("chip_time_ledger", ledger)
-        con.register("job_day_goodput", job_days)
-        con.register("cost_rates", rates)
-        return conform(
-            con.sql(load_sql("publish/chip_time_cost.sql")).to_arrow_table(), CHIP_TIME_COST
-        )
+    con = goodput_connection()
+    inputs = {"chip_time_ledger": ledger, "job_day_goodput": job_days, "cost_rates": rates}
+    for name, table in inputs.items():
+        con.register(name, table)
+    try:
+        rows = con.sql(load_sql("publish/chip_time_cost.sql")).to_arrow_table()
+    finally:
+        for name in inputs:
+            con.unregister(name)
+    return conform(rows, CHIP_TIME_COST)
