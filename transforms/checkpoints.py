@@ -28,13 +28,11 @@ Vectorised: a few group-bys over the sweep's frames, no Python loop per job or s
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from mpg.schemas import CHECKPOINT_ADVICE, CHECKPOINT_ADVICE_BY_SLICE, conform
-from mpg.sql.files import load_sql
+from mpg.schemas import CHECKPOINT_ADVICE, conform
 from mpg.transforms.account import ChipTimeSweep
 from mpg.transforms.chip_time import CHARGED_CATEGORIES, charged_by, seconds
 from mpg.transforms.interruptions import count_interruptions
@@ -316,15 +314,3 @@ def checkpoint_advice(sweep: ChipTimeSweep) -> pa.Table:
     """
     advice = _advice(_rates(_observed(sweep))).with_columns(pl.col("last_day").alias("day"))
     return conform(advice.sort("job_id").to_arrow(), CHECKPOINT_ADVICE)
-
-
-def checkpoint_advice_by_slice(advice: pa.Table) -> pa.Table:
-    """CHECKPOINT_ADVICE_BY_SLICE from CHECKPOINT_ADVICE rows, by the view of
-    `sql/views/checkpoint_advice_by_slice.sql` (the analysts' roll-up, its one definition) on an
-    in-memory DuckDB."""
-    with duckdb.connect() as con:
-        con.execute(load_sql("publish/macros.sql"))
-        con.register("checkpoint_advice", advice)
-        con.execute(load_sql("views/checkpoint_advice_by_slice.sql"))
-        result = con.table("checkpoint_advice_by_slice").to_arrow_table()
-    return conform(result, CHECKPOINT_ADVICE_BY_SLICE)
