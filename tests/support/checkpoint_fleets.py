@@ -38,13 +38,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from mpg.definitions.vocabulary import SPAN_KINDS
-from mpg.schemas import RECORD_SCHEMAS, conform
+from mpg.schemas import CHECKPOINT_ADVICE_BY_SLICE, RECORD_SCHEMAS, conform
 from mpg.simulate.simulator import DEFAULT_START
+from mpg.sql.files import load_sql
 
 _US = 1_000_000
 _EVENT_SCHEMA = {
@@ -294,3 +296,14 @@ def _records(source: str, frame: pl.DataFrame) -> pa.Table:
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
     )
     return conform(framed.to_arrow(), schema)
+
+
+def advice_by_slice(advice: pa.Table) -> pa.Table:
+    """CHECKPOINT_ADVICE_BY_SLICE from CHECKPOINT_ADVICE rows: the analysts' view
+    (sql/views/checkpoint_advice_by_slice.sql, its one definition) on an in-memory DuckDB."""
+    with duckdb.connect() as con:
+        con.execute(load_sql("publish/macros.sql"))
+        con.register("checkpoint_advice", advice)
+        con.execute(load_sql("views/checkpoint_advice_by_slice.sql"))
+        rows = con.table("checkpoint_advice_by_slice").to_arrow_table()
+    return conform(rows, CHECKPOINT_ADVICE_BY_SLICE)

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import math
 
-import duckdb
 import numpy as np
-import pyarrow as pa
 import pytest
 
-from mpg.schemas import CHECKPOINT_ADVICE, CHECKPOINT_ADVICE_BY_SLICE, conform
-from mpg.sql.files import load_sql
+from mpg.schemas import CHECKPOINT_ADVICE, CHECKPOINT_ADVICE_BY_SLICE
 from mpg.transforms.checkpoints import (
     CONFIDENCE,
     checkpoint_advice,
     poisson_interval,
 )
+from tests.support.checkpoint_fleets import advice_by_slice
 from tests.support.timeline import end, release, schedule, span, submit, sweep
 
 
@@ -307,14 +305,14 @@ def test_no_training_job_no_advice() -> None:
     serving = sweep([submit("s", "00:00", 1, cls="serving"), schedule("s", "00:00", 0, 1)])
     advice = checkpoint_advice(serving)
     assert (advice.num_rows, advice.schema) == (0, CHECKPOINT_ADVICE)
-    assert _by_slice(advice).num_rows == 0
+    assert advice_by_slice(advice).num_rows == 0
 
 
 def test_the_slice_roll_up_is_ratios_of_sums() -> None:
     scheduler, runtime = _job("c")
     other_s, other_r = _job("d", chips=8, gen="gpu-h100")
     advice = checkpoint_advice(sweep(scheduler + other_s, runtime + other_r))
-    slices = _by_slice(advice)
+    slices = advice_by_slice(advice)
     assert slices.schema == CHECKPOINT_ADVICE_BY_SLICE
     rows = {
         (r["chip_generation"], r["framework"], r["workload_class"]): r for r in slices.to_pylist()
@@ -334,14 +332,3 @@ def test_the_slice_roll_up_is_ratios_of_sums() -> None:
         per_job["c"]["chip_hours_saved"] + per_job["d"]["chip_hours_saved"]
     )
     assert rows[("gpu-h100", "jax", "training")]["jobs"] == 1
-
-
-def _by_slice(advice: pa.Table) -> pa.Table:
-    """CHECKPOINT_ADVICE_BY_SLICE from CHECKPOINT_ADVICE rows: the analysts' view
-    (sql/views/checkpoint_advice_by_slice.sql, its one definition) on an in-memory DuckDB."""
-    with duckdb.connect() as con:
-        con.execute(load_sql("publish/macros.sql"))
-        con.register("checkpoint_advice", advice)
-        con.execute(load_sql("views/checkpoint_advice_by_slice.sql"))
-        rows = con.table("checkpoint_advice_by_slice").to_arrow_table()
-    return conform(rows, CHECKPOINT_ADVICE_BY_SLICE)

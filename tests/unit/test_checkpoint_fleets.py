@@ -19,10 +19,14 @@ from mpg.transforms.account import sweep_chip_time
 from mpg.transforms.checkpoints import (
     MIN_INTERRUPTIONS,
     checkpoint_advice,
-    checkpoint_advice_by_slice,
     poisson_interval,
 )
-from tests.support.checkpoint_fleets import CheckpointJob, FleetTables, checkpoint_fleet
+from tests.support.checkpoint_fleets import (
+    CheckpointJob,
+    FleetTables,
+    advice_by_slice,
+    checkpoint_fleet,
+)
 from tests.unit.test_checkpoint_advice import _predicted
 
 
@@ -196,7 +200,7 @@ def test_the_fleets_savings_are_the_sum_of_its_jobs(
     rows = week[1]
     [fleet] = [
         r
-        for r in checkpoint_advice_by_slice(pl.DataFrame(rows).to_arrow()).to_pylist()
+        for r in advice_by_slice(pl.DataFrame(rows).to_arrow()).to_pylist()
         if r["chip_generation"] is None and r["framework"] is None and r["workload_class"] is None
     ]
     saved = sum(r["chip_hours_saved"] for r in rows)
