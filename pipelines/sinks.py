@@ -136,7 +136,7 @@ class Gather(beam.PTransform):
     of exactly one element, the empty list where there are none. The elements are a side input
     of a one-element `Create`, which costs the runner one stage; a global combine
     (`combiners.ToList`) cost two, the second only to give an empty input its default (each
-    stage 20-30 ms on the local runner, whatever it holds)."""
+    small stage 10-30 ms on the local runner, whatever it holds)."""
 
     def expand(self, pcoll):
         return (
