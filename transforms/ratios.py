@@ -15,27 +15,9 @@ So a job-day and a slice of one job-day publish the same ratios, by construction
 
 from __future__ import annotations
 
-import threading
-
-import duckdb
 import pyarrow as pa
 
-from mpg.sql.files import load_sql
-
-_local = threading.local()  # a connection per thread: a DuckDB connection is not shared safely
-
-
-def goodput_connection() -> duckdb.DuckDBPyConnection:
-    """This thread's in-memory DuckDB on one thread (sums in one order), with the goodput
-    macros: made once per worker thread for the SQL that runs per job bucket or per day
-    (`job_day_ratios`, `goodput_by_slice`, `chip_time_cost`); a new database with the macros
-    each time cost about 16 ms, more than a day's query. Callers unregister what they register."""
-    con = getattr(_local, "con", None)
-    if con is None:
-        con = duckdb.connect(config={"threads": 1})
-        con.execute(load_sql("publish/macros.sql"))
-        _local.con = con
-    return con
+from mpg.sql.files import goodput_connection, load_sql
 
 
 def job_day_ratios(chip_time: pa.Table) -> pa.Table:

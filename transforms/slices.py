@@ -14,8 +14,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from mpg.schemas import GOODPUT_BY_SLICE, conform
-from mpg.sql.files import load_sql
-from mpg.transforms.ratios import goodput_connection
+from mpg.sql.files import goodput_connection, load_sql
 
 
 def goodput_by_slice(job_day_goodput: pa.Table) -> pa.Table:

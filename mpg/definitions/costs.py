@@ -35,8 +35,7 @@ import pyarrow as pa
 from mpg.definitions.catalog import ChipCatalog
 from mpg.definitions.config import CONFIG_FILE, OutputConfig
 from mpg.schemas import CHIP_TIME_COST, COST_RATES, conform
-from mpg.sql.files import load_sql
-from mpg.transforms.ratios import goodput_connection
+from mpg.sql.files import goodput_connection, load_sql
 
 COSTS_FILE = "costs.v1.json"
 
