@@ -120,18 +120,22 @@ def _decompressed(file: TraceFile, digest: Digest | None) -> Iterator[bytes]:
     bytes as stored go through `digest` on the way, all of them even past a damaged stream.
 
     Raises zlib.error or EOFError on a corrupt or truncated stream, after yielding everything that
-    could be decompressed before the damage.
+    could be decompressed before the damage. A file that cannot be read at all (permissions, I/O
+    error, gone) is a TraceFileError: guessing would be silent loss.
     """
-    with file.open() as handle:
-        pieces = iter(lambda: handle.read(_INFLATE_BYTES), b"")
-        if digest is not None:
-            pieces = _digested(pieces, digest)
-        try:
-            yield from _inflate(pieces) if file.name.endswith(".gz") else pieces
-        except (zlib.error, EOFError):
-            for _ in pieces:  # the rest still counts towards the file's hash
-                pass
-            raise
+    try:
+        with file.open() as handle:
+            pieces = iter(lambda: handle.read(_INFLATE_BYTES), b"")
+            if digest is not None:
+                pieces = _digested(pieces, digest)
+            try:
+                yield from _inflate(pieces) if file.name.endswith(".gz") else pieces
+            except (zlib.error, EOFError):
+                for _ in pieces:  # the rest still counts towards the file's hash
+                    pass
+                raise
+    except OSError as exc:
+        raise TraceFileError(f"cannot read trace file {file.name}: {os_reason(exc)}") from exc
 
 
 def _digested(pieces: Iterator[bytes], digest: Digest) -> Iterator[bytes]:
@@ -196,8 +200,6 @@ def read_line_blocks(
     except (zlib.error, EOFError) as exc:
         yield from lines.close(problem=f"unreadable file: {exc}")
         return
-    except OSError as exc:
-        raise TraceFileError(f"cannot read trace file {file.name}: {os_reason(exc)}") from exc
     yield from lines.close()
 
 
@@ -335,8 +337,6 @@ def _until_damage(file: TraceFile) -> Iterator[bytes]:
         yield from _decompressed(file, None)
     except (zlib.error, EOFError):
         return
-    except OSError as exc:
-        raise TraceFileError(f"cannot read trace file {file.name}: {os_reason(exc)}") from exc
 
 
 def _wanted_lines(chunks: Iterable[bytes], wanted: np.ndarray) -> dict[int, str]:
