@@ -28,23 +28,26 @@ from pathlib import Path
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def _children(pid: int) -> list[int]:
+    """`pid`'s child processes, from its threads' `children` lists in /proc (Linux 3.5+)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in (Path("/proc") / str(pid) / "task").iterdir():
+            with contextlib.suppress(OSError):
+                found.extend(int(c) for c in (task / "children").read_text().split())
+    return found
+
+
 def _tree_rss(pid: int) -> int:
-    """Resident bytes of `pid` and every descendant, from /proc (0 once it is gone)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    """Resident bytes of `pid` and every descendant, from /proc (0 once it is gone). Only the
+    tree's own files are read: scanning every process of the machine, 50 times a second, took
+    a twentieth of a core from the stage it measured."""
     total, todo = 0, [pid]
     while todo:
         current = todo.pop()
         with contextlib.suppress(OSError):
             total += int((Path("/proc") / str(current) / "statm").read_text().split()[1]) * _PAGE
-        todo.extend(children.get(current, []))
+        todo.extend(_children(current))
     return total
 
 
