@@ -31,7 +31,7 @@ The launcher then only commits what the sinks wrote (`mpg.pipelines.publish`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import apache_beam as beam
@@ -160,16 +160,23 @@ def _bucket_end(element: tuple[int, dict[str, list]]) -> int | None:
     _, found = element
     if found["update"]:
         return found["update"][0].data_end
-    return found["previous"][0].data_end if found["previous"] else None
+    previous = found.get("previous")
+    return previous[0].data_end if previous else None
 
 
 def _to_account(element: tuple[int, dict[str, list]]) -> Iterator[BucketUpdate | int]:
     """A bucket's update, or its number when nothing touched it but it has open jobs."""
     bucket, found = element
+    previous = found.get("previous")
     if found["update"]:
         yield found["update"][0]
-    elif found["previous"] and found["previous"][0].open_jobs:
+    elif previous and previous[0].open_jobs:
         yield bucket
+
+
+def _listed(p: beam.Pipeline, label: str, items: Sequence) -> list[beam.PCollection]:
+    """`items` as a PCollection, in a list of one; an empty list when there are none."""
+    return [p | label >> beam.Create(list(items))] if items else []
 
 
 def _result_rows(parts: list[pa.Table]) -> list[dict[str, object]]:
@@ -185,21 +192,22 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         | "IngestTraceFiles"
         >> IngestTraceFiles(run, plan.accounting.catalog, plan.records.buckets, plan.block_bytes)
     )
-    planned = p | "ListPlannedJobs" >> beam.Create(list(plan.planned))
+    # A list with nothing in it is left out of the graph: each `Create` is a stage of its own
+    # (10-30 ms on Beam's local runner), and most runs have no jobs to rewrite, a first run no
+    # previous buckets, and a run whose prices did not change no days to price again.
+    planned = _listed(p, "ListPlannedJobs", plan.planned)
     updated = (
-        (ingested["parsed"], planned)
+        (ingested["parsed"], *planned)
         | "BucketInputs" >> beam.Flatten()
         | "GroupByJobBucket" >> beam.GroupByKey()
         | "UpdateJobRecords" >> UpdateJobRecords(plan.records, plan.accounting, plan.expectations)
     )
     updates = updated.updates
-    previous = p | "ListPreviousBuckets" >> beam.Create(
-        [(b.bucket, b) for b in plan.previous_buckets]
-    )
-    buckets = {
-        "update": updates | "KeyUpdates" >> beam.Map(_keyed),
-        "previous": previous,
-    } | "JoinBuckets" >> beam.CoGroupByKey()
+    previous = _listed(p, "ListPreviousBuckets", [(b.bucket, b) for b in plan.previous_buckets])
+    by_bucket = {"update": updates | "KeyUpdates" >> beam.Map(_keyed)}
+    if previous:
+        by_bucket["previous"] = previous[0]
+    buckets = by_bucket | "JoinBuckets" >> beam.CoGroupByKey()
     data_end = (
         buckets
         | "BucketEnds" >> beam.Map(_bucket_end)
@@ -209,9 +217,9 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     accounted = (to_account, data_end) | "AccountJobs" >> AccountJobs(
         plan.records, plan.accounting, plan.previous_end
     )
-    repriced = p | "ListRepricedDays" >> beam.Create([(d, None) for d in plan.days.repriced])
+    repriced = _listed(p, "ListRepricedDays", [(d, None) for d in plan.days.repriced])
     days = (
-        (updated.days, accounted["days"], repriced)
+        (updated.days, accounted["days"], *repriced)
         | "DaysToMerge" >> beam.Flatten()
         | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
     )
