@@ -335,23 +335,26 @@ def _import_run() -> Callable[[RunOptions], RunResult]:
     Importing Beam without its GCP extras logs a warning on the root logger about apitools, which
     says nothing about this run; it is muted for the import alone.
 
-    The import makes some 320,000 objects that live as long as the process (modules, classes,
-    functions). Python's cyclic collector, left on, scanned them all three times during the
-    import and twice more as the run began: 0.4 s of a 9 s run over 2M spans, during which every
-    thread waits. So it is off while importing, and what the import made is then frozen
+    The first import makes some 320,000 objects that live as long as the process (modules,
+    classes, functions). Python's cyclic collector, left on, scanned them all three times during
+    the import and twice more as the run began: 0.4 s of a 9 s run over 2M spans, during which
+    every thread waits. So it is off while importing, and what the import made is then frozen
     (`gc.freeze`: moved where no collection scans it; refcounting still frees it). Cycles made
-    afterwards are collected as usual.
+    afterwards are collected as usual. A process that has the pipeline already (a caller of
+    `main` in the same process) is left as it is.
     """
+    first = "mpg.pipelines.run" not in sys.modules
+    collecting = gc.isenabled()
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)
-    collecting = gc.isenabled()
     gc.disable()
     try:
         from mpg.pipelines.run import run
     finally:
         root.setLevel(level)
-        gc.freeze()
+        if first:
+            gc.freeze()
         if collecting:
             gc.enable()
     # A failing step is logged by Beam with its traceback before the error reaches us; the error
