@@ -160,16 +160,6 @@ class Storage:
                 return reads.open_safely(self.fs, self.full(path))
             return self.fs.open_input_file(self.full(path))
 
-    def open_mapped(self, path: str) -> pa.NativeFile:
-        """`open_input` for a file that is written whole once and never changed in place (a
-        run's scratch): memory-mapped on a local disk, so reading an Arrow IPC file copies
-        nothing (the tables it gives point into the map). Never for input files, which another
-        program may truncate while they are read."""
-        if self.remote:
-            return self.open_input(path)
-        with self.reporting(path):
-            return pa.memory_map(self.full(path))
-
     def open_input_stream(self, path: str) -> pa.NativeFile:
         """A sequential reader of the bytes as stored (no decompression)."""
         if self.remote:

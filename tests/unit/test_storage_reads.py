@@ -94,22 +94,3 @@ def test_a_read_that_fails_transiently_is_tried_again(
         with pytest.raises(OSError, match="Access Denied"):
             file.read(10)
         assert flaky.opened == 1
-
-
-def test_local_scratch_is_read_from_a_memory_map(tmp_path: Path) -> None:
-    """A run's scratch on a local disk is mapped, not copied (`Storage.open_mapped`): the batches
-    read back are the ones written, and their buffers lie inside the map."""
-    from mpg.output.store import OutputStore
-
-    store = OutputStore(str(tmp_path))
-    parts = [TABLE.slice(0, 1_000), TABLE.slice(1_000, 59_000)]
-    assert store.write_scratch("scratch/a.arrow", parts) == [1_000, 59_000]
-    assert store.read_scratch("scratch/a.arrow", [1]).equals(parts[1])
-    assert store.read_scratch("scratch/a.arrow").equals(TABLE)
-    with store.storage.open_mapped("scratch/a.arrow") as mapped:
-        assert isinstance(mapped, pa.MemoryMappedFile)
-        batch = ipc.open_file(mapped).get_batch(1)
-        mapped.seek(0)
-        start = mapped.read_buffer(1).address  # the map's first byte, not copied
-        inside = batch.column(1).buffers()[1].address - start
-        assert 0 <= inside < mapped.size()
