@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 if TYPE_CHECKING:  # sqlglot (~0.2 s to import) is needed only to transpile or rewrite a statement
+    import pyarrow as pa
     from sqlglot import exp
 
 # The dialect of every file under sql/ but those under sql/bigquery/.
@@ -73,18 +74,31 @@ def create_macros(con: duckdb.DuckDBPyConnection) -> None:
 _local = threading.local()  # a connection per thread: a DuckDB connection is not shared safely
 
 
-def goodput_connection() -> duckdb.DuckDBPyConnection:
+def _goodput_connection() -> duckdb.DuckDBPyConnection:
     """This thread's in-memory DuckDB on one thread (sums in one order), with the goodput
-    macros (publish/macros.sql): made once per worker thread for the SQL that runs per job
-    bucket or per day (`job_day_ratios`, `goodput_by_slice`, `chip_time_cost`); a new database
-    with the macros each time cost about 16 ms, more than a day's query. Callers unregister what
-    they register."""
+    macros (publish/macros.sql): made once per worker thread; a new database with the macros
+    each time cost about 16 ms, more than a day's query."""
     con = getattr(_local, "con", None)
     if con is None:
         con = duckdb.connect(config={"threads": 1})
         con.execute(load_sql("publish/macros.sql"))
         _local.con = con
     return con
+
+
+def run_goodput_sql(name: str, inputs: Mapping[str, pa.Table]) -> pa.Table:
+    """The statement `sql/<name>` over Arrow tables in hand, each under its name in `inputs`,
+    on this thread's in-memory DuckDB with the goodput macros: the SQL that runs per job bucket
+    or per day (`job_day_ratios`, `goodput_by_slice`, `chip_time_cost`). The tables are
+    unregistered after, whatever happens."""
+    con = _goodput_connection()
+    for table, rows in inputs.items():
+        con.register(table, rows)
+    try:
+        return con.sql(load_sql(name)).to_arrow_table()
+    finally:
+        for table in inputs:
+            con.unregister(table)
 
 
 @cache

@@ -17,16 +17,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from mpg.sql.files import goodput_connection, load_sql
+from mpg.sql.files import run_goodput_sql
 
 
 def job_day_ratios(chip_time: pa.Table) -> pa.Table:
     """`chip_time` (one row per job, day and metric version: wanted_chip_s, all_allocated_chip_s,
     productive_chip_s, ideal_chip_s, pg and any other columns) with sg, rg and mpg added, in the
     order day, job_id, metric_version."""
-    con = goodput_connection()
-    con.register("job_day_chip_time", chip_time)
-    try:
-        return con.sql(load_sql("publish/job_day_goodput.sql")).to_arrow_table()
-    finally:
-        con.unregister("job_day_chip_time")
+    return run_goodput_sql("publish/job_day_goodput.sql", {"job_day_chip_time": chip_time})

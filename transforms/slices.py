@@ -1,7 +1,7 @@
 """Goodput by slice (workload class x framework x chip generation, every roll-up) of job-days.
 
 The cube is sql/publish/goodput_by_slice.sql over the job-day rows, with the ratio macros of
-sql/publish/macros.sql, run in this thread's in-memory DuckDB on one thread (`goodput_connection`)
+sql/publish/macros.sql, run in this thread's in-memory DuckDB on one thread (`run_goodput_sql`)
 so that floating-point sums add up in one order and the same rows always give the same bits.
 
     >>> from mpg.schemas import JOB_DAY_GOODPUT
@@ -14,15 +14,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 from mpg.schemas import GOODPUT_BY_SLICE, conform
-from mpg.sql.files import goodput_connection, load_sql
+from mpg.sql.files import run_goodput_sql
 
 
 def goodput_by_slice(job_day_goodput: pa.Table) -> pa.Table:
     """GOODPUT_BY_SLICE rows of some job-day rows (those of one day, or of many)."""
-    con = goodput_connection()
-    con.register("job_day_goodput", job_day_goodput)
-    try:
-        rows = con.sql(load_sql("publish/goodput_by_slice.sql")).to_arrow_table()
-    finally:
-        con.unregister("job_day_goodput")
+    rows = run_goodput_sql("publish/goodput_by_slice.sql", {"job_day_goodput": job_day_goodput})
     return conform(rows, GOODPUT_BY_SLICE)

@@ -35,7 +35,7 @@ import pyarrow as pa
 from mpg.definitions.catalog import ChipCatalog
 from mpg.definitions.config import CONFIG_FILE, OutputConfig
 from mpg.schemas import CHIP_TIME_COST, COST_RATES, conform
-from mpg.sql.files import goodput_connection, load_sql
+from mpg.sql.files import run_goodput_sql
 
 COSTS_FILE = "costs.v1.json"
 
@@ -188,18 +188,11 @@ def _rate(value: float | None, column: str) -> str:
 def chip_time_cost(ledger: pa.Table, job_days: pa.Table, rates: pa.Table) -> pa.Table:
     """CHIP_TIME_COST from `chip_time_ledger` and `job_day_goodput` rows (any days, any metric
     versions) and COST_RATES, by `sql/publish/chip_time_cost.sql` on this thread's in-memory
-    DuckDB (`goodput_connection`).
+    DuckDB (`run_goodput_sql`).
 
     The same statement runs wherever the three are tables (the published DuckDB file); this is
     the form for Arrow in hand, such as a bucket's job tables.
     """
-    con = goodput_connection()
     inputs = {"chip_time_ledger": ledger, "job_day_goodput": job_days, "cost_rates": rates}
-    for name, table in inputs.items():
-        con.register(name, table)
-    try:
-        rows = con.sql(load_sql("publish/chip_time_cost.sql")).to_arrow_table()
-    finally:
-        for name in inputs:
-            con.unregister(name)
+    rows = run_goodput_sql("publish/chip_time_cost.sql", inputs)
     return conform(rows, CHIP_TIME_COST)
