@@ -9,6 +9,7 @@ import tracemalloc
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -18,6 +19,7 @@ from mpg.pipelines.io import (
     MAX_LINE_BYTES,
     LineBlock,
     TraceFile,
+    _wanted_lines,
     discover_trace_files,
     read_line_blocks,
     recover_raw_text,
@@ -248,3 +250,28 @@ def test_refused_records_get_the_text_of_the_lines_the_reader_numbered(
         expected = [x.decode() for n, x in numbered if isinstance(x, bytes)] + [""]
         assert rows.column("raw").to_pylist() == expected, gz
         assert rows.column("line").to_pylist() == wanted
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_wanted_lines_are_cut_out_of_reads_of_any_size(seed: int) -> None:
+    """Reads of 1 to 7 bytes: lines across reads, a read ending on a line break, a CR at a
+    read's end, empty lines, an unfinished last line, numbers past the end."""
+    rng = random.Random(seed)
+    pieces = [
+        rng.choice([b"", b"a", b"bc", b"def\r"]) + rng.choice([b"\n", b"\r\n"]) for _ in range(30)
+    ]
+    text = b"".join(pieces) + rng.choice([b"", b"tail", b"tail\r"])
+    reads, at = [], 0
+    while at < len(text):
+        size = rng.randint(1, 7)
+        reads.append(text[at : at + size])
+        at += size
+    wanted = np.array(sorted(rng.sample(range(1, 36), 15)))
+    lines = text.split(b"\n")
+    expected = {
+        n: lines[n - 1].removesuffix(b"\r").decode() for n in wanted.tolist() if n <= len(lines)
+    }
+    found = _wanted_lines(reads, wanted)
+    assert {n: found.get(n, "") for n in wanted.tolist()} == {
+        n: expected.get(n, "") for n in wanted.tolist()
+    }
