@@ -12,7 +12,8 @@ Each table keeps two Iceberg snapshots, the ones of the current and the previous
 so a reader that started on the previous one can finish; older ones are expired in the same
 commit, and their files removed by `OutputStore.collect`.
 
-pyiceberg costs about a second to import: only `mpg run` and `mpg backfill` import this module.
+pyiceberg costs about a second to import alone (0.3 s after the pipeline's imports, which share
+much of it): only `mpg run` and `mpg backfill` import this module.
 """
 
 from __future__ import annotations

@@ -111,10 +111,11 @@ def writing(store: OutputStore, run_id: str) -> Iterator[Writing]:
 
 def warm_up(expectations: str) -> None:
     """Import what accounting and publishing need (scipy's special functions for checkpoint
-    advice: 0.06 s; pyiceberg: about a second; Great Expectations too when it is the engine that
-    checks the suites: seconds), and parse the macros publishing stores (0.1 s), in a thread,
-    while the pipeline works: its DuckDB and Polars steps leave the interpreter idle much of the
-    time. The steps that need them import them as usual, waiting if the thread is not done.
+    advice: 0.06 s; pyiceberg: 0.3 s after the pipeline's own imports; Great Expectations too
+    when it is the engine that checks the suites: seconds), and parse the macros publishing
+    stores (0.1 s), in a thread, while the pipeline works: its DuckDB and Polars steps leave the
+    interpreter idle much of the time. The steps that need them import them as usual, waiting if
+    the thread is not done.
     """
 
     def imports() -> None:
