@@ -15,6 +15,7 @@ it; tests/support/emulators.py) and processes that race each other.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,6 +46,20 @@ def tier_of(path: Path) -> str | None:
     """The tier of a test file: the folder under tests/ it is in (None outside every tier's)."""
     parts = path.relative_to(TESTS).parts
     return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_files_kept_apart(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Temporary files of the tests and of every process they start go under pytest's own
+    folder (which it prunes), not into the machine's /tmp: Beam makes a `beam-pipeline-temp*`
+    folder for each pipeline and removes it only when the pipeline runs to its end, so the runs
+    the tests kill and the graphs they only build left about 80 empty folders in /tmp per
+    `make test`."""
+    folder = str(tmp_path_factory.mktemp("tmp"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", folder)  # processes the tests start
+        patch.setattr(tempfile, "tempdir", folder)  # this one, whatever it found before
+        yield
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
