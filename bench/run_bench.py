@@ -12,7 +12,10 @@ each a process tree of its own whose peak memory is sampled from outside (bench/
 - backfill: `mpg backfill --metric-version v2` over every day, from the record store;
 - duckdb query: the hand-written query sql/crosscheck/job_day_chip_time.sql over the same raw
   trace files, the independent route to the job-day chip-time and the speed to compare with;
-- import: `mpg import ml-goodput` of a generated log of about a million recorder records.
+- import: `mpg import ml-goodput` of a generated log of about a million recorder records;
+- pairs: `--pairs` more of the full run and the query, alternating (the machine's own pace moves
+  either side by about 10% from one minute to the next, so one pair says little about a ratio
+  near its target): the ratio printed is the median over every pair, each pair's beside it.
 Day 61 (bench/day_after.py): the 61st day of a 60-day fleet beside a full run over the 61 days,
 on a local folder and on fake-gcs-server (`--day-after JOBS`).
 Scale: fleets of about 1, 4 and 16 million spans (`--scale`, in millions), each run from raw
@@ -29,6 +32,7 @@ import argparse
 import gzip
 import json
 import shutil
+import statistics
 from pathlib import Path
 
 import duckdb
@@ -151,6 +155,18 @@ def _scale(millions: list[int], seed: int, days: int) -> list[tuple[int, dict, d
     return results
 
 
+def _pairs(root: Path, count: int) -> list[tuple[float, float]]:
+    """`count` more (full run, query) pairs over `root`, in seconds, one after the other."""
+    pairs = []
+    for _ in range(count):
+        shutil.rmtree(WORK / "pair", ignore_errors=True)
+        run = _stage("run", str(root), str(WORK / "pair" / "out"), "--full")
+        query = _stage("crosscheck", str(root), str(WORK / "pair" / "crosscheck.parquet"))
+        pairs.append((run["seconds"], query["seconds"]))
+    shutil.rmtree(WORK / "pair", ignore_errors=True)
+    return pairs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2000)
@@ -159,6 +175,9 @@ def main() -> None:
     parser.add_argument("--scale", default="1,4,16", help="fleet sizes in millions of spans")
     parser.add_argument(
         "--day-after", type=int, default=50, help="jobs of the day-61 stage (0: skip it)"
+    )
+    parser.add_argument(
+        "--pairs", type=int, default=3, help="more alternating pairs of the full run and the query"
     )
     args = parser.parse_args()
 
@@ -183,6 +202,8 @@ def main() -> None:
     results["again"] = _stage("run", str(root), str(out))
     results["full"] = _stage("run", str(root), str(full), "--full")
     results["duckdb query"] = _stage("crosscheck", str(root), str(WORK / "crosscheck.parquet"))
+    pairs = [(results["full"]["seconds"], results["duckdb query"]["seconds"])]
+    pairs += _pairs(root, args.pairs)
     results["backfill v2"] = _stage("backfill", str(out), "v2", days[0], days[-1])
     log = WORK / "goodput-log" / "recorder.jsonl"
     log.parent.mkdir(exist_ok=True)
@@ -199,8 +220,12 @@ def main() -> None:
         rate = f"{rates[stage] / r['seconds']:>10,.0f}" if stage in rates else " " * 10
         did = r.get("did", "")
         print(f"{stage:<13} {r['seconds']:>8.2f} {rate} {r['peak_mib']:>9.0f}  {did}")
-    ratio = results["full"]["seconds"] / results["duckdb query"]["seconds"]
-    print(f"mpg run --full / one DuckDB query over the same raw files: {ratio:.2f}x")
+    ratio = statistics.median(run / query for run, query in pairs)
+    each = ", ".join(f"{run / query:.2f}x ({run:.2f} s / {query:.2f} s)" for run, query in pairs)
+    print(
+        f"mpg run --full / one DuckDB query over the same raw files: {ratio:.2f}x"
+        f" (the median of {len(pairs)} alternating pairs: {each})"
+    )
     checked, differing = _compare(out, full, WORK / "crosscheck.parquet")
     print(f"import: {records:,} ml-goodput records (per s: records read)")
     print(f"daily run vs full recompute: {differing} v1 job-day rows differ")
