@@ -11,7 +11,7 @@ BQEMU  := .bqemu
 # an installed wheel: Python only reads it. Where PYTHONDONTWRITEBYTECODE is set (CI images, this
 # project's machines), every `mpg` command would otherwise compile its ~170 modules again, 0.07 s
 # a start (docs/decisions.md, "Bytecode of an editable install"). A file edited later is compiled
-# in memory, as before, until the next `make`.
+# in memory at each start, as before, until `make bench` or a new environment compiles it again.
 COMPILE = $(BIN)/python -m compileall -q mpg pipelines transforms sql schemas
 
 .PHONY: run test test-fast test-installed bench lint sample clean chromium
