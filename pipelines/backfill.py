@@ -41,7 +41,7 @@ from mpg.pipelines.bigquery_target import BigQueryTarget
 from mpg.pipelines.buckets import RecordStore
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import Staged, data_files_after, table_changes
-from mpg.pipelines.publish import Destinations, Writing, publish
+from mpg.pipelines.publish import Destinations, Writing, database_ahead, publish
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.run import _day_files, recorded, writing
 from mpg.pipelines.runners import pipeline_options
@@ -171,7 +171,8 @@ def _backfill_chunk(
     command = f"backfill {metric} {first}..{last}"
     record = runlog.RunRecord.start(None, [], (metric,), command=command)
     run_id, run = record.run_id, store.run(record.run_id)
-    with recorded(store, record, opts.log_level):
+    ahead = database_ahead(run, key.current_metric_version)
+    with recorded(store, record, opts.log_level), ahead as database:
         index = store.storage.parquet_file(current.state["jobs"]).read(
             columns=[
                 "job_hash",
@@ -228,7 +229,7 @@ def _backfill_chunk(
         changed = sorted({d for _, d in staged.changed_days})
         bigquery_days = set(changed) if current.key.bigquery == key.bigquery else None
         to = Destinations(key.current_metric_version, opts.bigquery, bigquery_days)
-        done = publish(staged, over, record, to)
+        done = publish(staged, over, record, to, database)
     return RunResult(
         run_id=run_id,
         out=store.uri,

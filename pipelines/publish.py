@@ -1,10 +1,13 @@
 """Publishing a staged snapshot: check it, commit its tables, switch to it at one instant.
 
-    published = publish(staged, over, record, Destinations(current_metric_version, bigquery, days))
+    with database_ahead(run, current_metric_version) as database:
+        ...  # the pipeline, beside the database being made
+        published = publish(staged, over, record, Destinations(...), database)
 
 1. The snapshot's tables go into a new DuckDB file (the database a local folder publishes; for
-   object storage, a temporary one), and the output expectation suites run on it: a failed
-   fail-severity expectation stops here, nothing published, the report kept in the run log.
+   object storage, a temporary one), made with its views while the pipeline ran, and the
+   output expectation suites run on it: a failed fail-severity expectation stops here,
+   nothing published, the report kept in the run log.
 2. The results and the run log become tables too; with `--publish bigquery`, the changed
    partitions are loaded there (a failed load fails the run, whose rerun loads again).
 3. Each changed table is committed as an Iceberg snapshot (the staged ones in a thread while
@@ -20,7 +23,7 @@ import contextlib
 import datetime
 import tempfile
 from collections.abc import Collection, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +34,7 @@ import pyarrow.parquet as pq
 
 from mpg.cli import progress
 from mpg.output import runlog
-from mpg.output.database import add_views, copy_tables, read_summary, table_files, writing
+from mpg.output.database import fill_tables, new_database, read_summary, table_files, writes
 from mpg.output.snapshot import Snapshot, switch
 from mpg.output.store import DATABASE, REPORT, OutputStore, RunFiles
 from mpg.pipelines.analyst_objects import Kept, keep_analyst_objects
@@ -40,7 +43,6 @@ from mpg.pipelines.finish import Staged, TableChange, data_files_after
 from mpg.quality import fatal_failures, raise_for_failures, render_report, validate_outputs
 from mpg.quality.engine import engine_named
 from mpg.schemas import DATA_FILES, PUBLISHED, RUNS, VALIDATION_RESULTS, concat
-from mpg.schemas.ddl import create_table_sql
 from mpg.storage.lock import Lease
 
 # The tables publishing writes itself, after the checks: their results, and the run log.
@@ -93,6 +95,37 @@ def _database_file(run: RunFiles) -> Iterator[str]:
         yield f"{folder}/{DATABASE}"
 
 
+@dataclass(frozen=True)
+class NewDatabase:
+    """The run's database file, being made in a thread (`database_ahead`)."""
+
+    path: str
+    made: Future[duckdb.DuckDBPyConnection]
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The database once made, closed after the block."""
+        con = self.made.result()
+        with writes(self.path), con:
+            yield con
+
+
+@contextlib.contextmanager
+def database_ahead(run: RunFiles, current_version: str) -> Iterator[NewDatabase]:
+    """Start making the run's database (its tables, empty, and its macros and views: 0.17 s of
+    DuckDB binding whatever the data, `new_database`) in a thread while the block runs the
+    pipeline; publishing fills it. Whatever happens in the block, the thread is waited for and
+    the database closed; its file in the run's staging folder goes with the run's other files
+    when the run fails."""
+    with _database_file(run) as path, ThreadPoolExecutor(1, "mpg-database") as maker:
+        made = maker.submit(new_database, path, current_version)
+        try:
+            yield NewDatabase(path, made)
+        finally:
+            with contextlib.suppress(Exception):  # an error of the block's comes first
+                made.result().close()
+
+
 def _validate(
     con: duckdb.DuckDBPyConnection, store: OutputStore, staged: Staged, record: runlog.RunRecord
 ) -> tuple[pa.Table, str]:
@@ -110,7 +143,6 @@ def _validate(
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    con.execute(create_table_sql(table, PUBLISHED[table]))
     con.from_arrow(rows).insert_into(table)
 
 
@@ -147,20 +179,22 @@ def collect_garbage(store: OutputStore, kept: list[Snapshot]) -> int:
     return store.collect(referenced)
 
 
-def publish(staged: Staged, over: Writing, record: runlog.RunRecord, to: Destinations) -> Published:
+def publish(
+    staged: Staged, over: Writing, record: runlog.RunRecord, to: Destinations, database: NewDatabase
+) -> Published:
     """Check, commit and switch to the staged snapshot over the current one (`over`, whose
-    lease is still held); returns what was published."""
+    lease is still held), its tables filled into `database` (made for
+    `to.current_metric_version`); returns what was published."""
     run, store, previous = staged.run, staged.run.store, over.current
     whole: dict[str, str | None] = {}
-    with _database_file(run) as database, ThreadPoolExecutor(1, "mpg-commit") as committer:
+    with ThreadPoolExecutor(1, "mpg-commit") as committer:
         # The staged tables' Iceberg commits (Python: 0.25 s at 2M spans) go on in a thread
-        # while DuckDB builds the database file (native code, which lets it run); nothing they
+        # while DuckDB fills the database file (native code, which lets it run); nothing they
         # write is published before the switch, and a failed check waits for them, then leaves
         # their files to the next run's collection.
         commits = committer.submit(_commit, store, previous, staged.changes, staged.files, _STAGED)
-        with progress.phase("publish") as step, writing(database) as con:
-            copy_tables(con, store, staged.files, list(_STAGED))
-            add_views(con, to.current_metric_version)
+        with progress.phase("publish") as step, database.connection() as con:
+            fill_tables(con, store, staged.files, list(_STAGED))
             analyst = (
                 Kept()
                 if store.remote
@@ -204,7 +238,7 @@ def publish(staged: Staged, over: Writing, record: runlog.RunRecord, to: Destina
         over.lease.check()  # a writer that lost its lease must not publish over its successor
         switch(store, snapshot, over.version)
         if not store.remote:
-            Path(database).replace(store.storage.full(DATABASE))
+            Path(database.path).replace(store.storage.full(DATABASE))
     store.storage.write_text(REPORT, report)
     runlog.write_record(store, record)
     runlog.prune_records(store, runs)

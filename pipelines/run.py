@@ -36,7 +36,6 @@ from mpg.output.database import table_files
 from mpg.output.snapshot import Snapshot, read_current, read_snapshot
 from mpg.output.state_key import StateKey
 from mpg.output.store import LOCK, OutputStore
-from mpg.output.views import persistent_macro_statements
 from mpg.pipelines.accounting import Accounting
 from mpg.pipelines.buckets import RecordStore
 from mpg.pipelines.days import DayTables
@@ -45,7 +44,14 @@ from mpg.pipelines.io import TraceFile, discover_trace_files
 from mpg.pipelines.logs import run_log
 from mpg.pipelines.options import RunOptions
 from mpg.pipelines.plan import RunPlan, job_work, plan_run, planned_jobs
-from mpg.pipelines.publish import Destinations, Published, Writing, collect_garbage, publish
+from mpg.pipelines.publish import (
+    Destinations,
+    Published,
+    Writing,
+    collect_garbage,
+    database_ahead,
+    publish,
+)
 from mpg.pipelines.quarantine import QuarantineSources
 from mpg.pipelines.result import RunResult
 from mpg.pipelines.runners import pipeline_options
@@ -112,10 +118,10 @@ def writing(store: OutputStore, run_id: str) -> Iterator[Writing]:
 def warm_up(expectations: str) -> None:
     """Import what accounting and publishing need (scipy's special functions for checkpoint
     advice: 0.06 s; pyiceberg: 0.3 s after the pipeline's own imports; Great Expectations too
-    when it is the engine that checks the suites: seconds), and parse the macros publishing
-    stores (0.1 s), in a thread, while the pipeline works: its DuckDB and Polars steps leave the
-    interpreter idle much of the time. The steps that need them import them as usual, waiting if
-    the thread is not done.
+    when it is the engine that checks the suites: seconds) in a thread, while the pipeline
+    works: its DuckDB and Polars steps leave the interpreter idle much of the time. The steps
+    that need them import them as usual, waiting if the thread is not done. (The database
+    publishing fills is made beside the pipeline too: `publish.database_ahead`.)
     """
 
     def imports() -> None:
@@ -125,7 +131,6 @@ def warm_up(expectations: str) -> None:
 
             start_gx()
         importlib.import_module("mpg.pipelines.iceberg")
-        persistent_macro_statements()
 
     threading.Thread(target=imports, name="mpg-warm-up", daemon=True).start()
 
@@ -155,12 +160,12 @@ def run(opts: RunOptions) -> RunResult:
             ended = record.ended("up-to-date", message="no new, changed or removed trace files")
             runlog.write_record(store, ended)
             return RunResult.nothing_new(store, ended.run_id, current, len(files), skipped)
-        staged, read = _compute(opts, plan, store, record.run_id, rates)
-        changed = sorted({d for _, d in staged.changed_days})
-        to = Destinations(
-            plan.key.current_metric_version, opts.bigquery, plan.bigquery_days(changed)
-        )
-        published = publish(staged, held, record, to)
+        version = plan.key.current_metric_version
+        with database_ahead(store.run(record.run_id), version) as database:
+            staged, read = _compute(opts, plan, store, record.run_id, rates)
+            changed = sorted({d for _, d in staged.changed_days})
+            to = Destinations(version, opts.bigquery, plan.bigquery_days(changed))
+            published = publish(staged, held, record, to, database)
         progress.summary(read)
     return _result(store, published, plan, staged, len(files), skipped)
 

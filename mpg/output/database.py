@@ -90,25 +90,39 @@ def _relation(
 
 
 @contextlib.contextmanager
-def writing(path: str) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to a new local database file; DuckDB's I/O errors (a full disk) name it."""
+def writes(path: str) -> Iterator[None]:
+    """DuckDB's I/O errors (a full disk) inside the block, as errors naming the file written."""
     try:
-        with duckdb.connect(path, config={"storage_compatibility_version": READABLE_BY}) as con:
-            # One thread: floating-point sums add up in one order, so the same input gives the
-            # same bits on every run. The tables here are small (job-days).
-            con.execute("SET threads = 1")
-            yield con
+        yield
     except duckdb.IOException as exc:
         raise StoreError(f"cannot write {path}: {exc}") from exc
 
 
-def copy_tables(
+def new_database(path: str, current_version: str) -> duckdb.DuckDBPyConnection:
+    """A new local database file holding every published table, empty, and the macros and views
+    over them: all of a run's database that does not depend on its rows. Binding the views takes
+    0.17 s whatever the data, so `mpg run` makes this while its pipeline works."""
+    with writes(path):
+        con = duckdb.connect(path, config={"storage_compatibility_version": READABLE_BY})
+        try:
+            # One thread: floating-point sums add up in one order, so the same input gives the
+            # same bits on every run. The tables here are small (job-days).
+            con.execute("SET threads = 1")
+            for table, schema in PUBLISHED.items():
+                con.execute(create_table_sql(table, schema))
+            add_views(con, current_version)
+        except BaseException:
+            con.close()
+            raise
+    return con
+
+
+def fill_tables(
     con: duckdb.DuckDBPyConnection, store: OutputStore, files: pa.Table, tables: list[str]
 ) -> None:
-    """Create `tables` in `con` from their data files, rows in key order (the same input gives
-    the same tables)."""
+    """Insert the rows of `tables` (made by `new_database`) from their data files, in key order
+    (the same input gives the same tables)."""
     for table in tables:
-        con.execute(create_table_sql(table, PUBLISHED[table]))
         rows = _relation(con, store, table_files(files, table), table)
         try:
             rows = rows.select(*[f'"{c}"' for c in PUBLISHED[table].names])

@@ -90,14 +90,14 @@ def test_a_run_checked_by_great_expectations_publishes_the_same_results(
     assert published.equals(_published_results(sample_out))
 
 
-def _doctored_views(real):
-    """add_views, after a planted bug: a job-day whose SG is 1.5."""
+def _doctored_fill(real):
+    """fill_tables, with a planted bug: a job-day whose SG is 1.5."""
 
-    def add_views(con: duckdb.DuckDBPyConnection, current_version: str) -> None:
+    def fill_tables(con: duckdb.DuckDBPyConnection, *args: object) -> None:
+        real(con, *args)
         con.execute("update job_day_goodput set sg = 1.5 where job_id = 'train-a'")
-        real(con, current_version)
 
-    return add_views
+    return fill_tables
 
 
 def test_a_failed_output_expectation_fails_the_run_and_publishes_nothing(
@@ -107,7 +107,7 @@ def test_a_failed_output_expectation_fails_the_run_and_publishes_nothing(
     assert run_mpg("run", "--traces", SPEC_EXAMPLES / "edges", "--out", out).returncode == 0
     before, run_before = published_state(out), current_run(out)
 
-    monkeypatch.setattr(publish_module, "add_views", _doctored_views(publish_module.add_views))
+    monkeypatch.setattr(publish_module, "fill_tables", _doctored_fill(publish_module.fill_tables))
     with pytest.raises(ValidationFailed) as failed:
         run_module.run(RunOptions(traces=str(SPEC_EXAMPLES / "tiny"), out=str(out)))
 
