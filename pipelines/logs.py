@@ -124,6 +124,12 @@ class _File(logging.FileHandler):
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
         pass
 
+    def close(self) -> None:
+        """Close the file; what it could not flush (a full disk) is lost the same way, and the
+        error that ended the run, not the log's, is the one raised."""
+        with contextlib.suppress(OSError):
+            super().close()
+
 
 @contextlib.contextmanager
 def run_log(store: OutputStore, run_id: str, level: str | None = None) -> Iterator[None]:

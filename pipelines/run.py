@@ -85,14 +85,17 @@ def recorded(
 
 
 def _record_failure(store: OutputStore, record: runlog.RunRecord, exc: BaseException) -> None:
-    """The run's record, ended by `exc`; its scratch removed."""
+    """The run's scratch removed first (on a full disk, that makes room for the record), then
+    its record, ended by `exc`."""
     error = find_user_error(exc)
     message = one_line(error) if error else f"{type(exc).__name__}: {exc}"
     interrupted = isinstance(exc, KeyboardInterrupt)
     ended = record.ended("interrupted" if interrupted else "failed", message=message)
-    with contextlib.suppress(Exception):  # a full disk must not hide the first error
-        runlog.write_record(store, ended)
+    # Neither may hide the first error (a full disk, a store gone).
+    with contextlib.suppress(Exception):
         store.run(record.run_id).delete_scratch()
+    with contextlib.suppress(Exception):
+        runlog.write_record(store, ended)
 
 
 def kept_snapshots(store: OutputStore, current: Snapshot | None) -> list[Snapshot]:

@@ -207,12 +207,12 @@ class OutputStore:
         ]
 
     def collect(self, referenced: set[str]) -> int:
-        """Remove every file no kept snapshot references, and every run's scratch; returns how
-        many files went. Call with the lease held (no other run is writing)."""
+        """Remove every file no kept snapshot references, and every run's scratch (the staging
+        folder, with the empty run folder a run killed as it began may leave); returns how many
+        files went. Call with the lease held (no other run is writing)."""
         garbage = [p for p in self.files() if p not in referenced]
         self.storage.delete(garbage)
-        for run_id in {e.path.split("/")[2] for e in self.storage.list(STAGING)}:
-            self.run(run_id).delete_scratch()
+        self.storage.delete_prefix(STAGING)
         return len(garbage)
 
 
