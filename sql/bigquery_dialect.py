@@ -36,7 +36,7 @@ from functools import cache
 import sqlglot
 from sqlglot import exp
 
-from mpg.sql.files import MACRO_FILES, load_sql
+from mpg.sql.files import MACRO_FILES, macro_sql
 
 # The view naming the current metric version (sql/publish/current_version.sql).
 CURRENT_VERSION_VIEW = "current_metric_version"
@@ -54,7 +54,7 @@ def _macros() -> dict[str, _Macro]:
     """Each macro of the layer's files (MACRO_FILES), by lower-case name."""
     found = {}
     for name in MACRO_FILES:
-        for statement in sqlglot.parse(load_sql(name), read="duckdb"):
+        for statement in sqlglot.parse(macro_sql(name), read="duckdb"):
             assert isinstance(statement, exp.Create) and statement.kind == "MACRO", statement
             signature = statement.this
             params = tuple(p.name for p in signature.expressions)

@@ -25,7 +25,7 @@ import sqlglot
 from sqlglot import exp
 
 from mpg.sql.bigquery_dialect import CURRENT_VERSION_VIEW, FACTS_VIEW, for_bigquery
-from mpg.sql.files import MACRO_FILES, load_sql, parse_sql, sql_text, substitute
+from mpg.sql.files import MACRO_FILES, load_sql, macro_sql, parse_sql, sql_text, substitute
 
 # In dependency order: a view comes after those it reads (docs/views.md describes each).
 VIEWS: tuple[str, ...] = (
@@ -50,11 +50,11 @@ VIEWS: tuple[str, ...] = (
 def persistent_macro_statements() -> tuple[str, ...]:
     """The layer's macros (MACRO_FILES) without TEMPORARY, so the macros are stored with the
     views that call them; changed in the parsed statements (sqlglot), not by editing text.
-    Made once per process (parsing them takes about 0.1 s: `mpg run` has its warm-up thread
-    make them while the pipeline works)."""
+    Made once per process (parsing them takes about 0.1 s: `mpg run` makes its database, and
+    so them, in a thread while the pipeline works, `publish.database_ahead`)."""
     statements = []
     for name in MACRO_FILES:
-        for statement in sqlglot.parse(load_sql(name), read="duckdb"):
+        for statement in sqlglot.parse(macro_sql(name), read="duckdb"):
             assert statement is not None
             for temporary in list(statement.find_all(exp.TemporaryProperty)):
                 temporary.pop()

@@ -26,6 +26,9 @@
 -- slice; the facts carry it already (mpg_job_days has every column of job_day_goodput), and the
 -- scorecard takes every one-column slice. The GROUPING SETS are listed, not one CUBE of every
 -- column: a CUBE of seven columns would be 128 groupings a day.
+-- mpg_slice_rollup, which the scorecard reads, is this text with the CUBE cut to its empty set
+-- and each of its columns alone (no crossed slices), made by mpg.sql.files when the macros are
+-- created: keep one CUBE.
 -- inputs: the macros mpg_job_days (sql/semantic/job_days.sql), mpg_job_day_sums (every measure
 -- summed: sql/semantic/sums.sql), mpg_goodput_ratios, mpg_ratio and mpg_main_loss
 -- (sql/publish/macros.sql).

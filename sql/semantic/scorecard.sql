@@ -13,7 +13,8 @@
 --   job-days: a partial period would compare unlike with like) and its figures (previous_*);
 --   the changes (*_change: this period's less the previous one's), NULL unless the previous
 --   period is complete.
--- inputs: the macro mpg_rollup (sql/semantic/rollup.sql); table job_day_goodput (the days the
+-- inputs: the macro mpg_slice_rollup (mpg_rollup without the crossed slices' grouping sets,
+-- derived from sql/semantic/rollup.sql by mpg.sql.files); table job_day_goodput (the days the
 -- previous period has).
 create or replace temp macro mpg_scorecard(p_version, p_first, p_last) as table
 with bounds as (
@@ -26,12 +27,12 @@ with bounds as (
 ),
 
 current_period as (
-    select * from mpg_rollup(p_version, p_first, p_last, false)
+    select * from mpg_slice_rollup(p_version, p_first, p_last, false)
 ),
 
 previous_period as (
     select *
-    from mpg_rollup(
+    from mpg_slice_rollup(
         p_version, (select previous_first from bounds), (select previous_last from bounds), false
     )
 ),

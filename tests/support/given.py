@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from mpg.schemas import PUBLISHED
 from mpg.schemas.ddl import create_table_sql
-from mpg.sql.files import MACRO_FILES, load_sql
+from mpg.sql.files import MACRO_FILES, load_sql, macro_sql
 
 # The semantic layer as every reader has it: its macros, in order, and the view of job size
 # classes that mpg_job_days joins (a statement with no input, so created here like a macro).
@@ -36,7 +36,7 @@ def database(
         con.execute(f'insert into "{name}" select * from given')
         con.unregister("given")
     for name in macros:
-        con.execute(load_sql(name))
+        con.execute(macro_sql(name))
     return con
 
 

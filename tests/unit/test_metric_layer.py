@@ -52,6 +52,7 @@ from mpg.schemas.ddl import create_table_sql
 from mpg.sql.files import load_sql
 from tests.support.files import SAMPLE_TRACES
 from tests.support.fleet import account_fleet
+from tests.support.given import SEMANTIC_LAYER, database
 from tests.support.timeline import account, end, profile, schedule, span, submit
 
 DAY1, DAY2 = dt.date(2026, 11, 20), dt.date(2026, 11, 21)
@@ -324,3 +325,25 @@ def test_every_job_day_of_the_sample_is_its_one_job_slice(sample_job_days: pa.Ta
         ).fetchall()
     assert differ == []
     assert kept_nothing == at_zero > 0
+
+
+def test_the_scorecards_rollup_is_the_rollups_rows_without_crossed_slices(
+    sample_job_days: pa.Table,
+) -> None:
+    """mpg_slice_rollup (mpg_rollup's text with its CUBE cut to one column at a time, made by
+    mpg.sql.files for the scorecard) gives the rows of mpg_rollup that are not a crossed slice,
+    bit for bit, per period and per day, on the committed sample."""
+    con = database({"job_day_goodput": sample_job_days.to_pylist()}, SEMANTIC_LAYER)
+    kinds = "select distinct slice_kind from {} order by 1"
+    for by_day in (False, True):
+        query = "select * from {}(null, null, null, $by_day) {} order by all"
+        slim = con.sql(query.format("mpg_slice_rollup", ""), params={"by_day": by_day})
+        full = con.sql(
+            query.format("mpg_rollup", "where slice_kind not like '%+%'"),
+            params={"by_day": by_day},
+        )
+        assert slim.fetchall() == full.fetchall()
+        assert [k for (k,) in con.sql(kinds.format("slim")).fetchall()] == [
+            "chip_generation", "fleet", "framework", "job", "owner", "queue", "size_class",
+            "team", "workload_class",
+        ]  # fmt: skip
