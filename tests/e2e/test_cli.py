@@ -121,7 +121,7 @@ def test_running_again_publishes_nothing_and_full_replaces_the_tables(tmp_path: 
     )
     # the current snapshot's state and the one before it; no staging left behind
     assert len(list((out / "state").iterdir())) == 2
-    assert list((out / ".mpg" / "staging").iterdir()) == []
+    assert not (out / ".mpg" / "staging").exists()
     # each run's log, without Beam's notes on type hints it cannot resolve (mpg.pipelines.logs)
     logs = sorted((out / "runs").glob("*.log"))
     assert [("Converting string literal type hint" in p.read_text()) for p in logs] == [False] * 3
