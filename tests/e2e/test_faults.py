@@ -32,7 +32,8 @@ PHASES = {
     "starting": "runs/*.json",
     "ingesting": ".mpg/staging/*/parsed",
     "accounting": ".mpg/staging/*/days",
-    "building the database": ".mpg/staging/*/mpg.duckdb",
+    "making the database": ".mpg/staging/*/mpg.duckdb",  # beside the pipeline
+    "committing the tables": "tables/*/metadata/*.metadata.json",  # publishing
     "switching": "state/*/snapshot.json",  # the snapshot is written; current.json may not name it
 }
 
