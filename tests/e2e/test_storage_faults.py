@@ -33,12 +33,12 @@ def faulty(request: pytest.FixtureRequest) -> Iterator[tuple[FaultyStore, Storag
 
 
 def test_a_busy_store_is_ridden_through(faulty: tuple[FaultyStore, Storage]) -> None:
-    """Every kind of fault once, scripted, then a seeded 30% of requests: how many requests a
+    """Every kind of fault once, scripted, then a seeded 15% of requests: how many requests a
     store's client makes varies, so a drawn share alone may inject too few to test anything."""
     proxy, store = faulty
     kinds = ["503", "429", "reset", "lost-reply"]
     script = ["503", "pass", "429", "reset", "pass", "lost-reply"]
-    with proxy.injecting(rate=0.3, kinds=kinds, script=script, seed=20, reset_counts=True):
+    with proxy.injecting(rate=0.15, kinds=kinds, script=script, seed=20, reset_counts=True):
         for i in range(4):
             store.write_parquet(TABLE, f"t/part-{i}.parquet")
         listed = [e.path for e in store.list("t")]
