@@ -81,8 +81,8 @@ def _slice_rollup(rollup: str) -> str:
     """mpg_slice_rollup: `mpg_rollup`'s text with its CUBE's grouping sets cut to the empty set
     and each of its columns alone: the fleet's and every one-column slice's rows (and the
     jobs', whose set the slice columns' GROUPING() needs), none of the crossed slices. The same
-    text defines every figure of both; DuckDB plans the whole roll-up for 0.05 s more, and the
-    scorecard that `mpg run` prints plans two (docs/decisions.md, "The scorecard's roll-up")."""
+    text defines every figure of both; DuckDB plans the whole roll-up for about 0.035 s more,
+    and the scorecard `mpg run` prints plans two (docs/decisions.md, "The scorecard's roll-up")."""
     cube = _CUBE.findall(rollup)
     if len(cube) != 1 or rollup.count(" mpg_rollup(") != 1:
         raise AssertionError(f"{_ROLLUP} no longer defines mpg_rollup with one CUBE")
