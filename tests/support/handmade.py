@@ -15,15 +15,13 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 
-from mpg.output.database import READABLE_BY, add_views
+from mpg.output.database import new_database
 from mpg.output.snapshot import Snapshot
 from mpg.output.state_key import StateKey
 from mpg.output.store import POINTER
 from mpg.schemas import PUBLISHED
-from mpg.schemas.ddl import create_table_sql
 
 RUN_ID = "20260101T000000000000Z-handmade"
 
@@ -45,17 +43,15 @@ def publish_rows(
     versions: Sequence[str] = ("v1",),
 ) -> Path:
     """`out` as a published folder holding `rows` (table name -> rows) and nothing else; returns
-    `out`. The views are created as `mpg run` creates them, showing `current_version`."""
+    `out`. The database is made as `mpg run` makes it (`new_database`: every table, the views
+    showing `current_version`), then filled."""
     out.mkdir(parents=True, exist_ok=True)
-    config = {"storage_compatibility_version": READABLE_BY}
-    with duckdb.connect(str(out / "mpg.duckdb"), config=config) as con:
+    with new_database(str(out / "mpg.duckdb"), current_version) as con:
         for name, schema in PUBLISHED.items():
-            con.execute(create_table_sql(name, schema))
             given = rows.get(name, [] if name != "runs" else [_run_row(versions)])
             table = given if isinstance(given, pa.Table) else pa.Table.from_pylist(given, schema)
             if table.num_rows:
                 con.from_arrow(table.select(schema.names).cast(schema)).insert_into(name)
-        add_views(con, current_version)
     key = StateKey(
         code_version="handmade",
         metric_versions=tuple(versions),

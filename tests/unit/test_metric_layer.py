@@ -45,10 +45,8 @@ import pytest
 from mpg.compare.decompose import PeriodSums, Sums, decompose
 from mpg.compare.period import Period
 from mpg.compare.read import read_period
-from mpg.output.database import current_view_statements
-from mpg.output.views import create_views
-from mpg.schemas import JOB_DAY_GOODPUT, PUBLISHED
-from mpg.schemas.ddl import create_table_sql
+from mpg.output.database import new_database
+from mpg.schemas import JOB_DAY_GOODPUT
 from mpg.sql.files import load_sql
 from tests.support.files import SAMPLE_TRACES
 from tests.support.fleet import account_fleet
@@ -120,18 +118,13 @@ def job_days() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def published(job_days: list[dict]) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The job-days published as `build_database` lays them out: tables from the schemas' DDL,
-    goodput_by_slice, the `*_current` views and the analysts' views."""
-    with duckdb.connect() as con:
-        for name, schema in PUBLISHED.items():
-            con.execute(create_table_sql(name, schema))
+    """The job-days in an in-memory database made as `mpg run` makes its file (`new_database`:
+    tables from the schemas' DDL, macros, the `*_current` views and the analysts' views), then
+    filled: the job-days and goodput_by_slice."""
+    with new_database(":memory:", "v1") as con:
         rows = pa.Table.from_pylist(job_days, schema=JOB_DAY_GOODPUT)  # noqa: F841 (scanned)
         con.execute("insert into job_day_goodput select * from rows")
-        con.execute(load_sql("publish/macros.sql"))
         con.sql(load_sql("publish/goodput_by_slice.sql")).insert_into("goodput_by_slice")
-        for statement in current_view_statements("v1", "duckdb"):
-            con.execute(statement)
-        create_views(con)
         yield con
 
 

@@ -1,6 +1,6 @@
 """Each view of sql/views/ against DuckDB on a small hand-made fixture: three jobs over two days,
 rows written by hand into the published tables' DDL (from `mpg.schemas`), views created as
-`build_database` creates them, and every expected number worked out by hand below.
+`mpg run` makes them (`new_database`), and every expected number worked out by hand below.
 
 The fixture (v1; chip-seconds):
 
@@ -42,10 +42,9 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from mpg.output.database import READABLE_BY, current_view_statements
-from mpg.output.views import VIEWS, bigquery_view_statements, create_views
+from mpg.output.database import new_database
+from mpg.output.views import VIEWS, bigquery_view_statements
 from mpg.schemas import CHECKPOINT_ADVICE, COST_RATES, PUBLISHED
-from mpg.schemas.ddl import create_table_sql
 from mpg.sql.files import load_sql
 from tests.support.given import sums
 
@@ -144,11 +143,9 @@ ADVICE = [
 
 
 def build(path: Path, current_version: str = "v1", rates: list[dict] = RATES) -> Path:
-    """The fixture as `build_database` lays it out: tables, slices, costs, `*_current` views,
-    views."""
-    with duckdb.connect(str(path), config={"storage_compatibility_version": READABLE_BY}) as con:
-        for name, schema in PUBLISHED.items():
-            con.execute(create_table_sql(name, schema))
+    """The fixture in a database made as `mpg run` makes it (`new_database`: tables, macros,
+    `*_current` views, views), then filled: rows, slices, costs."""
+    with new_database(str(path), current_version) as con:
         for (day, job, version), figures in JOB_DAYS.items():
             values = [day, job, version, *JOBS[job], *figures, *WHO[job]]
             columns = ", ".join(PUBLISHED["job_day_goodput"].names[: len(values)])
@@ -166,12 +163,8 @@ def build(path: Path, current_version: str = "v1", rates: list[dict] = RATES) ->
         con.from_arrow(pa.Table.from_pylist(ADVICE, CHECKPOINT_ADVICE)).insert_into(
             "checkpoint_advice"
         )
-        con.execute(load_sql("publish/macros.sql"))
         con.sql(load_sql("publish/goodput_by_slice.sql")).insert_into("goodput_by_slice")
         con.sql(load_sql("publish/chip_time_cost.sql")).insert_into("chip_time_cost")
-        for statement in current_view_statements(current_version, "duckdb"):
-            con.execute(statement)
-        create_views(con)
     return path
 
 
