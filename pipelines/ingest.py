@@ -1,15 +1,16 @@
 """Ingest: new trace files read, parsed and validated, their records cut into job buckets.
 
-    files | ReadLineBlocks     -> blocks of whole lines          (+ `digests`: each file's SHA-256)
+    parts | ReadLineBlocks     -> blocks of whole lines          (+ `digests`: each file's SHA-256)
           | ParseTraceRecords  -> typed records and refused lines (mpg.transforms.steps)
           | WriteParsedRecords -> (bucket, ParsedRef)            (+ `refused`, `counts`)
     (digests, counts) | DescribeFiles -> FileStats, the manifest's row per file
 
-One worker reads a file from end to end in blocks (`read_line_blocks`), hashing its bytes as they
-pass, so no process reads the fleet twice. The three steps fuse: a block is parsed and written as
-soon as it is read, and never crosses a shuffle. Each block's records go to one scratch file, a
-record batch per job bucket; only the file's name and the batch's number go on through the
-shuffle (`ParsedRef`), never the records, which the local runner would hold in memory.
+One worker reads a file's part (`mpg.pipelines.io.file_parts`: a whole file, or a large file's
+share) in blocks (`read_line_blocks`); the one that reads a file to its end hashes its bytes as
+they pass, so no process reads the fleet just to hash it. The three steps fuse: a block is parsed
+and written as soon as it is read, and never crosses a shuffle. Each block's records go to one
+scratch file, a record batch per job bucket; only the file's name and the batch's number go on
+through the shuffle (`ParsedRef`), never the records, which the local runner would hold in memory.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pyarrow.compute as pc
 from mpg.definitions.catalog import ChipCatalog
 from mpg.output.store import RunFiles
 from mpg.pipelines.coders import in_memory
-from mpg.pipelines.io import LineBlock, TraceFile, read_line_blocks, stable_id
+from mpg.pipelines.io import FilePart, LineBlock, read_line_blocks, stable_id
 from mpg.schemas import STORED_SCHEMAS
 from mpg.transforms.parse import ParsedBlock
 from mpg.transforms.reconcile import bucket_of_hash, job_hash_of
@@ -86,10 +87,13 @@ class _ReadBlocks(beam.DoFn):
     def __init__(self, block_bytes: int) -> None:
         self._block_bytes = block_bytes
 
-    def process(self, file: TraceFile) -> Iterator:
-        digest = hashlib.sha256()
-        yield from read_line_blocks(file, self._block_bytes, digest)
-        yield beam.pvalue.TaggedOutput("digests", (file.name, (file, digest.hexdigest())))
+    def process(self, part: FilePart) -> Iterator:
+        # the part read to the file's end reads, and hashes, all of it
+        digest = hashlib.sha256() if part.end is None else None
+        yield from read_line_blocks(part.file, self._block_bytes, digest, part.start, part.end)
+        if digest is not None:
+            file = part.file
+            yield beam.pvalue.TaggedOutput("digests", (file.name, (file, digest.hexdigest())))
 
 
 def _first_line(parsed: ParsedBlock) -> int:
@@ -135,21 +139,21 @@ def _file_stats(element: tuple[str, dict[str, list]]) -> FileStats:
 
 
 class IngestTraceFiles(beam.PTransform):
-    """Trace files -> (bucket, ParsedRef) (`parsed`), scratch paths of refused lines
-    (`refused`) and one FileStats per file (`files`)."""
+    """Trace files' parts (`FilePart`) -> (bucket, ParsedRef) (`parsed`), scratch paths of
+    refused lines (`refused`) and one FileStats per file (`files`)."""
 
     def __init__(self, run: RunFiles, catalog: ChipCatalog, buckets: int, block_bytes: int) -> None:
         super().__init__()
         self._run, self._catalog = run, catalog
         self._buckets, self._block_bytes = buckets, block_bytes
 
-    def expand(self, files):
+    def expand(self, parts):
         # blocks and parsed blocks: types with their own coder (`mpg.pipelines.coders`), never
         # encoded, as they go from one fused step to the next
         reader = beam.ParDo(_ReadBlocks(self._block_bytes)).with_output_types(
             LineBlock, digests=beam.typehints.Any
         )
-        read = files | "ReadLineBlocks" >> reader.with_outputs("digests", main="blocks")
+        read = parts | "ReadLineBlocks" >> reader.with_outputs("digests", main="blocks")
         written = (
             read.blocks
             | "ParseTraceRecords" >> ParseTraceRecords(self._catalog)

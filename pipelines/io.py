@@ -5,11 +5,17 @@ as *blocks* of whole lines (about `block_bytes` each) so a file of any size stre
 bounded memory, and `.jsonl.gz` is decompressed on the fly. A line longer than `MAX_LINE_BYTES` is
 never held whole: it becomes one quarantined record. The worker that reads a file also hashes its
 bytes as stored, so no process ever reads the fleet's files just to know them.
+
+A large uncompressed file is read in parts (`file_parts`), each by a worker of its own, so that one
+big file is not one worker's work while the others wait. A part reads the lines that start in its
+byte range, numbered as in the whole file: it counts the line breaks before its range to know
+where its numbering starts, and the last part, which reads the file to its end, hashes all of it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,6 +42,10 @@ MAX_LINE_BYTES = 1024 * 1024
 LINE_TOO_LONG = f"line too long: more than {MAX_LINE_BYTES} bytes"
 # What the quarantine keeps of a record the reader sets aside (its `raw`).
 EXCERPT_BYTES = 1024
+# A file is read in parts of at least PART_BLOCKS blocks, in at most MAX_PARTS parts: each part
+# reads the bytes before it again to count their lines, so k parts read (k + 1) / 2 times the file.
+PART_BLOCKS = 4
+MAX_PARTS = 4
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,41 @@ class TraceFile:
         entry = Storage(root).info(name)  # None: not a file, which reading it will say
         size, mtime_ns = (entry.size, entry.mtime_ns) if entry else (0, 0)
         return cls(source, Storage(root).uri, name, size, mtime_ns)
+
+
+@dataclass(frozen=True)
+class FilePart:
+    """The lines of a trace file that start in its bytes [start, end) (`end` None: to the end of
+    the file): what one worker reads."""
+
+    file: TraceFile
+    start: int = 0
+    end: int | None = None
+
+    @property
+    def size(self) -> int:
+        """Its bytes, as the listing's size gives them."""
+        return (self.file.size if self.end is None else self.end) - self.start
+
+
+def file_parts(files: Iterable[TraceFile], block_bytes: int) -> list[FilePart]:
+    """The parts the files are read in, largest first.
+
+    A file of n x PART_BLOCKS blocks is n parts of equal bytes (at most MAX_PARTS); a gzip file is
+    one part, as its stream cannot be entered midway. Largest first: Beam's local runner deals the
+    elements of a shuffle to its workers in turn, so in that order their shares differ by at most
+    one part; a runner that balances as it goes does best with the largest first too.
+    """
+    parts = []
+    for file in files:
+        whole = file.name.endswith(".gz")
+        n = 1 if whole else max(1, min(MAX_PARTS, file.size // (PART_BLOCKS * block_bytes)))
+        bounds = [file.size * k // n for k in range(1, n)]
+        parts += [
+            FilePart(file, start, end)
+            for start, end in zip([0, *bounds], [*bounds, None], strict=True)
+        ]
+    return sorted(parts, key=lambda part: part.size, reverse=True)
 
 
 @dataclass(frozen=True)
@@ -183,24 +228,62 @@ def read_line_blocks(
     file: TraceFile,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     digest: Digest | None = None,
+    start: int = 0,
+    end: int | None = None,
 ) -> Iterator[LineBlock]:
-    """Blocks of whole lines, each ending at a line break (the last one at end of file).
+    """Blocks of whole lines, each ending at a line break (the last one at end of file); with
+    `start` or `end`, those of a part (`FilePart`): the lines that start in bytes [start, end),
+    numbered as in the whole file.
 
     Memory stays within about `block_bytes` plus MAX_LINE_BYTES whatever the lines: of an
     over-long line only its first bytes are kept while its end is looked for. A corrupt or
     truncated gzip stream keeps every whole line before the damage, and its unreadable rest is one
     record. A file that cannot be read at all (permissions, I/O error, gone) stops the run:
     guessing would be silent loss. `digest`, when given, sees every stored byte of a file read to
-    its end (a damaged gzip stream's rest included).
+    its end (a damaged gzip stream's rest included), those before `start` too.
     """
-    lines = _LineCutter(file)
+    lines_before, at, stream = _from_part_start(_decompressed(file, digest), start)
+    if end is not None:
+        stream = _to_part_end(stream, at, end)
+    lines = _LineCutter(file, first_line=lines_before + 1)
     try:
-        for chunk in _decompressed(file, digest):
+        for chunk in stream:
             yield from lines.feed(chunk, block_bytes)
     except (zlib.error, EOFError) as exc:
         yield from lines.close(problem=f"unreadable file: {exc}")
         return
     yield from lines.close()
+
+
+def _from_part_start(pieces: Iterator[bytes], start: int) -> tuple[int, int, Iterator[bytes]]:
+    """The lines before the first line that starts at or after byte `start`, where that line
+    starts, and the stream from there on. The bytes before it are only counted."""
+    if start == 0:
+        return 0, 0, pieces
+    lines = at = 0  # at: the stream position of the piece's first byte
+    for piece in pieces:
+        # the line break at or after byte start - 1 ends the last line before the part
+        cut = piece.find(b"\n", max(start - 1 - at, 0))
+        if cut >= 0:
+            lines += piece.count(b"\n", 0, cut + 1)
+            return lines, at + cut + 1, itertools.chain([piece[cut + 1 :]], pieces)
+        lines += piece.count(b"\n")
+        at += len(piece)
+    return lines, at, iter(())
+
+
+def _to_part_end(pieces: Iterator[bytes], at: int, end: int) -> Iterator[bytes]:
+    """The stream from position `at` to the end of the line that holds byte end - 1: the lines
+    that start before `end` (none where the first starts at or after it)."""
+    if at >= end:
+        return
+    for piece in pieces:
+        cut = piece.find(b"\n", max(end - 1 - at, 0))
+        if cut >= 0:
+            yield piece[: cut + 1]
+            return
+        yield piece
+        at += len(piece)
 
 
 class _LineCutter:
@@ -210,12 +293,12 @@ class _LineCutter:
     once (into the block), its lines' bounds found once (for the block, and for numbering the
     next one)."""
 
-    def __init__(self, file: TraceFile) -> None:
+    def __init__(self, file: TraceFile, first_line: int = 1) -> None:
         self._file = file
         self._pending: list[bytes] = []  # whole lines not yet handed out, then an unfinished one
         self._size = 0  # bytes in pending
         self._tail = 0  # length of that unfinished line
-        self._next_line = 1  # number of the first line in pending
+        self._next_line = first_line  # number of the first line in pending
         self._too_long: bytes | None = None  # start of an over-long line whose end is looked for
 
     def feed(self, chunk: bytes, block_bytes: int) -> Iterator[LineBlock]:

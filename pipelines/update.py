@@ -2,7 +2,7 @@ r"""The run's Beam pipeline: new trace files -> an updated record store and job-
 
 The steps compute; the sinks at the end of the graph write what the run keeps:
 
-    new files | IngestTraceFiles -> (bucket, ParsedRef)               mpg.pipelines.ingest
+    new files' parts | IngestTraceFiles -> (bucket, ParsedRef)        mpg.pipelines.ingest
     (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords        mpg.pipelines.buckets
         -> BucketUpdate; `segments`: its new record-store segment; `checked`: the bucket's source
            suites; `days`: its ended jobs' rows, accounted                mpg.pipelines.accounting
@@ -43,7 +43,7 @@ from mpg.pipelines.buckets import BucketUpdate, RecordStore, gather_bucket, upda
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import StatePlan, WriteSnapshotState
 from mpg.pipelines.ingest import IngestTraceFiles, file_rows
-from mpg.pipelines.io import TraceFile
+from mpg.pipelines.io import TraceFile, file_parts
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.sinks import (
     FILE_STATS,
@@ -188,7 +188,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     run = plan.run
     ingested = (
         p
-        | "ListNewTraceFiles" >> beam.Create(list(plan.new))
+        | "ListNewTraceFiles" >> beam.Create(file_parts(plan.new, plan.block_bytes))
         | "IngestTraceFiles"
         >> IngestTraceFiles(run, plan.accounting.catalog, plan.records.buckets, plan.block_bytes)
     )

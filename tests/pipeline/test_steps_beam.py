@@ -25,7 +25,7 @@ from mpg.pipelines.buckets import RecordStore, gather_bucket, read_records, upda
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import StatePlan
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
-from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, stable_id
+from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, file_parts, stable_id
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.sinks import FILE_STATS, TABLE_CHANGES, Segment
 from mpg.pipelines.update import UpdateJobRecords, UpdatePlan, build_update
@@ -42,6 +42,7 @@ from mpg.schemas import (
 from mpg.transforms.parse import BlockParser
 from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
 from mpg.transforms.steps import ParseTraceRecords
+from tests.support.files import SAMPLE_TRACES
 from tests.support.timeline import DAY, at, end, schedule, span, submit
 
 CATALOG = load_catalog()
@@ -138,7 +139,7 @@ def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]
     with BeamTestPipeline(runner="FnApiRunner") as p:
         ingested = (
             p
-            | beam.Create(files)
+            | beam.Create(file_parts(files, 1 << 20))
             | IngestTraceFiles(store.run(RUN), CATALOG, buckets, block_bytes=1 << 20)
         )
         stats = ingested["files"] | beam.Map(
@@ -156,6 +157,44 @@ def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]
         assert_that(parts, equal_to(PARTS[buckets]), label="parts")
         _ = ingested["parsed"] | beam.Map(_collect)
     return list(_COLLECTED)
+
+
+def _ingested(traces: Path, out: Path, block_bytes: int) -> tuple[list, dict[str, pa.Table]]:
+    """IngestTraceFiles over the files' parts at `block_bytes`: the FileStats, and each source's
+    parsed records in (file, line) order."""
+    store, files = OutputStore(str(out)), discover_trace_files(str(traces))[0]
+    _COLLECTED.clear()
+    with BeamTestPipeline(runner="FnApiRunner") as p:
+        ingested = (
+            p
+            | beam.Create(file_parts(files, block_bytes))
+            | IngestTraceFiles(store.run(RUN), CATALOG, 2, block_bytes)
+        )
+        _ = ingested["files"] | "Stats" >> beam.Map(_collect)
+        _ = ingested["parsed"] | "Refs" >> beam.Map(_collect)
+    stats = sorted((e for e in _COLLECTED if not isinstance(e, tuple)), key=lambda s: s.name)
+    refs = [ref for e in _COLLECTED if isinstance(e, tuple) for ref in e[1:]]
+    records = {
+        source: pa.concat_tables(
+            store.read_scratch(r.path, [r.batch]) for r in refs if r.source == source
+        ).sort_by([("file", "ascending"), ("line", "ascending")])
+        for source in {r.source for r in refs}
+    }
+    return stats, records
+
+
+def test_a_file_read_in_parts_is_ingested_as_read_whole(tmp_path: Path) -> None:
+    """The sample's uncompressed runtime file (1 MB) in four parts: the same records, line
+    numbers and file stats (its lines, and the SHA-256 of all its bytes) as read whole."""
+    parts = file_parts(discover_trace_files(str(SAMPLE_TRACES))[0], 16 << 10)
+    split = [p.file.name for p in parts if p.end is not None]
+    assert split == ["runtime/spans-001.jsonl"] * 3
+    whole = _ingested(SAMPLE_TRACES, tmp_path / "whole", 1 << 20)
+    in_parts = _ingested(SAMPLE_TRACES, tmp_path / "parts", 16 << 10)
+    assert in_parts[0] == whole[0]
+    assert in_parts[1].keys() == whole[1].keys() == set(SOURCES)
+    for source, records in whole[1].items():
+        assert in_parts[1][source].equals(records), source
 
 
 @pytest.mark.parametrize("buckets", [1, 3])

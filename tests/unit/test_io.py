@@ -1,9 +1,10 @@
 """Reading trace files: discovery, gzip (multi-member, truncated), blocks of whole lines, lines
-over the limit, files that cannot be read."""
+over the limit, files read in parts, files that cannot be read."""
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import random
 import tracemalloc
 import zlib
@@ -17,10 +18,13 @@ from mpg.core.errors import TraceFileError, TraceRootError
 from mpg.pipelines.io import (
     LINE_TOO_LONG,
     MAX_LINE_BYTES,
+    MAX_PARTS,
+    PART_BLOCKS,
     LineBlock,
     TraceFile,
     _wanted_lines,
     discover_trace_files,
+    file_parts,
     read_line_blocks,
     recover_raw_text,
 )
@@ -189,6 +193,69 @@ def test_any_lines_in_any_reads_come_out_whole_and_numbered(tmp_path: Path, seed
             blocks = list(read_line_blocks(_file(path), block_bytes))
             assert _numbered(blocks) == expected, (gz, block_bytes)
             assert all(b.problem or b.data.endswith(b"\n") for b in blocks)
+
+
+def test_large_files_are_read_in_parts_of_equal_bytes_largest_first() -> None:
+    block = 1000
+    part = PART_BLOCKS * block
+
+    def file(name: str, size: int) -> TraceFile:
+        return TraceFile("runtime", "/r", name, size, 0)
+
+    files = [file("small", part - 1), file("two", 2 * part + 1), file("big.gz", 9 * part)]
+    files.append(file("many", 9 * part))
+    assert [(p.file.name, p.start, p.end) for p in file_parts(files, block)] == [
+        ("big.gz", 0, None),  # a gzip stream cannot be entered midway
+        ("many", 0, 9 * part // 4),  # at most MAX_PARTS
+        ("many", 9 * part // 4, 9 * part // 2),
+        ("many", 9 * part // 2, 27 * part // 4),
+        ("many", 27 * part // 4, None),
+        ("two", part, None),
+        ("two", 0, part),
+        ("small", 0, None),
+    ]
+    assert MAX_PARTS == 4
+    assert [p.size for p in file_parts(files[1:2], block)] == [part + 1, part]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_file_read_in_parts_gives_each_line_once_numbered_as_in_the_whole(
+    tmp_path: Path, seed: int
+) -> None:
+    """Parts cut anywhere (inside a line, at a line's start, inside an over-long line, in a run
+    of empty lines, past the end): together the parts give the whole file's lines, each once,
+    numbered as reading it whole numbers them; the last part hashes every byte."""
+    rng = random.Random(seed)
+    limit = MAX_LINE_BYTES
+    sizes = [0, 0, 1, 7, 300, 70_000, limit, limit + 1, 3 * limit]
+    lines = [bytes([97 + i % 26]) * rng.choice(sizes) for i in range(40)]
+    breaks = [rng.choice([b"\n", b"\r\n"]) for _ in lines]
+    text = b"".join(line + brk for line, brk in zip(lines, breaks, strict=True))
+    text += rng.choice([b"", b"tail without a break"])
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(text)
+    whole = _numbered(list(read_line_blocks(_file(path), 1 << 16)))
+    starts = [sum(len(x) + len(b) for x, b in zip(lines[:i], breaks, strict=False)) for i in (3, 4)]
+    for _ in range(6):
+        cuts = sorted({*rng.sample(range(1, len(text) + 2), 3), rng.choice(starts)})
+        bounds = list(zip([0, *cuts], [*cuts, None], strict=True))
+        digests = [hashlib.sha256() for _ in bounds]
+        parts = [
+            _numbered(list(read_line_blocks(_file(path), rng.randrange(1, 1 << 20), d, s, e)))
+            for (s, e), d in zip(bounds, digests, strict=True)
+        ]
+        assert [line for part in parts for line in part] == whole, cuts
+        assert digests[-1].hexdigest() == hashlib.sha256(text).hexdigest()
+
+
+def test_parts_of_a_listed_file_cover_it(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(TEXT)
+    parts = file_parts([_file(path)], block_bytes=len(TEXT) // (3 * PART_BLOCKS))
+    assert len(parts) == 3
+    read = [read_line_blocks(p.file, 1 << 20, None, p.start, p.end) for p in parts]
+    by_start = sorted(zip(parts, read, strict=True), key=lambda pr: pr[0].start)
+    assert _lines(b for _, blocks in by_start for b in blocks) == list(enumerate(LINES, start=1))
 
 
 def test_an_over_long_line_is_never_held_whole(tmp_path: Path) -> None:
