@@ -97,12 +97,12 @@ def _full_fields(fields: list[pa.Field]) -> str:
 
 def _typed_fields(fields: list[pa.Field]) -> str:
     """Each line's fields typed straight away (`mpg_json_typed`); an instant as its text and its
-    value."""
+    value (`mpg_ts_upper`: written in upper case, as exporters write it)."""
     columns = []
     for field in fields:
         value, name = f'j."{field.name}"', field.name
         if _kind(field) == "time":
-            columns.append(f'{value} as "{name}_text", mpg_ts({value}) as "{name}"')
+            columns.append(f'{value} as "{name}_text", mpg_ts_upper({value}) as "{name}"')
         else:
             columns.append(value)
     types = {"string": "VARCHAR", "time": "VARCHAR", "integer": "BIGINT", "number": "DOUBLE"}

@@ -30,6 +30,10 @@ CREATE OR REPLACE TEMP MACRO mpg_num(v) AS TRY_CAST(v AS DOUBLE);
 -- A string as an instant. RFC 3339 allows lower-case 't' and 'z', which DuckDB's cast does not:
 -- upper-case first.
 CREATE OR REPLACE TEMP MACRO mpg_ts(s) AS TRY_CAST(upper(s) AS TIMESTAMPTZ);
+-- The fast path's instant: the cast alone, NULL for a lower-case 't' or 'z' (a line the full rules
+-- then read, with mpg_ts). Exporters write upper case; not upper-casing every instant of every
+-- line is 5% of the fast path's time.
+CREATE OR REPLACE TEMP MACRO mpg_ts_upper(s) AS TRY_CAST(s AS TIMESTAMPTZ);
 
 -- RFC 3339 only: a date, 'T' (or a space), a time with optional fraction, and 'Z' or an offset.
 -- DuckDB's cast alone would also take a missing offset or hour 24; this rules those out.
