@@ -1,35 +1,74 @@
 r"""The domain steps as Beam PTransforms: thin wrappers that apply the pure functions to coarse
-elements (blocks of lines), so Beam's per-element cost is paid per block, not per record.
+elements (blocks of lines), so Beam's per-element cost is paid per block, not per record. Blocks
+are parsed on the process's parsing threads (`PARSERS`), so that one file's blocks, or a worker's
+last ones, are parsed two at a time as the fleet's many files are.
 
     blocks | ParseTraceRecords(catalog) | WriteParsedRecords ...  (mpg.pipelines.ingest)
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 from mpg.definitions.catalog import ChipCatalog
 from mpg.schemas import RECORD_SCHEMAS
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
 
+# Blocks one process parses at once, whatever its worker threads: a parse runs on DuckDB's own
+# threads, and two at once keep two cores busy while the worker threads read blocks and write
+# what was parsed. A worker thread hands a block to them and goes on reading; it waits only when
+# it has PARSERS blocks of its own in the parsers' hands, so memory holds a few blocks more, not
+# a file. (A distributed runner starts a process per core: two each is enough there too.)
+PARSERS = 2
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_local = threading.local()
+
+
+def _parsers() -> ThreadPoolExecutor:
+    """The process's parsing threads, started on first use."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(PARSERS, thread_name_prefix="mpg-parse")
+        return _pool
+
+
+def _parse_here(catalog: ChipCatalog, block) -> ParsedBlock:
+    """`parse_block` on this parsing thread's own BlockParser (a DuckDB connection serves one
+    thread at a time) for the catalog's chip generations, the one thing a parser takes from it."""
+    parsers: dict[tuple[str, ...], BlockParser] = _local.__dict__.setdefault("parsers", {})
+    key = tuple(catalog.generations)
+    if key not in parsers:
+        parsers[key] = BlockParser(catalog)
+    return parse_block(parsers[key], block)
+
 
 class _ParseBlocks(beam.DoFn):
+    """Hands each block to the process's parsers (`PARSERS`) and emits the parsed blocks as they
+    are done, in any order (each names its file and lines); the rest when the bundle ends."""
+
     def __init__(self, catalog: ChipCatalog) -> None:
         self._catalog = catalog
-        self._parser: BlockParser | None = None
+        self._pending: deque[Future[ParsedBlock]] = deque()
 
-    def setup(self) -> None:
-        self._parser = BlockParser(self._catalog)
-
-    def teardown(self) -> None:
-        if self._parser is not None:
-            self._parser.close()
+    def start_bundle(self) -> None:
+        self._pending = deque()
 
     def process(self, block) -> Iterator[ParsedBlock]:  # block: mpg.pipelines.io.LineBlock
-        assert self._parser is not None
-        yield parse_block(self._parser, block)
+        self._pending.append(_parsers().submit(_parse_here, self._catalog, block))
+        while len(self._pending) > PARSERS or (self._pending and self._pending[0].done()):
+            yield self._pending.popleft().result()
+
+    def finish_bundle(self) -> Iterator:
+        while self._pending:
+            yield GlobalWindows.windowed_value(self._pending.popleft().result())
 
 
 def parse_block(parser: BlockParser, block) -> ParsedBlock:  # block: mpg.pipelines.io.LineBlock

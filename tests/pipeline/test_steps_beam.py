@@ -12,6 +12,7 @@ from pathlib import Path
 import apache_beam as beam
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
@@ -25,7 +26,14 @@ from mpg.pipelines.buckets import RecordStore, gather_bucket, read_records, upda
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import StatePlan
 from mpg.pipelines.ingest import IngestTraceFiles, ParsedRef, by_bucket
-from mpg.pipelines.io import LineBlock, TraceFile, discover_trace_files, file_parts, stable_id
+from mpg.pipelines.io import (
+    LineBlock,
+    TraceFile,
+    discover_trace_files,
+    file_parts,
+    read_line_blocks,
+    stable_id,
+)
 from mpg.pipelines.quarantine import QuarantineSources, RecoverQuarantinedText
 from mpg.pipelines.sinks import FILE_STATS, TABLE_CHANGES, Segment
 from mpg.pipelines.update import UpdateJobRecords, UpdatePlan, build_update
@@ -39,9 +47,9 @@ from mpg.schemas import (
     SEGMENTS,
     SOURCES,
 )
-from mpg.transforms.parse import BlockParser
+from mpg.transforms.parse import BlockParser, ParsedBlock
 from mpg.transforms.reconcile import UNKNOWN_JOB, hash_range, job_hash_of
-from mpg.transforms.steps import ParseTraceRecords
+from mpg.transforms.steps import PARSERS, ParseTraceRecords, parse_block
 from tests.support.files import SAMPLE_TRACES
 from tests.support.timeline import DAY, at, end, schedule, span, submit
 
@@ -110,6 +118,34 @@ def test_parse_trace_records(pipeline: BeamTestPipeline) -> None:
                 ]
             ),
         )
+
+
+def test_blocks_parsed_at_once_come_out_each_once(pipeline: BeamTestPipeline) -> None:
+    """More blocks than the process parses at once (PARSERS), in one bundle: each comes out
+    once, as parsing it alone gives it, whether emitted while blocks arrive or at the bundle's
+    end."""
+    text = (SAMPLE_TRACES / "runtime" / "spans-001.jsonl").read_bytes()
+    file = TraceFile("runtime", str(SAMPLE_TRACES), "runtime/spans-001.jsonl", len(text), 0)
+    blocks = list(read_line_blocks(file, block_bytes=64 << 10))
+    assert len(blocks) > 4 * PARSERS
+    parser = BlockParser(CATALOG)
+    alone = [_lines_and_rows(parse_block(parser, b)) for b in blocks]
+    with pipeline as p:
+        parsed = p | beam.Create(blocks, reshuffle=False) | ParseTraceRecords(CATALOG)
+        assert_that(parsed | beam.Map(_lines_and_rows), equal_to(alone))
+
+
+def _lines_and_rows(parsed: ParsedBlock) -> tuple[int, int, int]:
+    """A parsed block's first and last record lines, and its records."""
+    lines = parsed.records.column("line")
+    return pc.min(lines).as_py(), pc.max(lines).as_py(), parsed.records.num_rows
+
+
+def test_a_block_that_cannot_be_parsed_fails_the_pipeline() -> None:
+    file = TraceFile("nonsense", "/nowhere", "nonsense/a.jsonl", 0, 0)
+    blocks = [LineBlock(file, 1, b"{}\n"), *(_block("runtime", RUNTIME) for _ in range(3))]
+    with pytest.raises(Exception, match="nonsense"), BeamTestPipeline(runner="FnApiRunner") as p:
+        _ = p | beam.Create(blocks, reshuffle=False) | ParseTraceRecords(CATALOG)
 
 
 # (bucket, source, records) of each part IngestTraceFiles cuts, per bucket count: one part per
