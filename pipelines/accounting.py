@@ -17,7 +17,7 @@ to scratch sorted by day, a batch per day, with the jobs whose rows that day hol
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import apache_beam as beam
@@ -334,9 +334,19 @@ def _index_rows(
     )
 
 
+def latest(ends: Iterable[int | None]) -> int | None:
+    """The end of data over some buckets' ends (None: none has data)."""
+    return max((end for end in ends if end is not None), default=None)
+
+
+def _account_bucket_at_end(item: BucketUpdate | int, *args, ends: list[int | None]) -> Iterator:
+    return account_bucket(item, *args, latest(ends))
+
+
 class AccountJobs(beam.PTransform):
-    """(BucketUpdates and idle bucket numbers, end of data) -> (day, DayRef) (`days`), index
-    scratch paths (`jobs`)."""
+    """(BucketUpdates and idle bucket numbers, every bucket's end of data) -> (day, DayRef)
+    (`days`), index scratch paths (`jobs`). The end of data is the latest of the buckets' ends,
+    read whole as a side input (a CombineGlobally would be one step more)."""
 
     def __init__(
         self, records: RecordStore, accounting: Accounting, previous_end: int | None
@@ -345,12 +355,12 @@ class AccountJobs(beam.PTransform):
         self._records, self._accounting, self._previous_end = records, accounting, previous_end
 
     def expand(self, inputs):
-        buckets, data_end = inputs
+        buckets, ends = inputs
         accounted = buckets | "AccountBucket" >> beam.FlatMap(
-            account_bucket,
+            _account_bucket_at_end,
             self._records,
             self._accounting,
             self._previous_end,
-            beam.pvalue.AsSingleton(data_end, default_value=None),
+            ends=beam.pvalue.AsList(ends),
         ).with_outputs("jobs", main="days")
         return {"days": accounted.days, "jobs": accounted.jobs}

@@ -6,11 +6,10 @@ The steps compute; the sinks at the end of the graph write what the run keeps:
     (parsed, planned jobs) | GroupByJobBucket | UpdateJobRecords        mpg.pipelines.buckets
         -> BucketUpdate; `segments`: its new record-store segment; `checked`: the bucket's source
            suites; `days`: its ended jobs' rows, accounted                mpg.pipelines.accounting
-    (updates, previous buckets) | JoinBuckets | EndOfData, BucketsToAccount
-    (buckets, end of data) | AccountJobs -> (day, DayRef)               mpg.pipelines.accounting
+    (updates, previous buckets) | JoinBuckets | BucketEnds, BucketsToAccount
+    (buckets, their ends of data) | AccountJobs -> (day, DayRef)        mpg.pipelines.accounting
     (day, DayRef) | MergeJobTableDays -> DayRows                        mpg.pipelines.days
     updates | QuarantineRefs | RecoverQuarantinedText                   mpg.pipelines.quarantine
-    checked | CombineSourceResults                                      mpg.quality
   sinks                                                                 mpg.pipelines.sinks
     segments | WriteRecordSegments -> SEGMENTS rows   records/<source>/<segment>.parquet
     DayRows  | WriteDayFiles | WriteTableChanges      tables/<table>/data/day=D/<run>-0.parquet
@@ -38,7 +37,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from mpg.output.store import RunFiles
-from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
+from mpg.pipelines.accounting import Accounting, AccountJobs, latest, settle_bucket
 from mpg.pipelines.buckets import BucketUpdate, RecordStore, gather_bucket, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
 from mpg.pipelines.finish import StatePlan, WriteSnapshotState
@@ -90,11 +89,7 @@ class UpdatePlan:
     @property
     def previous_end(self) -> int | None:
         """The end of data before this run: the latest of the previous buckets'."""
-        return _latest(b.data_end for b in self.previous_buckets)
-
-
-def _latest(values: Iterable[int | None]) -> int | None:
-    return max((v for v in values if v is not None), default=None)
+        return latest(b.data_end for b in self.previous_buckets)
 
 
 class _UpdateBucket(beam.DoFn):
@@ -180,7 +175,9 @@ def _listed(p: beam.Pipeline, label: str, items: Sequence) -> list[beam.PCollect
 
 
 def _result_rows(parts: list[pa.Table]) -> list[dict[str, object]]:
-    return [row for part in parts for row in part.to_pylist()]
+    """The buckets' source suites' results, added up where they are written (one step less than
+    a CombineGlobally before the write)."""
+    return combine_results(parts).to_pylist()
 
 
 def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
@@ -208,13 +205,9 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     if previous:
         by_bucket["previous"] = previous[0]
     buckets = by_bucket | "JoinBuckets" >> beam.CoGroupByKey()
-    data_end = (
-        buckets
-        | "BucketEnds" >> beam.Map(_bucket_end)
-        | "EndOfData" >> beam.CombineGlobally(_latest).without_defaults()  # none: no buckets
-    )
+    ends = buckets | "BucketEnds" >> beam.Map(_bucket_end)
     to_account = buckets | "BucketsToAccount" >> beam.FlatMap(_to_account)
-    accounted = (to_account, data_end) | "AccountJobs" >> AccountJobs(
+    accounted = (to_account, ends) | "AccountJobs" >> AccountJobs(
         plan.records, plan.accounting, plan.previous_end
     )
     repriced = _listed(p, "ListRepricedDays", [(d, None) for d in plan.days.repriced])
@@ -222,10 +215,6 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
         (updated.days, accounted["days"], *repriced)
         | "DaysToMerge" >> beam.Flatten()
         | "MergeJobTableDays" >> MergeJobTableDays(plan.days)
-    )
-    checked = (
-        updated.checked
-        | "CombineSourceResults" >> beam.CombineGlobally(combine_results).without_defaults()
     )
     recovered = (
         updates
@@ -238,7 +227,7 @@ def build_update(p: beam.Pipeline, plan: UpdatePlan) -> None:
     segments = updated.segments | "WriteRecordSegments" >> WriteRecordSegments(run)
     changes = days | "WriteDayFiles" >> WriteDayFiles(run)
     _ = changes | "WriteTableChanges" >> WriteTableChanges(run)
-    _ = checked | "WriteSourceResults" >> WriteResult(
+    _ = updated.checked | "WriteSourceResults" >> WriteResult(
         run, SOURCE_RESULTS, VALIDATION_RESULTS, _result_rows
     )
     _ = ingested["files"] | "WriteFileStats" >> WriteResult(run, FILE_STATS, MANIFEST, file_rows)

@@ -374,8 +374,9 @@ def test_account_and_merge_days(pipeline: BeamTestPipeline, traces: Path, tmp_pa
     records, updates, settled, _ = _records(tmp_path, traces, 2)
     days = DayTables(records.run, {}, cost_rates(load_cost_catalog(), CATALOG, OutputConfig()))
     with pipeline as p:
-        end_of_data = p | "End" >> beam.Create([at_us("00:10")])
-        accounted = (p | "Updates" >> beam.Create(updates), end_of_data) | AccountJobs(
+        # each bucket's end of data (None: no data); the end of data is the latest
+        ends = p | "Ends" >> beam.Create([at_us("00:05"), None, at_us("00:10")])
+        accounted = (p | "Updates" >> beam.Create(updates), ends) | AccountJobs(
             records, ACCOUNTING, None
         )
         index_parts = [records.run.bucket_index(0)]  # j and ghost: bucket 0 of 2
