@@ -339,8 +339,15 @@ def latest(ends: Iterable[int | None]) -> int | None:
     return max((end for end in ends if end is not None), default=None)
 
 
-def _account_bucket_at_end(item: BucketUpdate | int, *args, ends: list[int | None]) -> Iterator:
-    return account_bucket(item, *args, latest(ends))
+def _account_bucket_at_end(
+    item: BucketUpdate | int,
+    records: RecordStore,
+    accounting: Accounting,
+    previous_end: int | None,
+    ends: list[int | None],
+) -> Iterator:
+    """`account_bucket` at the end of data, the latest of every bucket's `ends`."""
+    return account_bucket(item, records, accounting, previous_end, latest(ends))
 
 
 class AccountJobs(beam.PTransform):

@@ -9,9 +9,9 @@ One worker reads a file's part (`mpg.pipelines.io.file_parts`: a whole file, or 
 share) in blocks (`read_line_blocks`); the one that reads a file to its end hashes its bytes as
 they pass, so no process reads the fleet just to hash it. The three steps fuse: a block goes to
 the process's parsers as soon as it is read (`mpg.transforms.steps`), is written as soon as it is
-parsed, and never crosses a shuffle. Each block's records go to one
-scratch file, a record batch per job bucket; only the file's name and the batch's number go on
-through the shuffle (`ParsedRef`), never the records, which the local runner would hold in memory.
+parsed, and never crosses a shuffle. Each block's records go to one scratch file, a record batch
+per job bucket; only the file's name and the batch's number go on through the shuffle
+(`ParsedRef`), never the records, which the local runner would hold in memory.
 """
 
 from __future__ import annotations

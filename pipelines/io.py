@@ -3,8 +3,8 @@
 A trace root is any storage root (`mpg.storage`: a folder, `gs://`, `s3://`). Trace files are read
 as *blocks* of whole lines (about `block_bytes` each) so a file of any size streams through
 bounded memory, and `.jsonl.gz` is decompressed on the fly. A line longer than `MAX_LINE_BYTES` is
-never held whole: it becomes one quarantined record. The worker that reads a file also hashes its
-bytes as stored, so no process ever reads the fleet's files just to know them.
+never held whole: it becomes one quarantined record. The worker that reads a file to its end also
+hashes its bytes as stored, so no process ever reads the fleet's files just to know them.
 
 A large uncompressed file is read in parts (`file_parts`), each by a worker of its own, so that one
 big file is not one worker's work while the others wait. A part reads the lines that start in its
