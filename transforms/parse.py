@@ -164,12 +164,15 @@ class BlockParser:
     `batch_rows`: cut each block into Arrow record batches of this many lines before DuckDB
     reads it (DuckDB's threads then take batches in any order; a test makes them small to
     shuffle small blocks). By default a block is one batch: cutting it measured no faster.
+    `threads`: DuckDB's threads for this connection (by default, one per core).
     """
 
-    def __init__(self, catalog: ChipCatalog, batch_rows: int | None = None) -> None:
+    def __init__(
+        self, catalog: ChipCatalog, batch_rows: int | None = None, threads: int | None = None
+    ) -> None:
         self._batch_rows = batch_rows
         self._statements: dict[tuple[str, bool], duckdb.DuckDBPyRelation] = {}
-        self._con = duckdb.connect()
+        self._con = duckdb.connect(config={} if threads is None else {"threads": threads})
         self._con.execute("SET TimeZone = 'UTC'")
         self._con.execute(load_sql("parse/macros.sql"))
         window = {"min_time": TIME_WINDOW[0], "max_time": TIME_WINDOW[1]}
