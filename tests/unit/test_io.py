@@ -175,16 +175,25 @@ def test_a_line_over_1_mib_is_one_quarantined_record(
     assert {b.data for b in blocks if b.problem} == {b"x" * 1024, b"c" * 1024, b"z" * 1024}
 
 
+def _random_lines(
+    rng: random.Random, count: int, sizes: list[int]
+) -> tuple[list[bytes], list[bytes], bytes]:
+    """`count` lines of the given lengths or around the line limit, their line breaks ("\\n"
+    or "\\r\\n") and the text they make."""
+    limit = MAX_LINE_BYTES
+    lengths = [*sizes, limit, limit + 1, 3 * limit]
+    lines = [bytes([97 + i % 26]) * rng.choice(lengths) for i in range(count)]
+    breaks = [rng.choice([b"\n", b"\r\n"]) for _ in lines]
+    return lines, breaks, b"".join(line + brk for line, brk in zip(lines, breaks, strict=True))
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_any_lines_in_any_reads_come_out_whole_and_numbered(tmp_path: Path, seed: int) -> None:
     """Lines of every length (empty, CRLF, across reads and blocks, over the limit) in random
     block sizes: each line once, numbered, as splitting the whole text gives them."""
     rng = random.Random(seed)
     limit = MAX_LINE_BYTES
-    sizes = [0, 1, 7, 300, 70_000, 200_000, limit, limit + 1, 3 * limit]
-    lines = [bytes([97 + i % 26]) * rng.choice(sizes) for i in range(60)]
-    breaks = [rng.choice([b"\n", b"\r\n"]) for _ in lines]
-    text = b"".join(line + brk for line, brk in zip(lines, breaks, strict=True))
+    lines, _, text = _random_lines(rng, 60, [0, 1, 7, 300, 70_000, 200_000])
     expected = [(n, LINE_TOO_LONG if len(x) > limit else x) for n, x in enumerate(lines, 1)]
     for gz in (False, True):
         path = tmp_path / ("a.jsonl.gz" if gz else "a.jsonl")
@@ -226,11 +235,7 @@ def test_a_file_read_in_parts_gives_each_line_once_numbered_as_in_the_whole(
     of empty lines, past the end): together the parts give the whole file's lines, each once,
     numbered as reading it whole numbers them; the last part hashes every byte."""
     rng = random.Random(seed)
-    limit = MAX_LINE_BYTES
-    sizes = [0, 0, 1, 7, 300, 70_000, limit, limit + 1, 3 * limit]
-    lines = [bytes([97 + i % 26]) * rng.choice(sizes) for i in range(40)]
-    breaks = [rng.choice([b"\n", b"\r\n"]) for _ in lines]
-    text = b"".join(line + brk for line, brk in zip(lines, breaks, strict=True))
+    lines, breaks, text = _random_lines(rng, 40, [0, 0, 1, 7, 300, 70_000])
     text += rng.choice([b"", b"tail without a break"])
     path = tmp_path / "a.jsonl"
     path.write_bytes(text)
