@@ -142,10 +142,6 @@ def _validate(
     return results, report
 
 
-def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    con.from_arrow(rows).insert_into(table)
-
-
 def _previous_runs(store: OutputStore, files: pa.Table) -> pa.Table:
     """The `runs` table the previous snapshot published (none before the first)."""
     return store.read_parquets(table_files(files, "runs"), RUNS)
@@ -202,13 +198,13 @@ def publish(
             )
             results, report = _validate(con, store, staged, record)
             whole["validation_results"] = _write_whole(run, "validation_results", results)
-            _insert(con, "validation_results", results)
+            con.from_arrow(results).insert_into("validation_results")
             scorecard, days, counts = read_summary(con)
             step.done(pc.sum(counts.column("accepted")).as_py() or 0)
             record = record.ended("published", counts=counts)
             runs = runlog.runs_table(store, record, _previous_runs(store, staged.files))
             whole["runs"] = _write_whole(run, "runs", runs)
-            _insert(con, "runs", runs)
+            con.from_arrow(runs).insert_into("runs")
         files = data_files_after(staged.files, DATA_FILES.empty_table(), whole)
         load = None
         if to.bigquery is not None:

@@ -20,7 +20,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from mpg.definitions.catalog import load_catalog
 from mpg.definitions.config import OutputConfig
 from mpg.definitions.costs import cost_rates, load_cost_catalog
-from mpg.output.store import OutputStore
+from mpg.output.store import OutputStore, RunFiles
 from mpg.pipelines.accounting import Accounting, AccountJobs, settle_bucket
 from mpg.pipelines.buckets import RecordStore, gather_bucket, read_records, update_bucket
 from mpg.pipelines.days import DayTables, MergeJobTableDays
@@ -165,6 +165,14 @@ def _collect(element: object) -> None:
     _COLLECTED.append(element)
 
 
+def _ingesting(
+    p: beam.Pipeline, run: RunFiles, files: list[TraceFile], buckets: int, block_bytes: int
+) -> dict:
+    """IngestTraceFiles over the files' parts (`file_parts`), as `build_update` composes it."""
+    parts = p | beam.Create(file_parts(files, block_bytes))
+    return parts | IngestTraceFiles(run, CATALOG, buckets, block_bytes)
+
+
 def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]]:
     """IngestTraceFiles over `traces`; returns its (bucket, ParsedRef) pairs, and checks the
     FileStats it gives each file (lines, refused lines and the SHA-256 of the bytes) and the
@@ -173,11 +181,7 @@ def _ingest(traces: Path, out: Path, buckets: int) -> list[tuple[int, ParsedRef]
     run = store.run(RUN)
     _COLLECTED.clear()
     with BeamTestPipeline(runner="FnApiRunner") as p:
-        ingested = (
-            p
-            | beam.Create(file_parts(files, 1 << 20))
-            | IngestTraceFiles(store.run(RUN), CATALOG, buckets, block_bytes=1 << 20)
-        )
+        ingested = _ingesting(p, run, files, buckets, 1 << 20)
         stats = ingested["files"] | beam.Map(
             lambda s: (s.name, s.lines_read, s.quarantined, s.sha256)
         )
@@ -201,11 +205,7 @@ def _ingested(traces: Path, out: Path, block_bytes: int) -> tuple[list, dict[str
     store, files = OutputStore(str(out)), discover_trace_files(str(traces))[0]
     _COLLECTED.clear()
     with BeamTestPipeline(runner="FnApiRunner") as p:
-        ingested = (
-            p
-            | beam.Create(file_parts(files, block_bytes))
-            | IngestTraceFiles(store.run(RUN), CATALOG, 2, block_bytes)
-        )
+        ingested = _ingesting(p, store.run(RUN), files, 2, block_bytes)
         _ = ingested["files"] | "Stats" >> beam.Map(_collect)
         _ = ingested["parsed"] | "Refs" >> beam.Map(_collect)
     stats = sorted((e for e in _COLLECTED if not isinstance(e, tuple)), key=lambda s: s.name)
