@@ -246,11 +246,14 @@ def _advice(rates: pl.DataFrame) -> pl.DataFrame:
     """The model at the observed interval and at the advised setting (its steps at the job's
     step time), at MTBI and at both ends of its interval; the advice, and what it saves."""
     n, allocated = pl.col("interruptions"), pl.col("all_allocated_s")
-    lam = {
-        "": _ratio(n, allocated).fill_null(0.0),
-        "_at_mtbi_low": _count_bound(n, 1) / allocated,
-        "_at_mtbi_high": _count_bound(n, 0) / allocated,
-    }
+    # The three rates are columns before the models use them: each model names its rate about
+    # ten times, and an expression would call the Poisson bound's Python function at each.
+    rates = rates.with_columns(
+        _ratio(n, allocated).fill_null(0.0).alias("rate"),
+        (_count_bound(n, 1) / allocated).alias("rate_at_mtbi_low"),
+        (_count_bound(n, 0) / allocated).alias("rate_at_mtbi_high"),
+    )
+    lam = {end: pl.col(f"rate{end}") for end in ("", "_at_mtbi_low", "_at_mtbi_high")}
     observed, setting = pl.col("observed_interval_s"), pl.col("advised_setting_s")
     gains = {
         f"predicted_gain{end}_chip_s": _model(setting, rate)[2] - _model(observed, rate)[2]
