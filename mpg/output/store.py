@@ -146,7 +146,7 @@ class OutputStore:
 
     def read_scratch(self, path: str, batches: Iterable[int] | None = None) -> pa.Table:
         """Some record batches of a scratch file (all when `batches` is None), as one table."""
-        with self.storage.reporting(path), self.storage.open_input(path) as handle:
+        with self.storage.reporting(path), self.storage.open_mapped(path) as handle:
             reader = ipc.open_file(handle)
             wanted = range(reader.num_record_batches) if batches is None else batches
             return pa.Table.from_batches([reader.get_batch(i) for i in wanted], reader.schema)
