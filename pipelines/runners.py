@@ -32,6 +32,7 @@ from apache_beam.runners.runner import PipelineRunner, create_runner
 from mpg.core.errors import OptionsError
 from mpg.pipelines.options import DEFAULT_BEAM_ARGS
 from mpg.pipelines.packaging import package_args
+from mpg.pipelines.worker import end_bundles_promptly
 
 # Runners whose workers are this process (or threads and forks of it), so mpg is importable there.
 IN_PROCESS_RUNNERS = frozenset(
@@ -105,8 +106,12 @@ def pipeline_options(args: Sequence[str], buckets: int) -> PipelineOptions:
     """Beam's options for a pipeline whose records fill `buckets` job buckets (of
     `--records-per-bucket`, whatever `--buckets` forces): `args`, and on Beam's in-process runner
     (mpg's default) two worker threads where there are two buckets' worth or more to share and the
-    user named neither option (docs/decisions.md, "Parallel workers on one machine")."""
+    user named neither option (docs/decisions.md, "Parallel workers on one machine"). Where the
+    runner's workers are this process, they are set up as the worker plugin sets up a worker
+    process's (`mpg.pipelines.worker.end_bundles_promptly`)."""
     options = _ViewedOnce(list(args))
+    if runner_name(options) in IN_PROCESS_RUNNERS:
+        end_bundles_promptly()
     named = {a.split("=", 1)[0] for a in args}
     if (
         buckets >= 2
