@@ -25,6 +25,7 @@ from mpg.definitions.catalog import ChipCatalog
 from mpg.definitions.metrics import LEDGER_CATEGORIES, METRIC_VERSIONS, SPAN_PRECEDENCE
 from mpg.definitions.vocabulary import TASK_RELEASES
 from mpg.schemas import CHIP_TIME_LEDGER, JOB_DAY_GOODPUT, RECORD_ORDER, conform
+from mpg.transforms.chip_time import seconds
 from mpg.transforms.ratios import job_day_ratios
 
 DAY_US = 86_400_000_000
@@ -330,13 +331,6 @@ def program_goodput(
     )
 
 
-def _seconds(chip_us: pl.Expr) -> pl.Expr:
-    """Chip-microseconds to chip-seconds by true division. Polars divides a column of more than
-    one row by a literal as a multiplication by its reciprocal, which can differ by one ulp:
-    a job's numbers would then depend on how many other jobs were accounted beside it."""
-    return chip_us.map_batches(lambda s: s.to_numpy() / 1e6, return_dtype=pl.Float64)
-
-
 def decompose_goodput(
     charged: pl.DataFrame, pg: pl.DataFrame, jobs: pl.DataFrame, metric_version: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -354,14 +348,14 @@ def decompose_goodput(
     micros = {c: pl.col(c).fill_null(0) for c in charged_columns}
     # Chip-microseconds are whole numbers, so their sums are exact (below 2**53) in any order;
     # scaling to seconds only after summing gives the same bits on every run.
-    seconds = {
-        "wanted_chip_s": _seconds(pl.sum_horizontal(*charged_columns)),
-        "all_allocated_chip_s": _seconds(pl.sum_horizontal(*allocated_columns)),
-        **{c: _seconds(pl.col(c)) for c in charged_columns},
+    in_seconds = {
+        "wanted_chip_s": seconds(pl.sum_horizontal(*charged_columns)),
+        "all_allocated_chip_s": seconds(pl.sum_horizontal(*allocated_columns)),
+        **{c: seconds(pl.col(c)) for c in charged_columns},
     }
     job_days = (
         per_category.with_columns(**micros)
-        .with_columns(**seconds)
+        .with_columns(**in_seconds)
         .join(pg, on=["job_id", "day"], how="left")
         .join(jobs, on="job_id")
         .with_columns(
