@@ -74,9 +74,9 @@ def end_bundles_promptly() -> None:
     grow from 2 ms to 200 ms over a bundle's first second (`statesampler_fast.pyx`): a bundle
     that ran longer ends up to 200 ms after its last element, 100 ms on average, while the other
     workers wait for the stage to end. On the 2M-span bench fleet the run's two long stages
-    each ended with one core idle for 0.1-0.2 s; at 10 ms ticks the run took 8.12 s against
-    8.40 s (medians of six alternating pairs). The sampler only times the steps for Beam's
-    msec counters, which it still does, waking up a hundred times a second.
+    each ended with one core idle for 0.1-0.2 s; at 10 ms ticks the run took 7.51 s against
+    7.84 s (medians of seven alternating rounds, every one faster). The sampler only times the
+    steps for Beam's msec counters, which it still does, waking up a hundred times a second.
 
     Beam gives no option for the period, so the default of its `sampling_period_ms` argument is
     set, only where the constructor still has that one default (another Beam keeps its own)."""

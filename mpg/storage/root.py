@@ -162,10 +162,11 @@ class Storage:
 
     def open_mapped(self, path: str) -> pa.NativeFile:
         """`open_input`, with a local file mapped into memory: Arrow IPC batches are then read
-        in place instead of copied into new memory (0.3-0.4 s of a 2M-span run, mostly the
-        kernel zeroing the pages). Only for files nothing shortens while they are read, as the
-        run's own scratch files: a mapped file cut short kills the process (SIGBUS) where a
-        read raises, and writes here replace a file by a rename, never truncate it."""
+        in place instead of copied into new memory that the kernel zeroes first (a 2M-span run:
+        0.3 s less system time, 0.13 s less wall time). Only for files nothing shortens while
+        they are read, as the run's own scratch files: a mapped file cut short kills the process
+        (SIGBUS) where a read raises, and writes here replace a file by a rename, never truncate
+        it."""
         if self.remote:
             return self.open_input(path)
         with self.reporting(path):
