@@ -3,9 +3,10 @@
     --beam_plugins=mpg.pipelines.worker        (added by `mpg.pipelines.runners.beam_args`)
 
 Beam's worker harness imports the modules named by `--beam_plugins` when it starts, in the
-worker processes of portable runners and Dataflow. (Not in the direct runner's `multi_processing`
-workers: Beam starts them without the pipeline's options, so without its plugins.) Importing
-this one:
+worker processes of portable runners and Dataflow. The direct runner's `multi_processing`
+workers get no pipeline options, so no plugins: they import this module with `mpg.pipelines`
+when they first unpickle one of mpg's steps (the package's docstring says what that covers).
+Importing this one:
 
 - **exits at once when steps are still running at exit.** A worker process ends when its runner
   stops it, which after a failure elsewhere happens while other steps still run on its daemon

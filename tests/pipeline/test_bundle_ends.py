@@ -5,7 +5,8 @@ every SAMPLER_TICK_MS (`mpg.pipelines.worker.end_bundles_promptly`), where Beam'
 Each case runs in a process of its own, since the tick is set for the whole process: a step
 reports the tick of the sampler its worker runs under: on the launcher's worker threads (set up
 by `pipeline_options`), where the worker plugin was installed (`mpg.pipelines.worker.install`,
-what a worker process imports), and with Beam's own defaults."""
+what a worker process imports), in the direct runner's worker processes (which import it with
+mpg's steps: `mpg.pipelines`), and with Beam's own defaults."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.worker import statesampler
 from mpg.pipelines import worker
+from mpg.pipelines.accounting import latest
 from mpg.pipelines.runners import pipeline_options
 
 class Tick(beam.DoFn):
@@ -31,15 +33,29 @@ class Tick(beam.DoFn):
 args = ["--runner=FnApiRunner"]
 if sys.argv[1] == "plugin":  # what the plugin does in a worker process
     worker.install()
-options = pipeline_options(args, 2) if sys.argv[1] == "threads" else PipelineOptions(args)
+if sys.argv[1] == "processes":  # one, so that both stages run in the same worker process
+    args += ["--direct_running_mode=multi_processing", "--direct_num_workers=1"]
+options = pipeline_options(args, 2) if sys.argv[1] != "beam" else PipelineOptions(args)
 with beam.Pipeline(options=options) as p:
-    _ = p | beam.Create([0, 1]) | beam.ParDo(Tick()) | beam.Map(print)
+    _ = (
+        p
+        | beam.Create([[0], [1]])
+        | beam.Map(latest)  # one of mpg's steps: a worker process imports mpg.pipelines for it
+        | beam.Reshuffle()  # the tick is read in a later stage, whose bundles start after that
+        | beam.ParDo(Tick())
+        | beam.Map(print)
+    )
 """
 
 
 @pytest.mark.parametrize(
     ("options", "tick"),
-    [("threads", SAMPLER_TICK_MS), ("plugin", SAMPLER_TICK_MS), ("beam", 200)],
+    [
+        ("threads", SAMPLER_TICK_MS),
+        ("plugin", SAMPLER_TICK_MS),
+        ("processes", SAMPLER_TICK_MS),
+        ("beam", 200),
+    ],
 )
 def test_workers_sample_at_mpg_s_tick(options: str, tick: int) -> None:
     done = subprocess.run(
