@@ -20,11 +20,11 @@ from mpg.definitions.catalog import ChipCatalog
 from mpg.schemas import RECORD_SCHEMAS
 from mpg.transforms.parse import BlockParser, ParsedBlock, quarantine_row
 
-# Blocks one process parses at once, whatever its worker threads: a parse runs on DuckDB's own
-# threads, and two at once keep two cores busy while the worker threads read blocks and write
-# what was parsed. A worker thread hands a block to them and goes on reading; it waits only when
-# it has PARSERS blocks of its own in the parsers' hands, so memory holds a few blocks more, not
-# a file. (A distributed runner starts a process per core: two each is enough there too.)
+# Blocks one process parses at once, whatever its worker threads: each parse runs on its parsing
+# thread (one DuckDB thread), and two at once keep two cores busy while the worker threads read
+# blocks and write what was parsed. A worker thread hands a block to them and goes on reading;
+# handing over one more than PARSERS, it waits for its oldest, so memory holds a few blocks
+# more, not a file. (A distributed runner starts a process per core: two each is enough there.)
 PARSERS = 2
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -53,8 +53,9 @@ def _parse_here(catalog: ChipCatalog, block) -> ParsedBlock:
 
 
 class _ParseBlocks(beam.DoFn):
-    """Hands each block to the process's parsers (`PARSERS`) and emits the parsed blocks as they
-    are done, in any order (each names its file and lines); the rest when the bundle ends."""
+    """Hands each block to the process's parsers (`PARSERS`) and emits the parsed blocks in the
+    order it handed them over, each once it and those before it are done (each names its file
+    and lines, so the order is not needed); the rest when the bundle ends."""
 
     def __init__(self, catalog: ChipCatalog) -> None:
         self._catalog = catalog
